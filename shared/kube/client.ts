@@ -1,0 +1,252 @@
+/**
+ * The product's only door to Kubernetes: a thin generic client over @kubernetes/client-node's
+ * request machinery. URLs come from our resource registry (no discovery round-trips), responses
+ * stay plain JSON (unknown fields preserved, no Date conversion), failures become typed errors.
+ */
+import {
+  ApiException,
+  HttpMethod,
+  KubeConfig,
+  KubernetesObjectApi,
+  type RequestContext,
+  type ResponseContext,
+  Watch,
+} from '@kubernetes/client-node';
+import { apiVersionOf, type ResourceType } from '../api/resources.ts';
+import { kubeErrorFrom } from './errors.ts';
+import type { KubeList, KubeObject } from './types.ts';
+import { RequestStats, type Verb } from './stats.ts';
+
+export type PatchType = 'merge' | 'json';
+const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+};
+
+export interface ListOptions {
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+  /** Page size; the client follows `continue` tokens until the list is complete. */
+  limit?: number | undefined;
+}
+
+export interface DeleteOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+}
+
+export interface WatchEvent<T extends KubeObject = KubeObject> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T;
+}
+
+/** Makes the request plumbing of KubernetesObjectApi usable for any path, with raw JSON out. */
+class RawApi extends KubernetesObjectApi {
+  async send(method: HttpMethod, path: string, query: Record<string, string | undefined>, body?: unknown, contentType?: string): Promise<any> {
+    const ctx: RequestContext = this.configuration.baseServer.makeRequestContext(path, method);
+    ctx.setHeaderParam('Accept', 'application/json');
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) ctx.setQueryParam(k, v);
+    if (body !== undefined) {
+      ctx.setHeaderParam('Content-Type', contentType ?? 'application/json');
+      ctx.setBody(JSON.stringify(body));
+    }
+    return this.requestPromise(ctx as any);
+  }
+  protected override async processResponse(response: ResponseContext): Promise<any> {
+    const text = await response.body.text();
+    if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) {
+      return text ? JSON.parse(text) : {};
+    }
+    throw new ApiException(response.httpStatusCode, 'Unsuccessful HTTP Request', text, response.headers);
+  }
+}
+
+export interface KubeClientOptions {
+  /** Shared counters; pass one instance to several clients to count a whole process. */
+  stats?: RequestStats;
+  fieldManager?: string;
+}
+
+export class KubeClient {
+  readonly kc: KubeConfig;
+  readonly stats: RequestStats;
+  private readonly api: RawApi;
+  private readonly fieldManager: string;
+
+  constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
+    this.kc = kc;
+    this.api = kc.makeApiClient(RawApi);
+    this.stats = opts.stats ?? new RequestStats();
+    this.fieldManager = opts.fieldManager ?? 'metal3-functions';
+  }
+
+  static fromFile(path: string, opts?: KubeClientOptions): KubeClient {
+    const kc = new KubeConfig();
+    kc.loadFromFile(path);
+    return new KubeClient(kc, opts);
+  }
+
+  static fromString(yaml: string, opts?: KubeClientOptions): KubeClient {
+    const kc = new KubeConfig();
+    kc.loadFromString(yaml);
+    return new KubeClient(kc, opts);
+  }
+
+  /** KUBECONFIG, ~/.kube/config, or the in-cluster service account, as kubectl would. */
+  static fromDefault(opts?: KubeClientOptions): KubeClient {
+    const kc = new KubeConfig();
+    kc.loadFromDefault();
+    return new KubeClient(kc, opts);
+  }
+
+  /** Path of a collection (ns undefined for all namespaces or a cluster-scoped kind) or an object. */
+  path(t: ResourceType, namespace?: string, name?: string, subresource?: string): string {
+    const base = t.group ? `/apis/${t.group}/${t.version}` : `/api/${t.version}`;
+    const parts = [base];
+    if (t.namespaced && namespace) parts.push('namespaces', encodeURIComponent(namespace));
+    parts.push(t.plural);
+    if (name !== undefined) parts.push(encodeURIComponent(name));
+    if (subresource) parts.push(subresource);
+    return parts.join('/');
+  }
+
+  private async call<R>(verb: Verb, t: ResourceType, fn: () => Promise<R>): Promise<R> {
+    const started = performance.now();
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof ApiException) {
+        const err = kubeErrorFrom(e.code, e.body, e.headers);
+        this.stats.record(verb, t.plural, performance.now() - started, err.code);
+        throw err;
+      }
+      this.stats.record(verb, t.plural, performance.now() - started, 0);
+      throw e;
+    } finally {
+      this.stats.recordDone(verb, t.plural, performance.now() - started);
+    }
+  }
+
+  /** GET one object; undefined when it does not exist. */
+  async get<T extends KubeObject = KubeObject>(t: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
+    try {
+      return await this.call('get', t, () => this.api.send(HttpMethod.GET, this.path(t, namespace, name), {}));
+    } catch (e) {
+      if ((e as { code?: number }).code === 404) return undefined;
+      throw e;
+    }
+  }
+
+  /** LIST, following continue tokens; the resourceVersion is the list's (for a watch to start from). */
+  async list<T extends KubeObject = KubeObject>(t: ResourceType, namespace?: string, opts: ListOptions = {}): Promise<KubeList<T>> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let resourceVersion = '';
+    do {
+      const page = await this.call('list', t, () =>
+        this.api.send(HttpMethod.GET, this.path(t, namespace), {
+          labelSelector: opts.labelSelector || undefined,
+          fieldSelector: opts.fieldSelector || undefined,
+          limit: opts.limit !== undefined ? String(opts.limit) : undefined,
+          continue: cont,
+        }),
+      );
+      const kind = t.kind;
+      const apiVersion = apiVersionOf(t);
+      for (const item of (page.items ?? []) as T[]) {
+        // Lists omit kind/apiVersion on items; put them back so objects are self-describing.
+        item.kind ??= kind;
+        item.apiVersion ??= apiVersion;
+        items.push(item);
+      }
+      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    return { items, resourceVersion };
+  }
+
+  async create<T extends KubeObject>(t: ResourceType, obj: T, opts: { dryRun?: boolean } = {}): Promise<T> {
+    const body = { ...obj, apiVersion: apiVersionOf(t), kind: t.kind };
+    return this.call('create', t, () =>
+      this.api.send(HttpMethod.POST, this.path(t, obj.metadata.namespace), {
+        fieldManager: this.fieldManager,
+        dryRun: opts.dryRun ? 'All' : undefined,
+      }, body),
+    );
+  }
+
+  /** PUT: the object's metadata.resourceVersion is the precondition (409 when stale). */
+  async replace<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
+    const body = { ...obj, apiVersion: apiVersionOf(t), kind: t.kind };
+    return this.call('update', t, () =>
+      this.api.send(HttpMethod.PUT, this.path(t, obj.metadata.namespace, obj.metadata.name!), { fieldManager: this.fieldManager }, body),
+    );
+  }
+
+  /** PUT to /status (or the main resource when the kind has no status subresource). */
+  async replaceStatus<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
+    if (!t.statusSubresource) return this.replace(t, obj);
+    const body = { ...obj, apiVersion: apiVersionOf(t), kind: t.kind };
+    return this.call('update-status', t, () =>
+      this.api.send(HttpMethod.PUT, this.path(t, obj.metadata.namespace, obj.metadata.name!, 'status'), { fieldManager: this.fieldManager }, body),
+    );
+  }
+
+  /** PATCH; a merge patch carrying metadata.resourceVersion is conditioned on it. */
+  async patch<T extends KubeObject = KubeObject>(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    type: PatchType = 'merge',
+    opts: { status?: boolean } = {},
+  ): Promise<T> {
+    const sub = opts.status && t.statusSubresource ? 'status' : undefined;
+    return this.call(sub ? 'patch-status' : 'patch', t, () =>
+      this.api.send(HttpMethod.PATCH, this.path(t, namespace, name, sub), { fieldManager: this.fieldManager }, patch, PATCH_CONTENT_TYPE[type]),
+    );
+  }
+
+  /** DELETE; resolves false when the object was already gone. */
+  async delete(t: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<boolean> {
+    const body =
+      opts.preconditions || opts.propagationPolicy
+        ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: opts.preconditions, propagationPolicy: opts.propagationPolicy }
+        : undefined;
+    try {
+      await this.call('delete', t, () => this.api.send(HttpMethod.DELETE, this.path(t, namespace, name), {}, body));
+      return true;
+    } catch (e) {
+      if ((e as { code?: number }).code === 404) return false;
+      throw e;
+    }
+  }
+
+  /**
+   * Starts a watch. Resolves with a controller to stop it; `done` is called once when the stream
+   * ends (null on a clean end, the error otherwise; a 410 arrives as an ERROR event first).
+   */
+  async watch<T extends KubeObject = KubeObject>(
+    t: ResourceType,
+    namespace: string | undefined,
+    params: { resourceVersion?: string; labelSelector?: string; fieldSelector?: string; timeoutSeconds?: number; allowWatchBookmarks?: boolean },
+    onEvent: (ev: WatchEvent<T>) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    this.stats.record('watch', t.plural, 0, 200);
+    const w = new Watch(this.kc);
+    const query: Record<string, string | number | boolean | undefined> = {
+      allowWatchBookmarks: params.allowWatchBookmarks ?? true,
+      resourceVersion: params.resourceVersion,
+      labelSelector: params.labelSelector,
+      fieldSelector: params.fieldSelector,
+      timeoutSeconds: params.timeoutSeconds,
+    };
+    return w.watch(
+      this.path(t, namespace),
+      query,
+      (type, object) => onEvent({ type: type as WatchEvent['type'], object }),
+      done,
+    );
+  }
+}
