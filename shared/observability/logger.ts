@@ -1,0 +1,54 @@
+/**
+ * Structured JSON logs, one line per entry. Secret contents never reach a log: values under keys
+ * that look like secret payloads are redacted, and callers log references, never data.
+ */
+export type Level = 'debug' | 'info' | 'warn' | 'error';
+const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const REDACT_KEYS = /^(data|stringData|userData|metaData|networkData|token|password|value|authorization)$/i;
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+export interface LoggerOptions {
+  level?: Level;
+  /** Where lines go; defaults to stderr so stdout stays for command output. */
+  write?: (line: string) => void;
+  base?: Record<string, unknown>;
+}
+
+/** Replaces secret-looking payloads; object references ({name, namespace}) pass through. */
+export function redact(value: unknown, depth = 0): unknown {
+  if (depth > 6 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const isRef = v !== null && typeof v === 'object' && !Array.isArray(v) && 'name' in (v as object);
+    out[k] = REDACT_KEYS.test(k) && !isRef && v !== undefined ? '[redacted]' : redact(v, depth + 1);
+  }
+  return out;
+}
+
+export function createLogger(opts: LoggerOptions = {}): Logger {
+  const min = ORDER[opts.level ?? ((process.env.LOG_LEVEL as Level | undefined) ?? 'info')] ?? ORDER.info;
+  const write = opts.write ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const base = opts.base ?? {};
+  const emit = (level: Level, msg: string, fields?: Record<string, unknown>) => {
+    if (ORDER[level] < min) return;
+    const entry = { ts: new Date().toISOString(), level, msg, ...base, ...(fields ? (redact(fields) as object) : {}) };
+    write(JSON.stringify(entry));
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+    child: (fields) => createLogger({ ...opts, base: { ...base, ...fields } }),
+  };
+}
+
+export const silentLogger: Logger = createLogger({ write: () => {} });
