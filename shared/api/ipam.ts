@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { ObjectMetaSchema, TimestampSchema } from './meta.ts';
+import { CIDRSchema, IPAddressStringSchema, PrefixLengthSchema } from './net.ts';
+import { parseObject } from './parse.ts';
+import { ObjectReferenceSchema } from './refs.ts';
+
+// ip-address-manager (ipam.metal3.io/v1alpha1). We implement its allocation, so its kinds are
+// typed strictly like ours (see docs/adr/003-api-shapes.md).
+
+/** One range of an IPPool; `start`..`end` (inclusive) and/or `subnet`, with per-entry overrides. */
+export const IPPoolEntrySchema = z.object({
+  start: IPAddressStringSchema.optional(),
+  end: IPAddressStringSchema.optional(),
+  subnet: CIDRSchema.optional(),
+  prefix: PrefixLengthSchema.optional(),
+  gateway: IPAddressStringSchema.optional(),
+  dnsServers: z.array(IPAddressStringSchema).optional(),
+});
+export type IPPoolEntry = z.infer<typeof IPPoolEntrySchema>;
+
+export const AllocationStrategySchema = z.enum(['sequential', 'random']);
+
+export const IPPoolSpecSchema = z.object({
+  clusterName: z.string().optional(),
+  namePrefix: z.string().min(1, 'namePrefix must not be empty'),
+  pools: z.array(IPPoolEntrySchema).optional(),
+  prefix: PrefixLengthSchema.optional(),
+  gateway: IPAddressStringSchema.optional(),
+  dnsServers: z.array(IPAddressStringSchema).optional(),
+  /** claim name -> IP reserved for it. */
+  preAllocations: z.record(z.string(), IPAddressStringSchema).optional(),
+  allocationStrategy: AllocationStrategySchema.optional(),
+});
+export type IPPoolSpec = z.infer<typeof IPPoolSpecSchema>;
+
+export const IPPoolStatusSchema = z.object({
+  /** claim name -> allocated IP (Go field Allocations, JSON key `indexes`). */
+  indexes: z.record(z.string(), z.string()).optional(),
+  lastUpdated: TimestampSchema.optional(),
+});
+export type IPPoolStatus = z.infer<typeof IPPoolStatusSchema>;
+
+export const IPPoolSchema = z.object({
+  apiVersion: z.string().optional(),
+  kind: z.literal('IPPool').optional(),
+  metadata: ObjectMetaSchema,
+  spec: IPPoolSpecSchema,
+  status: IPPoolStatusSchema.optional(),
+});
+export type IPPool = z.infer<typeof IPPoolSchema>;
+
+export const IPClaimSpecSchema = z.object({ pool: ObjectReferenceSchema });
+export const IPClaimStatusSchema = z.object({
+  address: ObjectReferenceSchema.optional(),
+  errorMessage: z.string().optional(),
+});
+export const IPClaimSchema = z.object({
+  apiVersion: z.string().optional(),
+  kind: z.literal('IPClaim').optional(),
+  metadata: ObjectMetaSchema,
+  spec: IPClaimSpecSchema,
+  status: IPClaimStatusSchema.optional(),
+});
+export type IPClaim = z.infer<typeof IPClaimSchema>;
+export type IPClaimSpec = z.infer<typeof IPClaimSpecSchema>;
+export type IPClaimStatus = z.infer<typeof IPClaimStatusSchema>;
+
+export const IPAddressSpecSchema = z.object({
+  address: IPAddressStringSchema,
+  prefix: PrefixLengthSchema,
+  gateway: IPAddressStringSchema.optional(),
+  dnsServers: z.array(IPAddressStringSchema).optional(),
+  pool: ObjectReferenceSchema,
+  claim: ObjectReferenceSchema,
+});
+export type IPAddressSpec = z.infer<typeof IPAddressSpecSchema>;
+
+export const IPAddressSchema = z.object({
+  apiVersion: z.string().optional(),
+  kind: z.literal('IPAddress').optional(),
+  metadata: ObjectMetaSchema,
+  spec: IPAddressSpecSchema,
+});
+export type IPAddress = z.infer<typeof IPAddressSchema>;
+
+export function parseIPPool(obj: unknown): IPPool {
+  return parseObject(IPPoolSchema, 'IPPool', obj);
+}
+export function parseIPClaim(obj: unknown): IPClaim {
+  return parseObject(IPClaimSchema, 'IPClaim', obj);
+}
+export function parseIPAddress(obj: unknown): IPAddress {
+  return parseObject(IPAddressSchema, 'IPAddress', obj);
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { ObjectMetaSchema } from './meta.ts';
+import { parseObject } from './parse.ts';
+import { ObjectReferenceSchema, SecretReferenceSchema } from './refs.ts';
+
+export const Metal3DataSpecSchema = z.object({
+  index: z.int().min(0, 'index must be >= 0'),
+  templateReference: z.string().optional(),
+  claim: ObjectReferenceSchema,
+  template: ObjectReferenceSchema,
+  metaData: SecretReferenceSchema.optional(),
+  networkData: SecretReferenceSchema.optional(),
+});
+export type Metal3DataSpec = z.infer<typeof Metal3DataSpecSchema>;
+
+export const Metal3DataStatusSchema = z.object({
+  ready: z.boolean().optional(),
+  /** v1beta1 flag next to errorMessage (seed 001 writes `error: false`). */
+  error: z.boolean().optional(),
+  errorMessage: z.string().optional(),
+});
+export type Metal3DataStatus = z.infer<typeof Metal3DataStatusSchema>;
+
+export const Metal3DataSchema = z.object({
+  apiVersion: z.string().optional(),
+  kind: z.literal('Metal3Data').optional(),
+  metadata: ObjectMetaSchema,
+  spec: Metal3DataSpecSchema,
+  status: Metal3DataStatusSchema.optional(),
+});
+export type Metal3Data = z.infer<typeof Metal3DataSchema>;
+
+export const Metal3DataClaimSpecSchema = z.object({ template: ObjectReferenceSchema });
+export type Metal3DataClaimSpec = z.infer<typeof Metal3DataClaimSpecSchema>;
+
+export const Metal3DataClaimStatusSchema = z.object({
+  renderedData: ObjectReferenceSchema.optional(),
+  errorMessage: z.string().optional(),
+});
+export type Metal3DataClaimStatus = z.infer<typeof Metal3DataClaimStatusSchema>;
+
+export const Metal3DataClaimSchema = z.object({
+  apiVersion: z.string().optional(),
+  kind: z.literal('Metal3DataClaim').optional(),
+  metadata: ObjectMetaSchema,
+  spec: Metal3DataClaimSpecSchema,
+  status: Metal3DataClaimStatusSchema.optional(),
+});
+export type Metal3DataClaim = z.infer<typeof Metal3DataClaimSchema>;
+
+export function parseMetal3Data(obj: unknown): Metal3Data {
+  return parseObject(Metal3DataSchema, 'Metal3Data', obj);
+}
+export function parseMetal3DataClaim(obj: unknown): Metal3DataClaim {
+  return parseObject(Metal3DataClaimSchema, 'Metal3DataClaim', obj);
+}

@@ -1,0 +1,38 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+
+/** `^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$`: the MAC form the reference renders (colon or dash). */
+export const MAC_PATTERN = '^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$';
+const MAC_RE = new RegExp(MAC_PATTERN);
+
+export const MacAddressSchema = z
+  .string()
+  .regex(MAC_RE, { message: 'must be a MAC address like 00:1a:2b:3c:4d:5e (six hex pairs, ":" or "-")' });
+
+export function isIPAddress(value: string): boolean {
+  return isIP(value) !== 0;
+}
+
+/** `<ip>/<prefix>` with the prefix within the family's bit length; the host bits may be set (IPAM uses them). */
+export function isCIDR(value: string): boolean {
+  const slash = value.indexOf('/');
+  if (slash < 0) return false;
+  const family = isIP(value.slice(0, slash));
+  const bits = value.slice(slash + 1);
+  if (family === 0 || !/^\d{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/** An IPv4 or IPv6 address. The message names what was wrong, zod prefixes the field path. */
+export const IPAddressStringSchema = z
+  .string()
+  .refine(isIPAddress, { message: 'must be an IPv4 or IPv6 address (e.g. 192.168.0.1 or 2001:db8::1)' });
+
+export const CIDRSchema = z
+  .string()
+  .refine(isCIDR, {
+    message: 'must be a CIDR: an IPv4 or IPv6 address, "/", a prefix length (e.g. 192.168.0.0/24)',
+  });
+
+/** A prefix length (0..128; the family is not known here). */
+export const PrefixLengthSchema = z.int().min(0).max(128);
