@@ -1,0 +1,46 @@
+/**
+ * After scale-down: verifies nothing leaked. Pure over the dumped objects, so the end-to-end
+ * test and `metal3fn dev --scale-down` apply the same rules.
+ */
+import type { KubeObject } from '../../../shared/kube/types.ts';
+
+export interface ReleaseFinding {
+  object: string;
+  problem: string;
+}
+
+const ref = (o: KubeObject) => `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
+const DATA_SECRET_TYPE = 'infrastructure.cluster.x-k8s.io/secret';
+const OUR_FINALIZER = /metal3|ipam|cluster\.x-k8s\.io/;
+
+export function checkRelease(objects: KubeObject[]): ReleaseFinding[] {
+  const findings: ReleaseFinding[] = [];
+  for (const o of objects) {
+    switch (o.kind) {
+      case 'Metal3Machine':
+      case 'Metal3Data':
+      case 'Metal3DataClaim':
+      case 'IPClaim':
+      case 'IPAddress':
+        findings.push({ object: ref(o), problem: 'still exists after scale-down' });
+        break;
+      case 'Secret':
+        if ((o as { type?: string }).type === DATA_SECRET_TYPE) findings.push({ object: ref(o), problem: 'rendered data Secret left behind' });
+        break;
+      case 'BareMetalHost': {
+        const spec = (o.spec ?? {}) as Record<string, unknown>;
+        const status = (o.status ?? {}) as { provisioning?: { state?: string } };
+        if (spec.consumerRef) findings.push({ object: ref(o), problem: `still consumed by ${JSON.stringify(spec.consumerRef)}` });
+        const state = status.provisioning?.state;
+        if (state !== 'available' && state !== 'ready') findings.push({ object: ref(o), problem: `state is '${state}', not available` });
+        if (spec.image) findings.push({ object: ref(o), problem: 'image not cleared' });
+        break;
+      }
+    }
+    const stuck = (o.metadata.finalizers ?? []).filter((f) => OUR_FINALIZER.test(f));
+    if (o.metadata.deletionTimestamp && stuck.length) {
+      findings.push({ object: ref(o), problem: `deleting but held by finalizers ${stuck.join(', ')}` });
+    }
+  }
+  return findings;
+}

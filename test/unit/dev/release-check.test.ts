@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { checkRelease } from '../../../infra/local/dev/release-check.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+
+const obj = (kind: string, name: string, rest: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): KubeObject => ({
+  kind,
+  metadata: { name, namespace: 'metal3', ...meta },
+  ...rest,
+});
+
+describe('checkRelease', () => {
+  it('accepts a clean pool of available hosts', () => {
+    const clean = [
+      obj('BareMetalHost', 'h0', { spec: { online: false }, status: { provisioning: { state: 'available' } } }),
+      obj('Secret', 'h0-bmc', { type: 'Opaque' }),
+      obj('IPPool', 'pool-1', { spec: {} }, { finalizers: ['ippool.ipam.metal3.io'] }),
+    ];
+    expect(checkRelease(clean)).toEqual([]);
+  });
+
+  it('reports every kind of leak', () => {
+    const leaky = [
+      obj('Metal3Data', 't-0'),
+      obj('Metal3DataClaim', 'm0'),
+      obj('IPClaim', 't-0-pool-1'),
+      obj('IPAddress', 'pool-1-192-168-0-10'),
+      obj('Secret', 'm0-metadata-0', { type: 'infrastructure.cluster.x-k8s.io/secret' }),
+      obj('BareMetalHost', 'h1', { spec: { consumerRef: { name: 'm0' }, image: { url: 'x' } }, status: { provisioning: { state: 'provisioned' } } }),
+      obj('Cluster', 'c', {}, { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['cluster.cluster.x-k8s.io'] }),
+    ];
+    expect(checkRelease(leaky).map((f) => `${f.object}: ${f.problem}`)).toEqual([
+      'Metal3Data metal3/t-0: still exists after scale-down',
+      'Metal3DataClaim metal3/m0: still exists after scale-down',
+      'IPClaim metal3/t-0-pool-1: still exists after scale-down',
+      'IPAddress metal3/pool-1-192-168-0-10: still exists after scale-down',
+      'Secret metal3/m0-metadata-0: rendered data Secret left behind',
+      'BareMetalHost metal3/h1: still consumed by {"name":"m0"}',
+      "BareMetalHost metal3/h1: state is 'provisioned', not available",
+      'BareMetalHost metal3/h1: image not cleared',
+      'Cluster metal3/c: deleting but held by finalizers cluster.cluster.x-k8s.io',
+    ]);
+  });
+});
