@@ -1,0 +1,204 @@
+/**
+ * IPv4/IPv6 addresses as BigInt values: parse, canonical text, compare, add, CIDR, netmask.
+ * Everything IPAM and rendering compare goes through the canonical form, so `2001:db8::0:2`
+ * and `2001:db8::2` are the same address (upstream compares raw strings in places; we don't).
+ */
+import { IpamError } from './errors.ts';
+
+export type IpFamily = 4 | 6;
+
+/** An address: its family and its value as an unsigned integer (32 or 128 bits). */
+export interface Ip {
+  readonly family: IpFamily;
+  readonly value: bigint;
+}
+
+export interface Cidr {
+  /** The address exactly as written before the slash (host bits kept: IPAM starts after it). */
+  readonly address: Ip;
+  readonly prefix: number;
+  /** First and last address of the network (inclusive). */
+  readonly first: bigint;
+  readonly last: bigint;
+}
+
+export function familyBits(family: IpFamily): number {
+  return family === 4 ? 32 : 128;
+}
+
+/** The largest value of a family: 2^32-1 or 2^128-1. */
+export function maxValue(family: IpFamily): bigint {
+  return (1n << BigInt(familyBits(family))) - 1n;
+}
+
+const DECIMAL_OCTET = /^(0|[1-9][0-9]{0,2})$/;
+const HEX_GROUP = /^[0-9a-fA-F]{1,4}$/;
+
+function parseIpv4Value(text: string): bigint | undefined {
+  const parts = text.split('.');
+  if (parts.length !== 4) return undefined;
+  let value = 0n;
+  for (const part of parts) {
+    // Leading zeros are rejected, as Go does since 1.17 (they were ambiguous octal).
+    if (!DECIMAL_OCTET.test(part)) return undefined;
+    const octet = Number(part);
+    if (octet > 255) return undefined;
+    value = (value << 8n) | BigInt(octet);
+  }
+  return value;
+}
+
+function parseGroups(text: string): bigint[] | undefined {
+  if (text === '') return [];
+  const groups: bigint[] = [];
+  const parts = text.split(':');
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (i === parts.length - 1 && part.includes('.')) {
+      // An embedded IPv4 tail (`::ffff:192.0.2.1`) counts as two groups.
+      const v4 = parseIpv4Value(part);
+      if (v4 === undefined) return undefined;
+      groups.push(v4 >> 16n, v4 & 0xffffn);
+    } else {
+      if (!HEX_GROUP.test(part)) return undefined;
+      groups.push(BigInt(`0x${part}`));
+    }
+  }
+  return groups;
+}
+
+function parseIpv6Value(text: string): bigint | undefined {
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  let groups: bigint[];
+  if (halves.length === 1) {
+    const all = parseGroups(text);
+    if (all === undefined || all.length !== 8) return undefined;
+    groups = all;
+  } else {
+    const head = parseGroups(halves[0]!);
+    const tail = parseGroups(halves[1]!);
+    if (head === undefined || tail === undefined) return undefined;
+    // `::` stands for at least one zero group.
+    const missing = 8 - head.length - tail.length;
+    if (missing < 1) return undefined;
+    groups = [...head, ...new Array<bigint>(missing).fill(0n), ...tail];
+  }
+  let value = 0n;
+  for (const group of groups) value = (value << 16n) | group;
+  return value;
+}
+
+/** Parses an IP address; undefined when the text is not one (no zones, no brackets, no spaces). */
+export function tryParseIp(text: string): Ip | undefined {
+  if (typeof text !== 'string' || text.length === 0 || text.length > 45) return undefined;
+  if (text.includes(':')) {
+    const value = parseIpv6Value(text);
+    return value === undefined ? undefined : { family: 6, value };
+  }
+  const value = parseIpv4Value(text);
+  return value === undefined ? undefined : { family: 4, value };
+}
+
+export function parseIp(text: string): Ip {
+  const ip = tryParseIp(text);
+  if (ip === undefined) throw new IpamError('InvalidAddress', `invalid IP address: "${text}"`);
+  return ip;
+}
+
+function formatIpv4(value: bigint): string {
+  return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 0xffn)).join('.');
+}
+
+/**
+ * RFC 5952 text, which is also Go's: lower-case hex, no leading zeros, the longest run (>= 2)
+ * of zero groups replaced by `::` (the first one on a tie). IPv4-mapped addresses print their
+ * IPv4 tail dotted (`::ffff:192.0.2.1`), as Go's netip does.
+ */
+function formatIpv6(value: bigint): string {
+  if (value >> 32n === 0xffffn) return `::ffff:${formatIpv4(value & 0xffffffffn)}`;
+  const groups: number[] = [];
+  for (let shift = 112n; shift >= 0n; shift -= 16n) groups.push(Number((value >> shift) & 0xffffn));
+  let bestStart = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLength) {
+      bestStart = i;
+      bestLength = j - i;
+    }
+    i = j;
+  }
+  const hex = (list: number[]) => list.map((g) => g.toString(16)).join(':');
+  if (bestStart < 0) return hex(groups);
+  return `${hex(groups.slice(0, bestStart))}::${hex(groups.slice(bestStart + bestLength))}`;
+}
+
+export function formatIp(ip: Ip): string {
+  return ip.family === 4 ? formatIpv4(ip.value) : formatIpv6(ip.value);
+}
+
+/** The canonical text of an address; throws IpamError('InvalidAddress') when it is not one. */
+export function canonicalIp(text: string): string {
+  return formatIp(parseIp(text));
+}
+
+export function ipFamily(text: string): IpFamily {
+  return parseIp(text).family;
+}
+
+/** Total order: IPv4 before IPv6, then by value. */
+export function compareIp(a: Ip, b: Ip): number {
+  if (a.family !== b.family) return a.family - b.family;
+  return a.value < b.value ? -1 : a.value > b.value ? 1 : 0;
+}
+
+export function ipEquals(a: Ip, b: Ip): boolean {
+  return a.family === b.family && a.value === b.value;
+}
+
+/** `ip + n`; undefined when the result leaves the family's address space. */
+export function addIp(ip: Ip, n: bigint | number): Ip | undefined {
+  const value = ip.value + BigInt(n);
+  if (value < 0n || value > maxValue(ip.family)) return undefined;
+  return { family: ip.family, value };
+}
+
+/** Parses `<ip>/<prefix>`; the prefix must be a decimal integer within the family's width. */
+export function parseCidr(text: string): Cidr {
+  const slash = typeof text === 'string' ? text.indexOf('/') : -1;
+  const address = slash > 0 ? tryParseIp(text.slice(0, slash)) : undefined;
+  const prefixText = slash > 0 ? text.slice(slash + 1) : '';
+  if (address === undefined || !/^(0|[1-9][0-9]{0,2})$/.test(prefixText)) {
+    throw new IpamError('InvalidCidr', `invalid CIDR: "${text}"`);
+  }
+  const prefix = Number(prefixText);
+  const bits = familyBits(address.family);
+  if (prefix > bits) throw new IpamError('InvalidCidr', `invalid CIDR: "${text}" (prefix > ${bits})`);
+  const hostMask = (1n << BigInt(bits - prefix)) - 1n;
+  const first = address.value & ~hostMask & maxValue(address.family);
+  return { address, prefix, first, last: first | hostMask };
+}
+
+export function cidrContains(cidr: Cidr, ip: Ip): boolean {
+  return ip.family === cidr.address.family && ip.value >= cidr.first && ip.value <= cidr.last;
+}
+
+/**
+ * The netmask of a prefix length in the text form network_data.json carries: dotted for IPv4
+ * (24 -> 255.255.255.0), Go's IPv6 text for IPv6 (64 -> ffff:ffff:ffff:ffff::).
+ */
+export function prefixToNetmask(prefix: number, family: IpFamily): string {
+  const bits = familyBits(family);
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > bits) {
+    throw new IpamError('InvalidPrefix', `invalid prefix length ${prefix} for IPv${family} (0-${bits})`);
+  }
+  const value = maxValue(family) ^ ((1n << BigInt(bits - prefix)) - 1n);
+
+  return family === 4 ? formatIpv4(value) : formatIpv6(value);
+}
