@@ -1,0 +1,155 @@
+/**
+ * Watches the objects that make up a machine's progress (management: Metal3Machine, Machine,
+ * BareMetalHost; workload: Node) and records when each machine reached each phase. It uses its
+ * own client and counters, so what it reads never counts as the product's requests.
+ */
+import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import { machinePhase, type Phase } from './phase.ts';
+
+export interface MachineTimeline {
+  key: string;
+  firstSeen: number;
+  phase: Phase;
+  /** ms timestamps of the first time each phase was observed. */
+  at: Partial<Record<Phase, number>>;
+  /** Time the host spent in simulated hardware states (provisioning) and the kubelet took. */
+  hostProvisioningStarted?: number;
+  hostProvisioned?: number;
+  nodeSeen?: number;
+  host?: string;
+}
+
+type Cache = Map<string, KubeObject>;
+const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** List, then watch from the list's resourceVersion; re-list whenever the watch ends. */
+function informer(client: KubeClient, t: ResourceType, cache: Cache, onChange: () => void): { stop(): void } {
+  let stopped = false;
+  let controller: AbortController | undefined;
+  const loop = async () => {
+    while (!stopped) {
+      try {
+        const list = await client.list(t);
+        cache.clear();
+        for (const o of list.items) cache.set(keyOf(o), o);
+        onChange();
+        await new Promise<void>((resolve) => {
+          client
+            .watch(
+              t,
+              undefined,
+              { resourceVersion: list.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300 },
+              (ev) => {
+                if (ev.type === 'ADDED' || ev.type === 'MODIFIED') cache.set(keyOf(ev.object), { ...ev.object, kind: t.kind });
+                else if (ev.type === 'DELETED') cache.delete(keyOf(ev.object));
+                else return;
+                onChange();
+              },
+              () => resolve(),
+            )
+            .then((c) => {
+              controller = c;
+              if (stopped) c.abort();
+            }, () => resolve());
+        });
+      } catch {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
+  void loop();
+  return {
+    stop() {
+      stopped = true;
+      controller?.abort();
+    },
+  };
+}
+
+export class ProgressObserver {
+  readonly timelines = new Map<string, MachineTimeline>();
+  private readonly m3ms: Cache = new Map();
+  private readonly machines: Cache = new Map();
+  private readonly hosts: Cache = new Map();
+  private readonly nodes: Cache = new Map();
+  private readonly stops: { stop(): void }[] = [];
+  private readonly listeners = new Set<() => void>();
+
+  constructor(management: KubeClient, workload?: KubeClient) {
+    const changed = () => this.update();
+    this.stops.push(informer(management, R.Metal3Machine, this.m3ms, changed));
+    this.stops.push(informer(management, R.Machine, this.machines, changed));
+    this.stops.push(informer(management, R.BareMetalHost, this.hosts, changed));
+    if (workload) this.stops.push(informer(workload, R.Node, this.nodes, changed));
+  }
+
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** The current objects of a machine (for the stuck report). */
+  objectsOf(key: string): { m3m?: KubeObject; machine?: KubeObject; host?: KubeObject } {
+    const m3m = this.m3ms.get(key);
+    return { m3m, machine: m3m ? this.machineOf(m3m) : undefined, host: m3m ? this.hostOf(m3m) : undefined };
+  }
+
+  hostCount(): number {
+    return this.hosts.size;
+  }
+
+  private machineOf(m3m: KubeObject): KubeObject | undefined {
+    const owner = m3m.metadata.ownerReferences?.find((r) => r.kind === 'Machine');
+    return owner ? this.machines.get(`${m3m.metadata.namespace}/${owner.name}`) : undefined;
+  }
+
+  private hostOf(m3m: KubeObject): KubeObject | undefined {
+    const ann = m3m.metadata.annotations?.['metal3.io/BareMetalHost'];
+    return ann ? this.hosts.get(ann) : undefined;
+  }
+
+  private update(): void {
+    const now = Date.now();
+    const nodeByUid = new Map<string, KubeObject>();
+    for (const n of this.nodes.values()) {
+      const uid = n.metadata.labels?.['metal3.io/uuid'];
+      if (uid) nodeByUid.set(uid, n);
+    }
+    for (const [key, m3m] of this.m3ms) {
+      let tl = this.timelines.get(key);
+      if (!tl) {
+        tl = { key, firstSeen: now, phase: 'waiting for host', at: {} };
+        this.timelines.set(key, tl);
+      }
+      const host = this.hostOf(m3m);
+      const phase = machinePhase({ m3m, machine: this.machineOf(m3m), host });
+      tl.phase = phase;
+      tl.at[phase] ??= now;
+      if (host) {
+        tl.host = keyOf(host);
+        const state = (host.status as { provisioning?: { state?: string } } | undefined)?.provisioning?.state;
+        if (state === 'provisioning') tl.hostProvisioningStarted ??= now;
+        if (state === 'provisioned') tl.hostProvisioned ??= now;
+        if (host.metadata.uid && nodeByUid.has(host.metadata.uid)) tl.nodeSeen ??= now;
+      }
+    }
+    for (const fn of this.listeners) fn();
+  }
+
+  stop(): void {
+    for (const s of this.stops) s.stop();
+  }
+}
+
+/** Our added latency: time to Ready minus the time spent in simulated hardware and kubelet. */
+export function addedLatencyMs(tl: MachineTimeline): number | undefined {
+  const ready = tl.at.Ready;
+  if (ready === undefined) return undefined;
+  const total = ready - tl.firstSeen;
+  const hardware =
+    tl.hostProvisioningStarted !== undefined && tl.hostProvisioned !== undefined ? tl.hostProvisioned - tl.hostProvisioningStarted : 0;
+  const kubelet = tl.hostProvisioned !== undefined && tl.nodeSeen !== undefined ? Math.max(0, tl.nodeSeen - tl.hostProvisioned) : 0;
+  return Math.max(0, total - hardware - kubelet);
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import type { MachineTimeline } from '../../../infra/local/dev/observer.ts';
+import { percentile, summarize } from '../../../infra/local/dev/summary.ts';
+
+const tl = (key: string, host: string | undefined, firstSeen: number, ready?: number, hw?: [number, number], node?: number): MachineTimeline => ({
+  key,
+  host,
+  firstSeen,
+  phase: ready ? 'Ready' : 'associated',
+  at: ready ? { Ready: ready } : {},
+  ...(hw ? { hostProvisioningStarted: hw[0], hostProvisioned: hw[1] } : {}),
+  ...(node ? { nodeSeen: node } : {}),
+});
+
+describe('percentile', () => {
+  it.each([
+    [[], 50, 0],
+    [[5], 99, 5],
+    [[1, 2, 3, 4], 50, 2],
+    [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 90, 9],
+    [[10, 1, 5], 100, 10],
+  ])('%j p%i = %i', (values, p, expected) => {
+    expect(percentile(values, p)).toBe(expected);
+  });
+});
+
+describe('summarize', () => {
+  it('subtracts simulated hardware and kubelet time from the latency and counts per machine', () => {
+    const s = summarize({
+      timelines: [
+        // 0 -> ready at 3000; provisioning 1000..2500 (hardware 1500), node seen at 2700 (kubelet 200): ours = 1300
+        tl('metal3/a', 'metal3/h1', 0, 3000, [1000, 2500], 2700),
+        // 100 -> ready at 2100, no hardware phases observed: ours = 2000
+        tl('metal3/b', 'metal3/h2', 100, 2100),
+        tl('metal3/c', undefined, 0),
+      ],
+      hosts: 5,
+      wallMs: 3456,
+      requests: 90,
+      writes: 30,
+      conflicts: 2,
+      retries: 3,
+      deadLettered: 0,
+    });
+    expect(s).toMatchObject({
+      machines: 3,
+      ready: 2,
+      hostsUsed: 2,
+      hosts: 5,
+      wallSeconds: 3.46,
+      addedLatencyP50Ms: 1300,
+      addedLatencyP99Ms: 2000,
+      requestsPerMachine: 30,
+      writesPerMachine: 10,
+      conflicts: 2,
+      retries: 3,
+      deadLettered: 0,
+    });
+  });
+});
