@@ -1,0 +1,181 @@
+/**
+ * Which BareMetalHost a Metal3Machine may take (pure). Spec §5 with DESIGN.md §2's decisions:
+ * own host first (idempotent), node-reuse hosts next (never falling back), else a uniformly random
+ * choice among ready/available hosts, narrowed to the machine's failure domain.
+ * Hosts are read as the API returns them (another controller owns their schema).
+ */
+import { INFRA_GROUP } from '../api/resources.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { type CompiledSelector, matchesSelector } from './labels.ts';
+
+export const HOST_ANNOTATION = 'metal3.io/BareMetalHost';
+export const NODE_REUSE_LABEL = 'infrastructure.cluster.x-k8s.io/node-reuse';
+export const FAILURE_DOMAIN_LABEL = 'infrastructure.cluster.x-k8s.io/failure-domain';
+export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
+export const UNHEALTHY_ANNOTATIONS = ['capm3.metal3.io/unhealthy', 'capi.metal3.io/unhealthy'] as const;
+export const HOST_PAUSED_ANNOTATION = 'baremetalhost.metal3.io/paused';
+/** The value CAPM3 writes into the paused annotation when it pauses a host itself. */
+export const CAPM3_PAUSE_VALUE = 'metal3.io/capm3';
+/** States from which a host can be provisioned. */
+export const SELECTABLE_STATES: ReadonlySet<string> = new Set(['ready', 'available']);
+
+export interface ConsumerRef {
+  apiVersion?: string;
+  kind?: string;
+  name?: string;
+  namespace?: string;
+  uid?: string;
+}
+
+export interface MachineKey {
+  name: string;
+  namespace: string;
+}
+
+/** Field access on a raw host (plain JSON from the API server). */
+export const hostState = (h: KubeObject): string =>
+  String((h.status as { provisioning?: { state?: string } } | undefined)?.provisioning?.state ?? '');
+export const hostErrorMessage = (h: KubeObject): string =>
+  String((h.status as { errorMessage?: string } | undefined)?.errorMessage ?? '');
+export const hostConsumerRef = (h: KubeObject): ConsumerRef | undefined =>
+  ((h.spec as { consumerRef?: ConsumerRef | null } | undefined)?.consumerRef ?? undefined) || undefined;
+
+const groupOf = (apiVersion: string | undefined): string =>
+  apiVersion?.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+
+/** consumerRef names this Metal3Machine (name, namespace, kind, API group; the version is ignored). */
+export function isConsumedBy(
+  ref: ConsumerRef | undefined,
+  machine: MachineKey,
+  hostNamespace?: string,
+): boolean {
+  if (!ref) return false;
+  return (
+    ref.kind === 'Metal3Machine' &&
+    ref.name === machine.name &&
+    (ref.namespace || hostNamespace) === machine.namespace &&
+    groupOf(ref.apiVersion) === INFRA_GROUP
+  );
+}
+
+/** The node-reuse label values accepted for a KubeadmControlPlane or MachineDeployment name. */
+export function nodeReuseValues(
+  owner: { kind: 'KubeadmControlPlane' | 'MachineDeployment'; name: string } | undefined,
+): string[] {
+  if (!owner?.name) return [];
+  return [owner.name, `${owner.kind === 'KubeadmControlPlane' ? 'cp' : 'md'}-${owner.name}`];
+}
+
+/** The label value this project writes on release (seed 001: the CAPI object's name). */
+export const nodeReuseLabelValue = (ownerName: string): string => ownerName;
+
+export type HostClass =
+  | { kind: 'own' }
+  | { kind: 'reuse'; ready: boolean }
+  | { kind: 'available' }
+  | { kind: 'excluded'; reason: string };
+
+export interface SelectionInput {
+  machine: MachineKey;
+  selector: CompiledSelector;
+  /** Accepted node-reuse label values; empty when the machine has no KCP/MD owner. */
+  reuseValues: readonly string[];
+}
+
+/** Why a host can never be chosen, regardless of consumer or state (undefined when none applies). */
+export function hostExclusion(h: KubeObject): string | undefined {
+  if (h.metadata.deletionTimestamp) return 'being deleted';
+  if (hostErrorMessage(h)) return `in error: ${hostErrorMessage(h)}`;
+  const ann = h.metadata.annotations ?? {};
+  if (Object.hasOwn(ann, HOST_PAUSED_ANNOTATION)) return 'paused';
+  for (const a of UNHEALTHY_ANNOTATIONS) if (Object.hasOwn(ann, a)) return `marked unhealthy (${a})`;
+  return undefined;
+}
+
+/** Classifies one host for one machine. */
+export function classifyHost(h: KubeObject, input: SelectionInput): HostClass {
+  const ref = hostConsumerRef(h);
+  if (isConsumedBy(ref, input.machine, h.metadata.namespace)) return { kind: 'own' };
+  if (!matchesSelector(h.metadata.labels, input.selector))
+    return { kind: 'excluded', reason: 'does not match hostSelector' };
+  const reuse = h.metadata.labels?.[NODE_REUSE_LABEL];
+  let reusable = false;
+  if (reuse !== undefined) {
+    if (!input.reuseValues.includes(reuse))
+      return { kind: 'excluded', reason: `booked for node reuse by "${reuse}"` };
+    // A matching label bypasses a booking consumerRef (a Cluster), never another machine's claim.
+    if (ref && ref.kind !== 'Cluster')
+      return { kind: 'excluded', reason: `consumed by ${ref.kind} ${ref.namespace ?? ''}/${ref.name}` };
+    reusable = true;
+  } else if (ref) {
+    return { kind: 'excluded', reason: `consumed by ${ref.kind} ${ref.namespace ?? ''}/${ref.name}` };
+  }
+  const excl = hostExclusion(h);
+  if (excl) return { kind: 'excluded', reason: excl };
+  const selectable = SELECTABLE_STATES.has(hostState(h));
+  if (reusable) return { kind: 'reuse', ready: selectable };
+  if (!selectable)
+    return { kind: 'excluded', reason: `state "${hostState(h) || '<none>'}" is not ready/available` };
+  return { kind: 'available' };
+}
+
+export type Choice =
+  | { kind: 'own'; host: KubeObject }
+  | { kind: 'reuse'; host: KubeObject }
+  | { kind: 'available'; host: KubeObject }
+  | { kind: 'wait'; reason: string }
+  | { kind: 'none'; reason: string };
+
+/** Uniform random pick; `random` returns [0, 1) (injectable for tests). */
+export function pickRandom<T>(items: readonly T[], random: () => number = Math.random): T | undefined {
+  if (items.length === 0) return undefined;
+  const i = Math.min(items.length - 1, Math.max(0, Math.floor(random() * items.length)));
+  return items[i];
+}
+
+/** Hosts in the failure domain when one is asked for (non-empty), else all. */
+export function narrowToFailureDomain(
+  hosts: readonly KubeObject[],
+  failureDomain: string | undefined,
+): KubeObject[] {
+  if (!failureDomain) return [...hosts];
+  return hosts.filter((h) => h.metadata.labels?.[FAILURE_DOMAIN_LABEL] === failureDomain);
+}
+
+/**
+ * Chooses a host: own > node reuse (waits while a booked host is not ready; never falls back) >
+ * random available in the failure domain.
+ */
+export function chooseHost(
+  hosts: readonly KubeObject[],
+  input: SelectionInput & { failureDomain?: string | undefined },
+  random: () => number = Math.random,
+): Choice {
+  const reuse: KubeObject[] = [];
+  let reuseNotReady: KubeObject | undefined;
+  const available: KubeObject[] = [];
+  for (const h of hosts) {
+    const c = classifyHost(h, input);
+    if (c.kind === 'own') return { kind: 'own', host: h };
+    if (c.kind === 'reuse') {
+      reuse.push(h);
+      if (!c.ready) reuseNotReady ??= h;
+    } else if (c.kind === 'available') available.push(h);
+  }
+  if (reuse.length > 0) {
+    if (reuseNotReady) {
+      return {
+        kind: 'wait',
+        reason: `host ${reuseNotReady.metadata.name} booked for node reuse is in state "${hostState(reuseNotReady) || '<none>'}"`,
+      };
+    }
+    return { kind: 'reuse', host: pickRandom(reuse, random)! };
+  }
+  const inDomain = narrowToFailureDomain(available, input.failureDomain);
+  const pick = pickRandom(inDomain, random);
+  if (!pick) {
+    const where = input.failureDomain ? ` in failure domain "${input.failureDomain}"` : '';
+    return { kind: 'none', reason: `no available host found${where} (${hosts.length} considered)` };
+  }
+  return { kind: 'available', host: pick };
+}

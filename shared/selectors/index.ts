@@ -1,0 +1,2 @@
+export * from './hosts.ts';
+export * from './labels.ts';

@@ -1,0 +1,325 @@
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import {
+  chooseHost,
+  classifyHost,
+  isConsumedBy,
+  narrowToFailureDomain,
+  nodeReuseValues,
+  pickRandom,
+  type SelectionInput,
+} from '../../../shared/selectors/hosts.ts';
+import { compileHostSelector } from '../../../shared/selectors/labels.ts';
+
+const M3M = { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'Metal3Machine' };
+
+function host(
+  name: string,
+  o: {
+    state?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    consumer?: Record<string, string> | null;
+    errorMessage?: string;
+    deleting?: boolean;
+  } = {},
+): KubeObject {
+  return {
+    apiVersion: 'metal3.io/v1alpha1',
+    kind: 'BareMetalHost',
+    metadata: {
+      name,
+      namespace: 'metal3',
+      labels: o.labels,
+      annotations: o.annotations,
+      ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    },
+    spec: { online: false, ...(o.consumer ? { consumerRef: o.consumer } : {}) },
+    status: { provisioning: { state: o.state ?? 'available' }, errorMessage: o.errorMessage ?? '' },
+  };
+}
+
+const input = (over: Partial<SelectionInput> = {}): SelectionInput => ({
+  machine: { name: 'm1', namespace: 'metal3' },
+  selector: compileHostSelector({}),
+  reuseValues: [],
+  ...over,
+});
+
+describe('isConsumedBy', () => {
+  const me = { name: 'm1', namespace: 'metal3' };
+  it.each([
+    [{ ...M3M, name: 'm1', namespace: 'metal3' }, true],
+    [
+      {
+        apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+        kind: 'Metal3Machine',
+        name: 'm1',
+        namespace: 'metal3',
+      },
+      true,
+    ],
+    [{ ...M3M, name: 'm1' }, true], // namespace defaults to the host's
+    [{ ...M3M, name: 'm2', namespace: 'metal3' }, false],
+    [{ ...M3M, name: 'm1', namespace: 'other' }, false],
+    [{ apiVersion: 'example.com/v1', kind: 'Metal3Machine', name: 'm1', namespace: 'metal3' }, false],
+    [{ ...M3M, kind: 'Machine', name: 'm1', namespace: 'metal3' }, false],
+    [undefined, false],
+  ])('%j -> %s', (ref, expected) => {
+    expect(isConsumedBy(ref, me, 'metal3')).toBe(expected);
+  });
+});
+
+describe('classifyHost: exclusions', () => {
+  const cases: [string, KubeObject, SelectionInput, string][] = [
+    ['free and available', host('h'), input(), 'available'],
+    ['free and ready', host('h', { state: 'ready' }), input(), 'available'],
+    ['provisioning', host('h', { state: 'provisioning' }), input(), 'excluded:state "provisioning"'],
+    ['provisioned', host('h', { state: 'provisioned' }), input(), 'excluded:state "provisioned"'],
+    ['no state', host('h', { state: '' }), input(), 'excluded:state "<none>"'],
+    [
+      'another machine',
+      host('h', { consumer: { ...M3M, name: 'm2', namespace: 'metal3' } }),
+      input(),
+      'excluded:consumed by Metal3Machine',
+    ],
+    [
+      'own',
+      host('h', { consumer: { ...M3M, name: 'm1', namespace: 'metal3' }, state: 'provisioned' }),
+      input(),
+      'own',
+    ],
+    [
+      'own even when unhealthy and not matching',
+      host('h', {
+        consumer: { ...M3M, name: 'm1', namespace: 'metal3' },
+        annotations: { 'capm3.metal3.io/unhealthy': '' },
+      }),
+      input({ selector: compileHostSelector({ matchLabels: { a: 'b' } }) }),
+      'own',
+    ],
+    [
+      'unhealthy (new)',
+      host('h', { annotations: { 'capm3.metal3.io/unhealthy': '' } }),
+      input(),
+      'excluded:marked unhealthy (capm3.metal3.io/unhealthy)',
+    ],
+    [
+      'unhealthy (old)',
+      host('h', { annotations: { 'capi.metal3.io/unhealthy': 'yes' } }),
+      input(),
+      'excluded:marked unhealthy (capi.metal3.io/unhealthy)',
+    ],
+    [
+      'paused',
+      host('h', { annotations: { 'baremetalhost.metal3.io/paused': '' } }),
+      input(),
+      'excluded:paused',
+    ],
+    [
+      'error message',
+      host('h', { errorMessage: 'BMC unreachable' }),
+      input(),
+      'excluded:in error: BMC unreachable',
+    ],
+    ['deleting', host('h', { deleting: true }), input(), 'excluded:being deleted'],
+    [
+      'selector mismatch',
+      host('h', { labels: { a: 'c' } }),
+      input({ selector: compileHostSelector({ matchLabels: { a: 'b' } }) }),
+      'excluded:does not match hostSelector',
+    ],
+    [
+      'expression mismatch',
+      host('h', { labels: { a: 'c' } }),
+      input({
+        selector: compileHostSelector({ matchExpressions: [{ key: 'a', operator: 'notin', values: ['c'] }] }),
+      }),
+      'excluded:does not match hostSelector',
+    ],
+    [
+      'reuse: matching name',
+      host('h', { labels: { 'infrastructure.cluster.x-k8s.io/node-reuse': 'kcp' } }),
+      input({ reuseValues: nodeReuseValues({ kind: 'KubeadmControlPlane', name: 'kcp' }) }),
+      'reuse:ready',
+    ],
+    [
+      'reuse: reference cp- value',
+      host('h', { labels: { 'infrastructure.cluster.x-k8s.io/node-reuse': 'cp-kcp' } }),
+      input({ reuseValues: nodeReuseValues({ kind: 'KubeadmControlPlane', name: 'kcp' }) }),
+      'reuse:ready',
+    ],
+    [
+      'reuse: reference md- value',
+      host('h', { labels: { 'infrastructure.cluster.x-k8s.io/node-reuse': 'md-md0' } }),
+      input({ reuseValues: nodeReuseValues({ kind: 'MachineDeployment', name: 'md0' }) }),
+      'reuse:ready',
+    ],
+    [
+      'reuse: not ready yet',
+      host('h', { state: 'deprovisioning', labels: { 'infrastructure.cluster.x-k8s.io/node-reuse': 'md0' } }),
+      input({ reuseValues: ['md0', 'md-md0'] }),
+      'reuse:not-ready',
+    ],
+    [
+      'reuse: booked by a Cluster consumerRef',
+      host('h', {
+        consumer: { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', name: 'c', namespace: 'metal3' },
+        labels: { 'infrastructure.cluster.x-k8s.io/node-reuse': 'md0' },
+      }),
+      input({ reuseValues: ['md0'] }),
+      'reuse:ready',
+    ],
+    [
+      'reuse label of another owner',
+      host('h', { labels: { 'infrastructure.cluster.x-k8s.io/node-reuse': 'md1' } }),
+      input({ reuseValues: ['md0', 'md-md0'] }),
+      'excluded:booked for node reuse by "md1"',
+    ],
+    [
+      'reuse label without computable owner',
+      host('h', { labels: { 'infrastructure.cluster.x-k8s.io/node-reuse': 'md1' } }),
+      input(),
+      'excluded:booked for node reuse',
+    ],
+    [
+      'reuse label but another machine holds it',
+      host('h', {
+        consumer: { ...M3M, name: 'm9', namespace: 'metal3' },
+        labels: { 'infrastructure.cluster.x-k8s.io/node-reuse': 'md0' },
+      }),
+      input({ reuseValues: ['md0'] }),
+      'excluded:consumed by Metal3Machine',
+    ],
+    [
+      'reuse host but unhealthy',
+      host('h', {
+        annotations: { 'capm3.metal3.io/unhealthy': '' },
+        labels: { 'infrastructure.cluster.x-k8s.io/node-reuse': 'md0' },
+      }),
+      input({ reuseValues: ['md0'] }),
+      'excluded:marked unhealthy',
+    ],
+  ];
+  it.each(cases)('%s', (_name, h, inp, expected) => {
+    const c = classifyHost(h, inp);
+    const got =
+      c.kind === 'excluded'
+        ? `excluded:${c.reason}`
+        : c.kind === 'reuse'
+          ? `reuse:${c.ready ? 'ready' : 'not-ready'}`
+          : c.kind;
+    if (expected.startsWith('excluded:')) expect(got.startsWith(expected)).toBe(true);
+    else expect(got).toBe(expected);
+  });
+});
+
+describe('nodeReuseValues', () => {
+  it.each([
+    [{ kind: 'KubeadmControlPlane' as const, name: 'kcp' }, ['kcp', 'cp-kcp']],
+    [{ kind: 'MachineDeployment' as const, name: 'md-0' }, ['md-0', 'md-md-0']],
+    [undefined, []],
+  ])('%j -> %j', (owner, expected) => {
+    expect(nodeReuseValues(owner)).toEqual(expected);
+  });
+});
+
+describe('narrowToFailureDomain', () => {
+  const hosts = [
+    host('a', { labels: { 'infrastructure.cluster.x-k8s.io/failure-domain': 'fd1' } }),
+    host('b', { labels: { 'infrastructure.cluster.x-k8s.io/failure-domain': 'fd2' } }),
+    host('c'),
+  ];
+  it.each([
+    [undefined, ['a', 'b', 'c']],
+    ['', ['a', 'b', 'c']],
+    ['fd1', ['a']],
+    ['fd2', ['b']],
+    ['fd3', []],
+  ])('%j -> %j', (fd, names) => {
+    expect(narrowToFailureDomain(hosts, fd).map((h) => h.metadata.name)).toEqual(names);
+  });
+});
+
+describe('pickRandom', () => {
+  it.each([
+    [0, 'a'],
+    [0.34, 'b'],
+    [0.999999, 'c'],
+    [1, 'c'], // clamped even for an out-of-contract source
+    [-0.5, 'a'],
+  ])('random %s -> %s', (r, expected) => {
+    expect(pickRandom(['a', 'b', 'c'], () => r)).toBe(expected);
+  });
+  it('returns undefined on an empty list', () => {
+    expect(pickRandom([], () => 0.5)).toBeUndefined();
+  });
+});
+
+describe('chooseHost', () => {
+  const own = host('own', { consumer: { ...M3M, name: 'm1', namespace: 'metal3' }, state: 'provisioning' });
+  const free1 = host('free1', { labels: { 'infrastructure.cluster.x-k8s.io/failure-domain': 'fd1' } });
+  const free2 = host('free2', { labels: { 'infrastructure.cluster.x-k8s.io/failure-domain': 'fd2' } });
+  const free3 = host('free3', { labels: { 'infrastructure.cluster.x-k8s.io/failure-domain': 'fd2' } });
+  const taken = host('taken', { consumer: { ...M3M, name: 'm2', namespace: 'metal3' } });
+  const reuseReady = host('reuse-ready', { labels: { 'infrastructure.cluster.x-k8s.io/node-reuse': 'md0' } });
+  const reuseBusy = host('reuse-busy', {
+    state: 'deprovisioning',
+    labels: { 'infrastructure.cluster.x-k8s.io/node-reuse': 'md-md0' },
+  });
+  const reuseIn = input({ reuseValues: ['md0', 'md-md0'] });
+
+  it('finds its own host first, whatever else exists', () => {
+    expect(chooseHost([free1, reuseReady, own], reuseIn)).toEqual({ kind: 'own', host: own });
+  });
+  it('prefers a ready node-reuse host over available ones', () => {
+    expect(chooseHost([free1, reuseReady, free2], reuseIn, () => 0.99)).toEqual({
+      kind: 'reuse',
+      host: reuseReady,
+    });
+  });
+  it('waits while a booked host is not ready, never falling back', () => {
+    const c = chooseHost([free1, reuseReady, reuseBusy], reuseIn);
+    expect(c.kind).toBe('wait');
+    expect((c as { reason: string }).reason).toMatch(/reuse-busy.*"deprovisioning"/);
+  });
+  it('chooses uniformly among available hosts with the injected random source', () => {
+    expect(chooseHost([free1, taken, free2, free3], input(), () => 0)).toEqual({
+      kind: 'available',
+      host: free1,
+    });
+    expect(chooseHost([free1, taken, free2, free3], input(), () => 0.5)).toEqual({
+      kind: 'available',
+      host: free2,
+    });
+    expect(chooseHost([free1, taken, free2, free3], input(), () => 0.9)).toEqual({
+      kind: 'available',
+      host: free3,
+    });
+  });
+  it('narrows to the failure domain', () => {
+    expect(chooseHost([free1, free2, free3], { ...input(), failureDomain: 'fd1' }, () => 0.9)).toEqual({
+      kind: 'available',
+      host: free1,
+    });
+    const none = chooseHost([free1, free2], { ...input(), failureDomain: 'fd9' });
+    expect(none).toEqual({
+      kind: 'none',
+      reason: 'no available host found in failure domain "fd9" (2 considered)',
+    });
+  });
+  it('reports none when nothing is eligible', () => {
+    expect(chooseHost([taken], input())).toEqual({
+      kind: 'none',
+      reason: 'no available host found (1 considered)',
+    });
+    expect(chooseHost([], input()).kind).toBe('none');
+  });
+  it('spreads choices: each of 4 hosts is picked for a quarter of the random range', () => {
+    const hs = [host('a'), host('b'), host('c'), host('d')];
+    const picks = [0.1, 0.3, 0.6, 0.8].map(
+      (r) => (chooseHost(hs, input(), () => r) as { host: KubeObject }).host.metadata.name,
+    );
+    expect(picks).toEqual(['a', 'b', 'c', 'd']);
+  });
+});
