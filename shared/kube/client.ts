@@ -28,6 +28,10 @@ export interface ListOptions {
   fieldSelector?: string | undefined;
   /** Page size; the client follows `continue` tokens until the list is complete. */
   limit?: number | undefined;
+  /** Stop after this many pages (with `limit`): the result then carries `continue` when more remain. */
+  maxPages?: number | undefined;
+  /** Resume from a `continue` token of an earlier partial list. */
+  continue?: string | undefined;
 }
 
 export interface DeleteOptions {
@@ -140,8 +144,9 @@ export class KubeClient {
   /** LIST, following continue tokens; the resourceVersion is the list's (for a watch to start from). */
   async list<T extends KubeObject = KubeObject>(t: ResourceType, namespace?: string, opts: ListOptions = {}): Promise<KubeList<T>> {
     const items: T[] = [];
-    let cont: string | undefined;
+    let cont: string | undefined = opts.continue || undefined;
     let resourceVersion = '';
+    let pages = 0;
     do {
       const page = await this.call('list', t, () =>
         this.api.send(HttpMethod.GET, this.path(t, namespace), {
@@ -161,6 +166,8 @@ export class KubeClient {
       }
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       cont = page.metadata?.continue || undefined;
+      pages++;
+      if (cont && opts.maxPages !== undefined && pages >= opts.maxPages) return { items, resourceVersion, continue: cont };
     } while (cont);
     return { items, resourceVersion };
   }

@@ -35,6 +35,8 @@ export interface KubeObject {
 export interface KubeList<T extends KubeObject = KubeObject> {
   items: T[];
   resourceVersion: string;
+  /** Set when a list stopped early (ListOptions.maxPages) with more items remaining. */
+  continue?: string;
 }
 
 export interface ObjectKey {
