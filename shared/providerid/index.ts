@@ -1,0 +1,3 @@
+// ProviderID formats and the pure seed-000 decision. Import from here.
+export * from './decide.ts';
+export * from './ids.ts';
