@@ -28,11 +28,9 @@ export const IPAddressStringSchema = z
   .string()
   .refine(isIPAddress, { message: 'must be an IPv4 or IPv6 address (e.g. 192.168.0.1 or 2001:db8::1)' });
 
-export const CIDRSchema = z
-  .string()
-  .refine(isCIDR, {
-    message: 'must be a CIDR: an IPv4 or IPv6 address, "/", a prefix length (e.g. 192.168.0.0/24)',
-  });
+export const CIDRSchema = z.string().refine(isCIDR, {
+  message: 'must be a CIDR: an IPv4 or IPv6 address, "/", a prefix length (e.g. 192.168.0.0/24)',
+});
 
 /** A prefix length (0..128; the family is not known here). */
 export const PrefixLengthSchema = z.int().min(0).max(128);

@@ -1,0 +1,67 @@
+import { CRD_DEFINITIONS, type CrdDefinition } from './definitions.ts';
+import { type SchemaNode, structuralSchemaOf } from './structural.ts';
+
+/** Cluster API contract label: the CRD versions that implement contract v1beta1. */
+export const CONTRACT_LABEL = { 'cluster.x-k8s.io/v1beta1': 'v1beta1' } as const;
+
+/** The openAPIV3Schema of a kind: the zod object schema, with the envelope Kubernetes owns left to it. */
+export function openAPISchemaOf(def: CrdDefinition): SchemaNode {
+  const schema = structuralSchemaOf(def.schema);
+  const properties = { ...(schema.properties as Record<string, SchemaNode>) };
+  properties.apiVersion = { type: 'string', description: 'APIVersion of this representation of the object.' };
+  properties.kind = { type: 'string', description: 'Kind of the REST resource this object represents.' };
+  properties.metadata = { type: 'object' };
+  if (def.specValidations && properties.spec) {
+    properties.spec = { ...properties.spec, 'x-kubernetes-validations': def.specValidations };
+  }
+  const required = ((schema.required as string[] | undefined) ?? []).filter(
+    (k) => k !== 'metadata' && k !== 'kind',
+  );
+  const root: SchemaNode = { type: 'object', description: def.description, properties };
+  if (required.length > 0) root.required = required;
+  return root;
+}
+
+export function crdOf(def: CrdDefinition): SchemaNode {
+  const { resource: r } = def;
+  const names: SchemaNode = {
+    kind: r.kind,
+    listKind: `${r.kind}List`,
+    plural: r.plural,
+    singular: r.kind.toLowerCase(),
+  };
+  if (def.shortNames.length > 0) names.shortNames = def.shortNames;
+  if (def.categories.length > 0) names.categories = def.categories;
+  const version: SchemaNode = {
+    name: r.version,
+    served: true,
+    storage: true,
+    schema: { openAPIV3Schema: openAPISchemaOf(def) },
+  };
+  if (r.statusSubresource) version.subresources = { status: {} };
+  if (def.columns.length > 0) version.additionalPrinterColumns = def.columns;
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: `${r.plural}.${r.group}`,
+      ...(def.owner === 'ours' ? { labels: { ...CONTRACT_LABEL } } : {}),
+    },
+    spec: {
+      group: r.group,
+      names,
+      scope: r.namespaced ? 'Namespaced' : 'Cluster',
+      versions: [version],
+    },
+  };
+}
+
+/** Where each CRD is written, relative to the repository root. */
+export function crdPathOf(def: CrdDefinition): string {
+  const dir = def.owner === 'ours' ? 'infra/crds' : 'infra/local/crds';
+  return `${dir}/${def.resource.plural}.${def.resource.group}.yaml`;
+}
+
+export function allCrds(): { path: string; crd: SchemaNode }[] {
+  return CRD_DEFINITIONS.map((def) => ({ path: crdPathOf(def), crd: crdOf(def) }));
+}
