@@ -1,0 +1,398 @@
+/**
+ * resolveProviderID (seed 000): once the Metal3Machine's host is `provisioned`, find the workload
+ * cluster's Node for it and make the two agree on a providerID. Reads, one pure decision
+ * (shared/providerid), then writes in the order the seed asks: the machine's providerID and
+ * ready first, then only `spec.providerID` of the Node, conditioned on its resourceVersion.
+ *
+ * Woken by the host's events and the workload cluster's Node events (the relay maps both to the
+ * machine key); a requeue-after is only a safety net.
+ */
+import type { MessageEnvelope } from '../../events/envelope.ts';
+import {
+  type BareMetalHost,
+  type Cluster,
+  type Machine,
+  type MachineAddress,
+  type Metal3Cluster,
+  type Metal3Machine,
+  parseBareMetalHost,
+  parseCluster,
+  parseMachine,
+  parseMetal3Cluster,
+  parseMetal3Machine,
+  R,
+} from '../../shared/api/index.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { InvalidError, isConflict } from '../../shared/kube/errors.ts';
+import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import { isWorkloadUnavailable } from '../../shared/kube/workload.ts';
+import {
+  cloudProviderEnabled,
+  type Decision,
+  decideProviderID,
+  HOST_ANNOTATION,
+  type NodeView,
+  parseHostAnnotation,
+} from '../../shared/providerid/index.ts';
+import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
+import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
+import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
+import { addressesFromHost, editStatus, hostnamesOf, NODE_READY, REASON, type StatusEdit } from './status.ts';
+
+const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
+const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
+/** failureReason for every terminal error of this step (CAPI capierrors). */
+const FAILURE_REASON = 'InvalidConfiguration';
+const OWN_ERROR_REASONS: ReadonlySet<string> = new Set([
+  'InvalidHostAnnotation',
+  'DuplicateProviderID',
+  'DuplicateHostProviderID',
+  'LegacyProviderIDRefused',
+  'ProviderIDMismatch',
+  'MultipleNodesWithUUIDLabel',
+  'UnsupportedProviderIDFormat',
+  'ForeignProviderID',
+]);
+
+interface Loaded {
+  raw: KubeObject;
+  machine: Metal3Machine;
+  host: BareMetalHost;
+  hostName: string;
+  hostUID: string;
+  clusterName: string;
+  hasBootstrapConfigRef: boolean;
+  cloudProvider: boolean;
+}
+
+export const reconcile: ReconcileFn = async (ctx, msg) => {
+  if (msg.kind !== 'Metal3Machine' || !msg.namespace) return done(`ignored ${msg.kind} message`);
+  const log = ctx.log.child({ fn: 'resolveProviderID', machine: `${msg.namespace}/${msg.name}` });
+  const loaded = await load(ctx, msg);
+  if (!('raw' in loaded)) return loaded.result;
+  const { raw, machine } = loaded;
+  const now = ctx
+    .now()
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z');
+
+  let workload: KubeClient;
+  try {
+    workload = await ctx.workloadClient(msg.namespace, loaded.clusterName);
+  } catch (e) {
+    if (!isWorkloadUnavailable(e)) throw e;
+    await updateStatus(
+      ctx,
+      raw,
+      {
+        condition: {
+          type: NODE_READY,
+          status: 'False',
+          severity: 'Info',
+          reason: REASON.WaitingForWorkloadCluster,
+          message: e.message,
+        },
+      },
+      now,
+    );
+    return requeueAfter(ctx.config.safetyRequeueSeconds, e.message);
+  }
+
+  const nodes = (await workload.list(R.Node)).items.map(
+    (n): NodeView => ({
+      name: n.metadata.name!,
+      providerID: (n.spec as { providerID?: string } | undefined)?.providerID,
+      labels: n.metadata.labels,
+      resourceVersion: n.metadata.resourceVersion,
+    }),
+  );
+  const fallbackAddresses = addressesFromHost(loaded.host);
+  const addresses = machine.status?.addresses?.length ? machine.status.addresses : fallbackAddresses;
+  const decision = decideProviderID({
+    namespace: msg.namespace,
+    machineName: msg.name,
+    machineProviderID: machine.spec.providerID,
+    hostName: loaded.hostName,
+    hostUID: loaded.hostUID,
+    hostnames: hostnamesOf(addresses),
+    hasBootstrapConfigRef: loaded.hasBootstrapConfigRef,
+    cloudProvider: loaded.cloudProvider,
+    legacy: ctx.config.legacyProviderIds,
+    nodes,
+  });
+  log.debug('decision', { decision });
+  return execute(ctx, raw, decision, workload, fallbackAddresses, now);
+};
+
+async function execute(
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  d: Decision,
+  workload: KubeClient,
+  fallbackAddresses: MachineAddress[],
+  now: string,
+): Promise<ReconcileResult> {
+  const base = { fallbackAddresses, ownErrorReasons: OWN_ERROR_REASONS };
+  switch (d.kind) {
+    case 'error':
+      return fail(ctx, raw, d.reason, d.message, now);
+    case 'wait':
+      await updateStatus(
+        ctx,
+        raw,
+        {
+          ...base,
+          condition: {
+            type: NODE_READY,
+            status: 'False',
+            severity: 'Info',
+            reason: REASON.WaitingForNode,
+            message: d.reason,
+          },
+        },
+        now,
+      );
+      return requeueAfter(ctx.config.safetyRequeueSeconds, d.reason);
+    case 'ready': {
+      const m = await setProviderID(ctx, raw, d.providerID);
+      if (!m) return done('machine gone');
+      await updateStatus(
+        ctx,
+        m,
+        { ...base, ready: true, condition: { type: NODE_READY, status: 'True' } },
+        now,
+      );
+      return done(d.note);
+    }
+    case 'assignAndWait': {
+      const m = await setProviderID(ctx, raw, d.providerID);
+      if (!m) return done('machine gone');
+      await updateStatus(
+        ctx,
+        m,
+        {
+          ...base,
+          ready: true,
+          condition: {
+            type: NODE_READY,
+            status: 'False',
+            severity: 'Info',
+            reason: REASON.WaitingForNode,
+            message: d.reason,
+          },
+        },
+        now,
+      );
+      return requeueAfter(ctx.config.safetyRequeueSeconds, d.reason);
+    }
+    case 'setAndPatch': {
+      // Machine first (providerID, ready), then the Node.
+      const m = await setProviderID(ctx, raw, d.providerID);
+      if (!m) return done('machine gone');
+      const m2 = await updateStatus(
+        ctx,
+        m,
+        {
+          ...base,
+          ready: true,
+          condition: {
+            type: NODE_READY,
+            status: 'False',
+            severity: 'Info',
+            reason: REASON.WaitingForNode,
+            message: `setting providerID on Node ${d.node}`,
+          },
+        },
+        now,
+      );
+      if (!m2) return done('machine gone');
+      await patchNode(workload, d.node, d.providerID, d.nodeResourceVersion);
+      await ctx.events.record(
+        m2,
+        'Normal',
+        REASON.NodeProviderIDSet,
+        `Node ${d.node}: spec.providerID set to ${d.providerID} (step ${d.step})`,
+      );
+      await updateStatus(
+        ctx,
+        m2,
+        { ...base, ready: true, condition: { type: NODE_READY, status: 'True' } },
+        now,
+      );
+      return done(`step ${d.step}: Node ${d.node} providerID set to ${d.providerID}`);
+    }
+  }
+}
+
+/** Patches only `spec.providerID` of a Node, conditioned on the resourceVersion it was decided on. */
+async function patchNode(
+  workload: KubeClient,
+  node: string,
+  providerID: string,
+  resourceVersion: string | undefined,
+): Promise<void> {
+  try {
+    await workload.patch(R.Node, undefined, node, {
+      metadata: resourceVersion ? { resourceVersion } : {},
+      spec: { providerID },
+    });
+  } catch (e) {
+    if (isConflict(e)) throw e; // the Node changed since the decision: re-read and decide again
+    if (e instanceof InvalidError) {
+      // e.g. another writer set an ID meanwhile (immutable once set): decide again on fresh state.
+      throw new TransientError(`Node ${node} refused providerID ${providerID}: ${e.message}`);
+    }
+    throw e;
+  }
+}
+
+async function setProviderID(
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  providerID: string,
+): Promise<KubeObject | undefined> {
+  const current = (raw.spec as { providerID?: string } | undefined)?.providerID;
+  if (current === providerID) return raw;
+  const r = await optimisticUpdate(
+    ctx.client,
+    R.Metal3Machine,
+    raw.metadata.namespace,
+    raw.metadata.name!,
+    (o) => {
+      if (!o.spec) o.spec = {};
+      (o.spec as { providerID?: string }).providerID = providerID;
+    },
+    { current: raw, expectedUid: raw.metadata.uid },
+  );
+  if (r.outcome === 'gone') return undefined;
+  await ctx.events.record(
+    r.object,
+    'Normal',
+    'ProviderIDSet',
+    `spec.providerID set to ${providerID}${current ? ` (was ${current})` : ''}`,
+  );
+  return r.object;
+}
+
+async function updateStatus(
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  edit: StatusEdit,
+  now: string,
+): Promise<KubeObject | undefined> {
+  const r = await optimisticUpdate(
+    ctx.client,
+    R.Metal3Machine,
+    raw.metadata.namespace,
+    raw.metadata.name!,
+    (o) => editStatus(o, edit, now),
+    {
+      status: true,
+      current: raw,
+      expectedUid: raw.metadata.uid,
+    },
+  );
+  return r.outcome === 'gone' ? undefined : r.object;
+}
+
+/** Records a terminal error on the machine (failure fields, condition, Warning Event); no Node is touched. */
+async function fail(
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  reason: string,
+  message: string,
+  now: string,
+): Promise<ReconcileResult> {
+  const m = await updateStatus(
+    ctx,
+    raw,
+    {
+      failure: { reason: FAILURE_REASON, message },
+      condition: { type: NODE_READY, status: 'False', severity: 'Error', reason, message },
+    },
+    now,
+  );
+  await ctx.events.record(m ?? raw, 'Warning', reason, message);
+  ctx.log.warn('providerID error', {
+    machine: `${raw.metadata.namespace}/${raw.metadata.name}`,
+    reason,
+    message,
+  });
+  return terminal(reason, message);
+}
+
+/** Reads everything the decision needs; returns a result instead when there is nothing to do yet. */
+async function load(
+  ctx: ReconcileContext,
+  msg: MessageEnvelope,
+): Promise<Loaded | { result: ReconcileResult }> {
+  const ns = msg.namespace!;
+  const raw = await ctx.client.get(R.Metal3Machine, ns, msg.name);
+  if (!raw) return { result: done('Metal3Machine not found') };
+  if (msg.uid && raw.metadata.uid !== msg.uid) return { result: done('Metal3Machine was replaced') };
+  if (raw.metadata.deletionTimestamp) return { result: done('Metal3Machine is being deleted') };
+  if (raw.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined) return { result: done('paused') };
+  const now = ctx
+    .now()
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z');
+
+  const annotation = raw.metadata.annotations?.[HOST_ANNOTATION];
+  if (annotation === undefined) return { result: done('not associated with a host yet') };
+  const ref = parseHostAnnotation(annotation, ns);
+  if (!ref.ok) return { result: await fail(ctx, raw, 'InvalidHostAnnotation', ref.message, now) };
+
+  let machine: Metal3Machine;
+  try {
+    machine = parseMetal3Machine(raw);
+  } catch (e) {
+    if (e instanceof TerminalError) return { result: await fail(ctx, raw, e.reason, e.message, now) };
+    throw e;
+  }
+
+  const hostRaw = await ctx.client.get(R.BareMetalHost, ref.host.namespace, ref.host.name);
+  if (!hostRaw) return { result: done(`BareMetalHost ${annotation} not found`) };
+  const host = parseBareMetalHost(hostRaw);
+  if (host.status?.provisioning?.state !== 'provisioned') {
+    return {
+      result: done(
+        `host ${annotation} is ${host.status?.provisioning?.state || 'not provisioned'}; its event wakes us`,
+      ),
+    };
+  }
+
+  const owner = raw.metadata.ownerReferences?.find(
+    (o) => o.kind === 'Machine' && o.apiVersion.startsWith('cluster.x-k8s.io/'),
+  );
+  const machineObj = owner ? await ctx.client.get(R.Machine, ns, owner.name) : undefined;
+  const capiMachine: Machine | undefined = machineObj ? parseMachine(machineObj) : undefined;
+  const clusterName = raw.metadata.labels?.[CLUSTER_NAME_LABEL] ?? capiMachine?.spec?.clusterName;
+  if (!clusterName) return { result: done('no cluster name (label cluster.x-k8s.io/cluster-name) yet') };
+
+  const clusterRaw = await ctx.client.get(R.Cluster, ns, clusterName);
+  if (!clusterRaw) return { result: done(`Cluster ${ns}/${clusterName} not found`) };
+  const cluster: Cluster = parseCluster(clusterRaw);
+  if (cluster.spec?.paused) return { result: done('cluster paused') };
+  const infra = cluster.spec?.infrastructureRef;
+  let m3c: Metal3Cluster | undefined;
+  if (infra?.name && (infra.kind ?? 'Metal3Cluster') === 'Metal3Cluster') {
+    const m3cRaw = await ctx.client.get(R.Metal3Cluster, infra.namespace || ns, infra.name);
+    if (!m3cRaw)
+      return {
+        result: requeueAfter(ctx.config.safetyRequeueSeconds, `Metal3Cluster ${infra.name} not found`),
+      };
+    m3c = parseMetal3Cluster(m3cRaw);
+  }
+
+  return {
+    raw,
+    machine,
+    host,
+    hostName: ref.host.name,
+    hostUID: hostRaw.metadata.uid!,
+    clusterName,
+    hasBootstrapConfigRef: Boolean(capiMachine?.spec?.bootstrap?.configRef),
+    cloudProvider: cloudProviderEnabled(m3c?.spec),
+  };
+}
