@@ -1,0 +1,259 @@
+/**
+ * allocateIndex for a Metal3DataClaim: finalizer, the lowest free index of its template, the
+ * Metal3Data `<template>-<index>` (the API server's create is the arbiter), claim status and the
+ * template's status maps. Idempotent: a Metal3Data already serving the claim is reused.
+ */
+
+import {
+  addFinalizer,
+  CLUSTER_NAME_LABEL,
+  copyLabels,
+  dataName,
+  FINALIZER,
+  isDeleting,
+  ownerRef,
+  statusOf,
+  timestamp,
+} from '../../shared/allocation/objects.ts';
+import {
+  type Metal3Data,
+  type Metal3DataClaim,
+  type Metal3DataTemplate,
+  parseMetal3DataClaim,
+  R,
+} from '../../shared/api/index.ts';
+import { isAlreadyExists } from '../../shared/kube/errors.ts';
+import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
+import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
+import { planIndex } from './plan-index.ts';
+import { releaseDataClaim } from './release.ts';
+
+/** Creates tried per reconcile before giving up (the queue retries later). */
+export const MAX_CREATE_ATTEMPTS = 25;
+
+const asKube = (o: unknown) => o as KubeObject;
+
+/** Counters a benchmark can read (per process). */
+export const allocationCounters = { created: 0, alreadyExists: 0, duplicateCreate: 0, reused: 0 };
+
+export async function reconcileDataClaim(
+  ctx: ReconcileContext,
+  namespace: string,
+  name: string,
+): Promise<ReconcileResult> {
+  const { client } = ctx;
+  const raw = await client.get(R.Metal3DataClaim, namespace, name);
+  if (!raw) return done('claim gone');
+  if (isDeleting(raw)) return releaseDataClaim(ctx, namespace, name);
+  let claim: Metal3DataClaim;
+  try {
+    claim = parseMetal3DataClaim(raw);
+  } catch (e) {
+    return recordClaimError(ctx, raw, e as Error);
+  }
+  const templateNs = claim.spec.template.namespace || namespace;
+  if (templateNs !== namespace) {
+    return recordClaimError(
+      ctx,
+      raw,
+      new TerminalError('InvalidConfiguration', `spec.template.namespace must be empty or ${namespace}`),
+    );
+  }
+  const templateRaw = await client.get(R.Metal3DataTemplate, namespace, claim.spec.template.name);
+  if (!templateRaw) {
+    // Woken by the template's creation event; the requeue is only a safety net.
+    return requeueAfter(
+      ctx.config.safetyRequeueSeconds,
+      `Metal3DataTemplate ${claim.spec.template.name} not found`,
+    );
+  }
+  // Only the name and templateReference matter here: a template the renderer rejects still
+  // gets its indexes allocated (its Metal3Data carry the rendering error).
+  const template = templateRaw as unknown as Metal3DataTemplate;
+
+  // The finalizer first: a claim deleted from now on releases whatever we create below.
+  let claimObj = raw;
+  if (!(raw.metadata.finalizers ?? []).includes(FINALIZER.dataClaim)) {
+    const r = await optimisticUpdate(
+      client,
+      R.Metal3DataClaim,
+      namespace,
+      name,
+      (o) => void addFinalizer(o, FINALIZER.dataClaim),
+      {
+        current: raw,
+        expectedUid: raw.metadata.uid,
+      },
+    );
+    if (r.outcome === 'gone') return done('claim gone');
+    claimObj = r.object;
+    if (isDeleting(claimObj)) return releaseDataClaim(ctx, namespace, name);
+  }
+
+  const data = await allocate(ctx, template, claim, asKube(templateRaw), asKube(claimObj));
+  if (!data)
+    return requeueAfter(ctx.config.safetyRequeueSeconds, 'Metal3Data of this claim is being deleted');
+
+  await recordAllocation(ctx, templateRaw, claimObj, data);
+  return done(`index ${data.spec.index}`);
+}
+
+/** Finds or creates the Metal3Data of the claim; undefined when it must wait. */
+async function allocate(
+  ctx: ReconcileContext,
+  template: Metal3DataTemplate,
+  claim: Metal3DataClaim,
+  templateRaw: KubeObject,
+  claimRaw: KubeObject,
+): Promise<Metal3Data | undefined> {
+  const { client } = ctx;
+  const ns = claim.metadata.namespace!;
+  const tried = new Set<number>();
+  for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt++) {
+    const [datas, claims] = await Promise.all([
+      client.list(R.Metal3Data, ns),
+      client.list(R.Metal3DataClaim, ns),
+    ]);
+    const plan = planIndex({
+      template,
+      claim,
+      datas: datas.items as unknown as Metal3Data[],
+      claims: claims.items as unknown as Metal3DataClaim[],
+      tried,
+    });
+    if (plan.kind === 'reuse') {
+      allocationCounters.reused++;
+      return plan.data;
+    }
+    if (plan.kind === 'wait') return undefined;
+    const body = newData(template, templateRaw, claimRaw, plan.index);
+    try {
+      const created = await client.create(R.Metal3Data, body);
+      allocationCounters.created++;
+      ctx.log.debug('Metal3Data created', { name: body.metadata.name, index: plan.index, rank: plan.rank });
+      return created as unknown as Metal3Data;
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+      // Someone took the index: re-list at once and take the next free one (no sleep).
+      allocationCounters.alreadyExists++;
+      const existing = await client.get(R.Metal3Data, ns, body.metadata.name!);
+      if (
+        existing &&
+        (existing.spec as Metal3Data['spec'] | undefined)?.claim?.name === claim.metadata.name
+      ) {
+        allocationCounters.duplicateCreate++;
+      }
+      tried.add(plan.index);
+    }
+  }
+  throw new TransientError(
+    `no free index could be created for ${ns}/${claim.metadata.name} after ${MAX_CREATE_ATTEMPTS} attempts`,
+  );
+}
+
+/** The Metal3Data for `claim` at `index` (seed 001: template as controller owner, plus the claim). */
+export function newData(
+  template: Metal3DataTemplate,
+  templateRaw: KubeObject,
+  claimRaw: KubeObject,
+  index: number,
+): KubeObject {
+  const ns = template.metadata.namespace!;
+  const spec: Record<string, unknown> = {
+    index,
+    template: { name: template.metadata.name, namespace: ns },
+    claim: { name: claimRaw.metadata.name, namespace: claimRaw.metadata.namespace },
+  };
+  if (template.spec.templateReference) spec.templateReference = template.spec.templateReference;
+  return {
+    metadata: {
+      name: dataName(template.metadata.name!, index),
+      namespace: ns,
+      labels: copyLabels(claimRaw),
+      finalizers: [FINALIZER.dataClaim],
+      ownerReferences: [
+        ownerRef(R.Metal3DataTemplate, templateRaw, { controller: true }),
+        ownerRef(R.Metal3DataClaim, claimRaw),
+      ],
+    },
+    spec,
+  };
+}
+
+/** claim.status.renderedData, then the template's status maps (and cluster label) for this entry. */
+async function recordAllocation(
+  ctx: ReconcileContext,
+  templateRaw: KubeObject,
+  claimRaw: KubeObject,
+  data: Metal3Data,
+) {
+  const { client } = ctx;
+  const ns = claimRaw.metadata.namespace!;
+  const claimName = claimRaw.metadata.name!;
+  const dataRef = { name: data.metadata.name, namespace: data.metadata.namespace };
+  await optimisticUpdate(
+    client,
+    R.Metal3DataClaim,
+    ns,
+    claimName,
+    (o) => {
+      const status = statusOf(o);
+      status.renderedData = dataRef;
+      delete status.errorMessage;
+    },
+    { current: claimRaw, expectedUid: claimRaw.metadata.uid, status: true },
+  );
+  const status = (templateRaw.status ?? {}) as Metal3DataTemplate['status'] & object;
+  const key = String(data.spec.index);
+  if (status.indexes?.[key] !== claimName || status.dataNames?.[claimName] !== data.metadata.name) {
+    // A merge patch of two map keys: commutative with every other claim's entry, so concurrent
+    // allocations on one template do not conflict on it. The template reconcile rebuilds both maps
+    // from the Metal3Data list (optimistic update), which corrects any stale entry.
+    await client.patch(
+      R.Metal3DataTemplate,
+      ns,
+      templateRaw.metadata.name!,
+      {
+        status: {
+          indexes: { [key]: claimName },
+          dataNames: { [claimName]: data.metadata.name },
+          lastUpdated: timestamp(ctx.now()),
+        },
+      },
+      'merge',
+      { status: true },
+    );
+  }
+  const cluster = claimRaw.metadata.labels?.[CLUSTER_NAME_LABEL];
+  if (cluster && !templateRaw.metadata.labels?.[CLUSTER_NAME_LABEL]) {
+    // Same value from every claim of the cluster: idempotent, order-free.
+    await client.patch(R.Metal3DataTemplate, ns, templateRaw.metadata.name!, {
+      metadata: { labels: { [CLUSTER_NAME_LABEL]: cluster } },
+    });
+  }
+}
+
+/** Bad input on the claim: status.errorMessage, a Warning Event, terminal. */
+async function recordClaimError(
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  err: Error,
+): Promise<ReconcileResult> {
+  const message = err.message;
+  await optimisticUpdate(
+    ctx.client,
+    R.Metal3DataClaim,
+    raw.metadata.namespace,
+    raw.metadata.name!,
+    (o) => {
+      const status = statusOf(o);
+      status.errorMessage = message;
+    },
+    { current: raw, expectedUid: raw.metadata.uid, status: true },
+  );
+  await ctx.events.record(raw, 'Warning', 'AllocationFailed', message);
+  return terminal('InvalidConfiguration', message);
+}

@@ -1,0 +1,212 @@
+/**
+ * The IPAM path of allocateIndex for an IPClaim: IPAM finalizer, the lowest free address of its
+ * IPPool, the IPAddress `<namePrefix>-<ip>` (create-by-name arbitrates), claim status.address and
+ * the pool's status.indexes. Allocation errors (exhaustion, unavailable requested address) are
+ * recorded on the claim and sticky, as in ip-address-manager.
+ */
+
+import {
+  addFinalizer,
+  copyLabels,
+  FINALIZER,
+  isDeleting,
+  ownerRef,
+  statusOf,
+  timestamp,
+} from '../../shared/allocation/objects.ts';
+import { type IPAddress, type IPClaim, type IPPool, parseIPPool, R } from '../../shared/api/index.ts';
+import { type AllocatedAddress, ipAddressName } from '../../shared/ipam/allocate.ts';
+import { IpamError } from '../../shared/ipam/errors.ts';
+import { isAlreadyExists } from '../../shared/kube/errors.ts';
+import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
+import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
+import { planAddress } from './plan-address.ts';
+import { releaseIPClaim } from './release.ts';
+
+export const MAX_ADDRESS_ATTEMPTS = 40;
+
+export const addressCounters = { created: 0, alreadyExists: 0, reused: 0 };
+
+export async function reconcileIPClaim(
+  ctx: ReconcileContext,
+  namespace: string,
+  name: string,
+): Promise<ReconcileResult> {
+  const { client } = ctx;
+  const raw = await client.get(R.IPClaim, namespace, name);
+  if (!raw) return done('claim gone');
+  if (isDeleting(raw)) return releaseIPClaim(ctx, namespace, name);
+  const claim = raw as unknown as IPClaim;
+  // Sticky errors (ip-address-manager): no retry until the message is cleared or the claim recreated.
+  if (claim.status?.errorMessage) return done('claim has an allocation error');
+  const poolName = claim.spec?.pool?.name;
+  if (!poolName)
+    return recordClaimError(
+      ctx,
+      raw,
+      new TerminalError('InvalidConfiguration', 'spec.pool.name must be set'),
+    );
+  const poolRaw = await client.get(R.IPPool, namespace, poolName);
+  if (!poolRaw) {
+    // The Metal3Data that made this claim reports the missing pool; the pool's creation (or the
+    // safety net) brings us back.
+    return requeueAfter(ctx.config.safetyRequeueSeconds, `IPPool ${namespace}/${poolName} not found`);
+  }
+  let pool: IPPool;
+  try {
+    pool = parseIPPool(poolRaw);
+  } catch (e) {
+    return recordClaimError(ctx, raw, e as Error);
+  }
+
+  let claimObj: KubeObject = raw;
+  if (!(raw.metadata.finalizers ?? []).includes(FINALIZER.ipClaim)) {
+    const r = await optimisticUpdate(
+      client,
+      R.IPClaim,
+      namespace,
+      name,
+      (o) => void addFinalizer(o, FINALIZER.ipClaim),
+      {
+        current: raw,
+        expectedUid: raw.metadata.uid,
+      },
+    );
+    if (r.outcome === 'gone') return done('claim gone');
+    claimObj = r.object;
+    if (isDeleting(claimObj)) return releaseIPClaim(ctx, namespace, name);
+  }
+
+  let address: IPAddress;
+  try {
+    address = await allocate(ctx, pool, poolRaw, claimObj);
+  } catch (e) {
+    if (e instanceof IpamError) return recordClaimError(ctx, claimObj, e);
+    throw e;
+  }
+  await recordAllocation(ctx, poolRaw, claimObj, address);
+  return done(address.spec.address);
+}
+
+async function allocate(
+  ctx: ReconcileContext,
+  pool: IPPool,
+  poolRaw: KubeObject,
+  claimRaw: KubeObject,
+): Promise<IPAddress> {
+  const { client } = ctx;
+  const ns = pool.metadata.namespace!;
+  const claim = claimRaw as unknown as IPClaim;
+  const tried: string[] = [];
+  for (let attempt = 0; attempt < MAX_ADDRESS_ATTEMPTS; attempt++) {
+    const [addresses, claims] = await Promise.all([client.list(R.IPAddress, ns), client.list(R.IPClaim, ns)]);
+    const plan = planAddress({
+      pool,
+      claim,
+      addresses: addresses.items as unknown as IPAddress[],
+      claims: claims.items as unknown as IPClaim[],
+      tried,
+    });
+    if (plan.kind === 'reuse') {
+      addressCounters.reused++;
+      return plan.address;
+    }
+    const body = newAddress(pool, poolRaw, claimRaw, plan.allocated);
+    try {
+      const created = await client.create(R.IPAddress, body);
+      addressCounters.created++;
+      return created as unknown as IPAddress;
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+      addressCounters.alreadyExists++;
+      tried.push(plan.allocated.address);
+    }
+  }
+  throw new TransientError(`no free address could be created for IPClaim ${ns}/${claim.metadata.name}`);
+}
+
+/** IPAddress `<namePrefix>-<ip>`: owners [pool, claim] (neither controller), the claim's labels. */
+export function newAddress(
+  pool: IPPool,
+  poolRaw: KubeObject,
+  claimRaw: KubeObject,
+  a: AllocatedAddress,
+): KubeObject {
+  const ns = pool.metadata.namespace!;
+  const spec: Record<string, unknown> = {
+    address: a.address,
+    prefix: a.prefix,
+    dnsServers: a.dnsServers,
+    pool: { name: pool.metadata.name, namespace: ns },
+    claim: { name: claimRaw.metadata.name, namespace: ns },
+  };
+  if (a.gateway !== undefined) spec.gateway = a.gateway;
+  return {
+    metadata: {
+      name: ipAddressName(pool.spec.namePrefix, a.address),
+      namespace: ns,
+      labels: copyLabels(claimRaw),
+      finalizers: [FINALIZER.ipAddress],
+      ownerReferences: [ownerRef(R.IPPool, poolRaw), ownerRef(R.IPClaim, claimRaw)],
+    },
+    spec,
+  };
+}
+
+async function recordAllocation(
+  ctx: ReconcileContext,
+  poolRaw: KubeObject,
+  claimRaw: KubeObject,
+  address: IPAddress,
+) {
+  const { client } = ctx;
+  const ns = claimRaw.metadata.namespace!;
+  const claimName = claimRaw.metadata.name!;
+  await optimisticUpdate(
+    client,
+    R.IPClaim,
+    ns,
+    claimName,
+    (o) => {
+      const status = statusOf(o);
+      status.address = { name: address.metadata.name, namespace: ns };
+    },
+    { current: claimRaw, expectedUid: claimRaw.metadata.uid, status: true },
+  );
+  const indexes = (poolRaw.status as IPPool['status'])?.indexes ?? {};
+  if (indexes[claimName] !== address.spec.address) {
+    // One map key per claim: commutative with concurrent allocations on the pool (no 409 storm).
+    await client.patch(
+      R.IPPool,
+      ns,
+      poolRaw.metadata.name!,
+      { status: { indexes: { [claimName]: address.spec.address }, lastUpdated: timestamp(ctx.now()) } },
+      'merge',
+      { status: true },
+    );
+  }
+}
+
+async function recordClaimError(
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  err: Error,
+): Promise<ReconcileResult> {
+  const message = err.message;
+  await optimisticUpdate(
+    ctx.client,
+    R.IPClaim,
+    raw.metadata.namespace,
+    raw.metadata.name!,
+    (o) => {
+      const status = statusOf(o);
+      status.errorMessage = message;
+    },
+    { current: raw, expectedUid: raw.metadata.uid, status: true },
+  );
+  await ctx.events.record(raw, 'Warning', 'IPAllocationFailed', message);
+  return terminal(err instanceof IpamError ? err.code : 'InvalidConfiguration', message);
+}

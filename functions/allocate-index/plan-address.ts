@@ -1,0 +1,103 @@
+/**
+ * The decision of the IPAM path for one IPClaim, pure: reuse the IPAddress already serving the
+ * claim, or the address to create (ip-address-manager semantics via shared/ipam/allocate.ts).
+ * Concurrent claims on one pool spread like indexes do: a plain claim takes the free address of
+ * its rank among the pool's pending plain claims (capped), so concurrent creates rarely collide;
+ * the API server's create-by-name stays the arbiter.
+ */
+
+import { rankAmong } from '../../shared/allocation/index-allocation.ts';
+import { isDeleting, isOwnedBy, REQUESTED_IP_ANNOTATION } from '../../shared/allocation/objects.ts';
+import type { IPAddress, IPClaim, IPPool } from '../../shared/api/index.ts';
+import { type AllocatedAddress, allocateAddress, UsedAddresses } from '../../shared/ipam/allocate.ts';
+import { IpamError } from '../../shared/ipam/errors.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+
+/** Beyond this many pending claims ahead, a claim just probes from the lowest free address. */
+export const MAX_RANK = 64;
+
+export type AddressPlan =
+  | { kind: 'reuse'; address: IPAddress }
+  | { kind: 'create'; allocated: AllocatedAddress };
+
+const meta = (o: { metadata: unknown }) => o as unknown as KubeObject;
+
+/** Addresses of the pool (by spec.pool.name in the pool's namespace). */
+export function poolAddresses(pool: IPPool, addresses: readonly IPAddress[]): IPAddress[] {
+  return addresses.filter(
+    (a) => a.metadata.namespace === pool.metadata.namespace && a.spec?.pool?.name === pool.metadata.name,
+  );
+}
+
+/** Is `address` the IPAddress of `claim` (spec.claim names it; owned by it when it has a claim owner)? */
+export function isAddressOfClaim(address: IPAddress, claim: IPClaim): boolean {
+  if (address.spec?.claim?.name !== claim.metadata.name) return false;
+  const claimOwners = (address.metadata.ownerReferences ?? []).filter((r) => r.kind === 'IPClaim');
+  return claimOwners.length === 0 || isOwnedBy(meta(address), claim.metadata.uid);
+}
+
+const requestedIp = (c: IPClaim): string | undefined =>
+  c.metadata.annotations?.[REQUESTED_IP_ANNOTATION] || undefined;
+
+export interface AddressPlanInput {
+  pool: IPPool;
+  claim: IPClaim;
+  /** Every IPAddress of the namespace. */
+  addresses: readonly IPAddress[];
+  /** Every IPClaim of the namespace. */
+  claims: readonly IPClaim[];
+  /** Addresses whose create already failed with AlreadyExists in this reconcile. */
+  tried?: Iterable<string>;
+}
+
+/** Throws IpamError with the upstream message (exhaustion, bad requested address, ...). */
+export function planAddress(input: AddressPlanInput): AddressPlan {
+  const { pool, claim } = input;
+  const mine = poolAddresses(pool, input.addresses).filter((a) => isAddressOfClaim(a, claim));
+  if (mine.length > 0) return { kind: 'reuse', address: mine[0]! };
+
+  const owned = poolAddresses(pool, input.addresses);
+  const used = new UsedAddresses(owned.map((a) => a.spec.address));
+  const pre = pool.spec.preAllocations ?? {};
+  // Another claim's pre-allocated address is never handed out.
+  for (const [claimName, ip] of Object.entries(pre)) if (claimName !== claim.metadata.name) used.add(ip);
+  for (const ip of input.tried ?? []) used.add(ip);
+
+  const requested = requestedIp(claim);
+  const special = requested !== undefined || pre[claim.metadata.name ?? ''] !== undefined;
+  const claimRef = { name: claim.metadata.name ?? '', ...(requested ? { requestedIp: requested } : {}) };
+  if (special || pool.spec.allocationStrategy === 'random') {
+    return { kind: 'create', allocated: allocateAddress(pool.spec, used, claimRef) };
+  }
+
+  const served = new Set(owned.map((a) => a.spec.claim?.name ?? ''));
+  const pending = input.claims
+    .filter(
+      (c) =>
+        c.metadata.namespace === pool.metadata.namespace &&
+        c.spec?.pool?.name === pool.metadata.name &&
+        !isDeleting(meta(c)) &&
+        !c.status?.address &&
+        !c.status?.errorMessage &&
+        requestedIp(c) === undefined &&
+        pre[c.metadata.name ?? ''] === undefined &&
+        !served.has(c.metadata.name ?? ''),
+    )
+    .map((c) => c.metadata.name ?? '');
+  pending.push(claim.metadata.name ?? '');
+  const rank = Math.min(rankAmong(claim.metadata.name ?? '', pending), MAX_RANK);
+
+  // The free address of our rank: skip the `rank` lowest free ones (left to the claims ahead).
+  let pick = allocateAddress(pool.spec, used, claimRef);
+  for (let k = 1; k <= rank; k++) {
+    used.add(pick.address);
+    try {
+      pick = allocateAddress(pool.spec, used, claimRef);
+    } catch (e) {
+      // Fewer free addresses than claims ahead: probe the last free one; the create arbitrates.
+      if (e instanceof IpamError && e.code === 'Exhausted') break;
+      throw e;
+    }
+  }
+  return { kind: 'create', allocated: pick };
+}

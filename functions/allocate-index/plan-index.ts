@@ -1,0 +1,82 @@
+/**
+ * The decision of allocateIndex for one Metal3DataClaim, pure: reuse the Metal3Data that already
+ * serves the claim, wait, or try to create `<template>-<index>` with the index of the claim's rank
+ * among the pending claims (shared/allocation/index-allocation.ts).
+ */
+
+import { nthFreeIndex, rankAmong } from '../../shared/allocation/index-allocation.ts';
+import { isDeleting, isOwnedBy } from '../../shared/allocation/objects.ts';
+import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
+import type { Metal3Data, Metal3DataClaim, Metal3DataTemplate } from '../../shared/api/index.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+
+export type IndexPlan =
+  | { kind: 'reuse'; data: Metal3Data }
+  | { kind: 'wait'; reason: string }
+  | { kind: 'create'; index: number; rank: number };
+
+const meta = (o: { metadata: unknown }) => o as unknown as KubeObject;
+
+/** Is `data` the Metal3Data of `claim` (spec.claim names it and no other claim object owns it)? */
+export function isDataOfClaim(data: Metal3Data, claim: Metal3DataClaim): boolean {
+  if (data.spec?.claim?.name !== claim.metadata.name) return false;
+  const claimNs = data.spec.claim?.namespace || data.metadata.namespace;
+  if (claimNs !== claim.metadata.namespace) return false;
+  const claimOwners = (data.metadata.ownerReferences ?? []).filter((r) => r.kind === 'Metal3DataClaim');
+  // A Metal3Data written by the reference (or restored without owners) is matched by name alone;
+  // one owned by an earlier claim of the same name is not ours.
+  return claimOwners.length === 0 || isOwnedBy(meta(data), claim.metadata.uid);
+}
+
+/** Claims of this template that still wait for an index (the current one always counts). */
+export function pendingClaims(
+  template: Metal3DataTemplate,
+  claim: Metal3DataClaim,
+  claims: readonly Metal3DataClaim[],
+  linked: readonly Metal3Data[],
+): string[] {
+  const served = new Set(linked.map((d) => d.spec.claim?.name));
+  const ns = template.metadata.namespace;
+  const names = claims
+    .filter(
+      (c) =>
+        c.metadata.namespace === ns &&
+        c.spec?.template?.name === template.metadata.name &&
+        (c.spec.template.namespace || c.metadata.namespace) === ns &&
+        !isDeleting(meta(c)) &&
+        !c.status?.errorMessage &&
+        !served.has(c.metadata.name ?? ''),
+    )
+    .map((c) => c.metadata.name ?? '');
+  names.push(claim.metadata.name ?? '');
+  return names;
+}
+
+export interface IndexPlanInput {
+  template: Metal3DataTemplate;
+  claim: Metal3DataClaim;
+  /** Every Metal3Data of the namespace (filtered here by the three template links). */
+  datas: readonly Metal3Data[];
+  /** Every Metal3DataClaim of the namespace. */
+  claims: readonly Metal3DataClaim[];
+  /** Indexes whose create already failed with AlreadyExists in this reconcile. */
+  tried?: ReadonlySet<number>;
+}
+
+export function planIndex(input: IndexPlanInput): IndexPlan {
+  const { template, claim } = input;
+  // Objects as listed, not parsed: a malformed neighbour must not stop allocation, but every
+  // Metal3Data with an index holds it.
+  const linked = input.datas.filter((d) => Number.isInteger(d.spec?.index) && belongsToTemplate(template, d));
+  const mine = linked.find((d) => isDataOfClaim(d, claim));
+  if (mine) {
+    if (isDeleting(meta(mine))) {
+      return { kind: 'wait', reason: `Metal3Data ${mine.metadata.name} of this claim is being deleted` };
+    }
+    return { kind: 'reuse', data: mine };
+  }
+  const used = new Set<number>(linked.map((d) => d.spec.index));
+  for (const i of input.tried ?? []) used.add(i);
+  const rank = rankAmong(claim.metadata.name ?? '', pendingClaims(template, claim, input.claims, linked));
+  return { kind: 'create', index: nthFreeIndex(used, rank), rank };
+}

@@ -1,0 +1,204 @@
+import { describe, expect, it } from 'vitest';
+import type {
+  IPAddress,
+  IPClaim,
+  IPPool,
+  Metal3Data,
+  Metal3DataClaim,
+  Metal3DataTemplate,
+} from '../../shared/api/index.ts';
+import { planAddress } from './plan-address.ts';
+import { planIndex } from './plan-index.ts';
+import { templateMaps } from './template.ts';
+
+const template = (name: string, templateReference?: string) =>
+  ({
+    metadata: { name, namespace: 'ns', uid: `t-${name}` },
+    spec: templateReference ? { templateReference } : {},
+  }) as Metal3DataTemplate;
+const claim = (name: string, extra: Partial<Metal3DataClaim> = {}) =>
+  ({
+    metadata: { name, namespace: 'ns', uid: `c-${name}` },
+    spec: { template: { name: 'tpl' } },
+    ...extra,
+  }) as Metal3DataClaim;
+const data = (
+  tpl: string,
+  index: number,
+  claimName: string,
+  opts: { ref?: string; owner?: string; deleting?: boolean } = {},
+) =>
+  ({
+    metadata: {
+      name: `${tpl}-${index}`,
+      namespace: 'ns',
+      ...(opts.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+      ownerReferences: [
+        { apiVersion: 'x/v1', kind: 'Metal3DataClaim', name: claimName, uid: opts.owner ?? `c-${claimName}` },
+      ],
+    },
+    spec: {
+      index,
+      template: { name: tpl },
+      claim: { name: claimName },
+      ...(opts.ref ? { templateReference: opts.ref } : {}),
+    },
+  }) as Metal3Data;
+
+describe('planIndex', () => {
+  it('takes the lowest free index over the data of all three links', () => {
+    const datas = [
+      data('tpl', 0, 'a'),
+      data('other', 1, 'b', { ref: 'r' }),
+      data('old', 2, 'c'),
+      data('unrelated', 3, 'd'),
+    ];
+    const plan = planIndex({
+      template: template('tpl', 'r'),
+      claim: claim('x'),
+      datas,
+      claims: [claim('x')],
+    });
+    expect(plan).toEqual({ kind: 'create', index: 2, rank: 0 }); // ways 1 and 2 (old-2 is not linked)
+    const plan2 = planIndex({ template: template('tpl', 'old'), claim: claim('x'), datas, claims: [] });
+    expect(plan2).toMatchObject({ kind: 'create', index: 1 });
+  });
+
+  it('reuses the Metal3Data already serving the claim (crash between create and status write)', () => {
+    const d = data('tpl', 4, 'x');
+    expect(planIndex({ template: template('tpl'), claim: claim('x'), datas: [d], claims: [] })).toEqual({
+      kind: 'reuse',
+      data: d,
+    });
+  });
+
+  it('does not reuse the Metal3Data of an earlier claim with the same name; its index stays used', () => {
+    const d = data('tpl', 0, 'x', { owner: 'old-uid' });
+    expect(planIndex({ template: template('tpl'), claim: claim('x'), datas: [d], claims: [] })).toMatchObject(
+      { kind: 'create', index: 1 },
+    );
+  });
+
+  it('waits while the claim’s own Metal3Data is being deleted', () => {
+    const d = data('tpl', 0, 'x', { deleting: true });
+    expect(planIndex({ template: template('tpl'), claim: claim('x'), datas: [d], claims: [] }).kind).toBe(
+      'wait',
+    );
+  });
+
+  it('ranks among pending claims so concurrent claims pick distinct, dense indexes', () => {
+    const claims = ['m-0', 'm-1', 'm-2'].map((n) => claim(n));
+    const datas = [data('tpl', 1, 'z')];
+    const picks = claims.map((c) => planIndex({ template: template('tpl'), claim: c, datas, claims }));
+    expect(picks.map((p) => (p.kind === 'create' ? p.index : -1))).toEqual([0, 2, 3]);
+  });
+
+  it('ignores deleting, failed and served claims when ranking, and skips tried indexes', () => {
+    const claims = [
+      claim('a', { metadata: { name: 'a', namespace: 'ns', deletionTimestamp: 'x' } }),
+      claim('b', { status: { errorMessage: 'bad' } }),
+      claim('c'),
+      claim('d'),
+    ];
+    const datas = [data('tpl', 0, 'c')];
+    expect(
+      planIndex({ template: template('tpl'), claim: claim('d'), datas, claims, tried: new Set([1]) }),
+    ).toEqual({
+      kind: 'create',
+      index: 2,
+      rank: 0,
+    });
+  });
+});
+
+describe('templateMaps', () => {
+  it('maps index -> claim and claim -> data name for linked data only', () => {
+    const maps = templateMaps(template('tpl'), [data('tpl', 1, 'b'), data('tpl', 0, 'a'), data('x', 5, 'q')]);
+    expect(maps).toEqual({ indexes: { '0': 'a', '1': 'b' }, dataNames: { a: 'tpl-0', b: 'tpl-1' } });
+  });
+});
+
+const pool = (spec: Partial<IPPool['spec']> = {}) =>
+  ({
+    metadata: { name: 'pool-1', namespace: 'ns', uid: 'p' },
+    spec: {
+      namePrefix: 'p1',
+      pools: [{ start: '10.0.0.10', end: '10.0.0.12' }],
+      prefix: 24,
+      gateway: '10.0.0.1',
+      ...spec,
+    },
+  }) as IPPool;
+const ipClaim = (name: string, annotations?: Record<string, string>) =>
+  ({
+    metadata: { name, namespace: 'ns', uid: `u-${name}`, ...(annotations ? { annotations } : {}) },
+    spec: { pool: { name: 'pool-1' } },
+  }) as IPClaim;
+const address = (ip: string, claimName: string) =>
+  ({
+    metadata: {
+      name: `p1-${ip}`,
+      namespace: 'ns',
+      ownerReferences: [{ apiVersion: 'a/v1', kind: 'IPClaim', name: claimName, uid: `u-${claimName}` }],
+    },
+    spec: { address: ip, prefix: 24, pool: { name: 'pool-1' }, claim: { name: claimName } },
+  }) as IPAddress;
+
+describe('planAddress', () => {
+  it('takes the lowest free address, with the pool prefix and gateway', () => {
+    const plan = planAddress({
+      pool: pool(),
+      claim: ipClaim('c'),
+      addresses: [address('10.0.0.10', 'a')],
+      claims: [],
+    });
+    expect(plan).toEqual({
+      kind: 'create',
+      allocated: { address: '10.0.0.11', prefix: 24, gateway: '10.0.0.1', dnsServers: [] },
+    });
+  });
+
+  it('reuses the IPAddress whose spec.claim is this claim', () => {
+    const mine = address('10.0.0.12', 'c');
+    expect(planAddress({ pool: pool(), claim: ipClaim('c'), addresses: [mine], claims: [] })).toEqual({
+      kind: 'reuse',
+      address: mine,
+    });
+  });
+
+  it("never hands out another claim's pre-allocated address; honours the requested one", () => {
+    const p = pool({ preAllocations: { other: '10.0.0.10' } });
+    expect(planAddress({ pool: p, claim: ipClaim('c'), addresses: [], claims: [] })).toMatchObject({
+      allocated: { address: '10.0.0.11' },
+    });
+    const req = ipClaim('c', { ipAddress: '10.0.0.12' });
+    expect(planAddress({ pool: p, claim: req, addresses: [], claims: [] })).toMatchObject({
+      allocated: { address: '10.0.0.12' },
+    });
+  });
+
+  it('compares addresses canonically (IPv6)', () => {
+    const p = pool({ pools: [{ start: '2001:db8::1', end: '2001:db8::3' }], prefix: 64, gateway: undefined });
+    const used = address('2001:0db8:0000::0001', 'a');
+    expect(planAddress({ pool: p, claim: ipClaim('c'), addresses: [used], claims: [] })).toMatchObject({
+      allocated: { address: '2001:db8::2' },
+    });
+  });
+
+  it('throws the upstream message when the pool is exhausted', () => {
+    const addresses = ['10.0.0.10', '10.0.0.11', '10.0.0.12'].map((ip, i) => address(ip, `x${i}`));
+    expect(() => planAddress({ pool: pool(), claim: ipClaim('c'), addresses, claims: [] })).toThrow(
+      'Exhausted IP Pools',
+    );
+  });
+
+  it('spreads pending claims over distinct addresses', () => {
+    const claims = ['a', 'b', 'c'].map((n) => ipClaim(n));
+    const picks = claims.map((c) => planAddress({ pool: pool(), claim: c, addresses: [], claims }));
+    expect(picks.map((p) => (p.kind === 'create' ? p.allocated.address : ''))).toEqual([
+      '10.0.0.10',
+      '10.0.0.11',
+      '10.0.0.12',
+    ]);
+  });
+});

@@ -1,0 +1,223 @@
+/**
+ * Release (issue 6; docs/adr/004-data-ownership-and-release.md): the deletion paths of
+ * Metal3DataClaim, Metal3Data and IPClaim. Each step is idempotent and explicit; a release
+ * cascades inline (claim -> its Metal3Data -> its IPClaims -> their IPAddresses) so one invocation
+ * frees everything it can, and the later watch events of the same objects find nothing left to do.
+ * Nothing here relies on garbage collection, although every object we create is also owned.
+ */
+
+import {
+  CLUSTER_NAME_LABEL,
+  FINALIZER,
+  hasFinalizer,
+  isDeleting,
+  isOwnedBy,
+  removeFinalizer,
+} from '../../shared/allocation/objects.ts';
+import type { IPAddress, IPClaim, Metal3Data, Metal3DataClaim } from '../../shared/api/index.ts';
+import { R, type ResourceType } from '../../shared/api/resources.ts';
+import { isConflict } from '../../shared/kube/errors.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
+import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
+import { isAddressOfClaim } from './plan-address.ts';
+import { isDataOfClaim } from './plan-index.ts';
+
+/** Deletes `obj` if it is still the same object (uid precondition); false when already gone/replaced. */
+async function deleteExact(ctx: ReconcileContext, t: ResourceType, obj: KubeObject): Promise<boolean> {
+  try {
+    return await ctx.client.delete(t, obj.metadata.namespace, obj.metadata.name!, {
+      preconditions: { uid: obj.metadata.uid! },
+    });
+  } catch (e) {
+    if (isConflict(e)) return false; // another object of that name now: not ours to delete
+    throw e;
+  }
+}
+
+async function dropFinalizer(
+  ctx: ReconcileContext,
+  t: ResourceType,
+  obj: KubeObject,
+  finalizer: string,
+): Promise<void> {
+  if (!hasFinalizer(obj, finalizer)) return;
+  await optimisticUpdate(
+    ctx.client,
+    t,
+    obj.metadata.namespace,
+    obj.metadata.name!,
+    (o) => (removeFinalizer(o, finalizer) ? undefined : SKIP),
+    {
+      current: obj,
+      expectedUid: obj.metadata.uid,
+      retries: 20,
+    },
+  );
+}
+
+/** Deletes `obj` and removes `finalizer` from it (delete first: the object's own release runs on its event). */
+async function deleteAndUnblock(
+  ctx: ReconcileContext,
+  t: ResourceType,
+  obj: KubeObject,
+  finalizer: string,
+): Promise<void> {
+  if (!isDeleting(obj)) await deleteExact(ctx, t, obj);
+  const fresh = await ctx.client.get(t, obj.metadata.namespace, obj.metadata.name!);
+  if (fresh && fresh.metadata.uid === obj.metadata.uid) await dropFinalizer(ctx, t, fresh, finalizer);
+}
+
+/** A deleting Metal3DataClaim: delete its Metal3Data, drop the template entries, then its finalizer. */
+export async function releaseDataClaim(
+  ctx: ReconcileContext,
+  namespace: string,
+  name: string,
+): Promise<ReconcileResult> {
+  const { client } = ctx;
+  const raw = await client.get(R.Metal3DataClaim, namespace, name);
+  if (!raw || !isDeleting(raw)) return done('nothing to release');
+  if (!hasFinalizer(raw, FINALIZER.dataClaim)) return done('released');
+  const claim = raw as unknown as Metal3DataClaim;
+  const rendered = claim.status?.renderedData?.name;
+  const datas = (await client.list(R.Metal3Data, namespace)).items.filter((d) => {
+    const data = d as unknown as Metal3Data;
+    if (isDataOfClaim(data, claim)) return true;
+    return d.metadata.name === rendered && isOwnedBy(d, raw.metadata.uid);
+  });
+  for (const d of datas) {
+    await deleteAndUnblock(ctx, R.Metal3Data, d, FINALIZER.dataClaim);
+    await releaseData(ctx, namespace, d.metadata.name!);
+  }
+  const templateName = claim.spec?.template?.name;
+  if (templateName) {
+    await optimisticUpdate(
+      client,
+      R.Metal3DataTemplate,
+      namespace,
+      templateName,
+      (o) => {
+        const status = o.status as
+          | { indexes?: Record<string, string>; dataNames?: Record<string, string> }
+          | undefined;
+        let changed = false;
+        for (const [index, claimName] of Object.entries(status?.indexes ?? {})) {
+          if (claimName === name) {
+            delete status!.indexes![index];
+            changed = true;
+          }
+        }
+        if (status?.dataNames && name in status.dataNames) {
+          delete status.dataNames[name];
+          changed = true;
+        }
+        return changed ? undefined : SKIP;
+      },
+      { status: true, retries: 20 },
+    );
+  }
+  await dropFinalizer(ctx, R.Metal3DataClaim, raw, FINALIZER.dataClaim);
+  ctx.log.info('Metal3DataClaim released', {
+    claim: `${namespace}/${name}`,
+    data: datas.map((d) => d.metadata.name),
+  });
+  return done(`released ${datas.length} Metal3Data`);
+}
+
+/** A deleting Metal3Data: delete its IPClaims and rendered Secrets, then drop our finalizer(s). */
+export async function releaseData(
+  ctx: ReconcileContext,
+  namespace: string,
+  name: string,
+): Promise<ReconcileResult> {
+  const { client } = ctx;
+  const raw = await client.get(R.Metal3Data, namespace, name);
+  if (!raw || !isDeleting(raw)) return done('nothing to release');
+  const uid = raw.metadata.uid;
+  if (hasFinalizer(raw, FINALIZER.data)) {
+    const claims = (await client.list(R.IPClaim, namespace)).items.filter((c) => isOwnedBy(c, uid));
+    for (const c of claims) {
+      await deleteAndUnblock(ctx, R.IPClaim, c, FINALIZER.data);
+      await releaseIPClaim(ctx, namespace, c.metadata.name!);
+    }
+    const cluster = raw.metadata.labels?.[CLUSTER_NAME_LABEL];
+    const secrets = (
+      await client.list(
+        R.Secret,
+        namespace,
+        cluster ? { labelSelector: `${CLUSTER_NAME_LABEL}=${cluster}` } : {},
+      )
+    ).items.filter((s) => isOwnedBy(s, uid));
+    for (const s of secrets) await deleteExact(ctx, R.Secret, s);
+    await dropFinalizer(ctx, R.Metal3Data, raw, FINALIZER.data);
+  }
+  // The claim's finalizer is the claim's to drop; if the claim is gone (or another object of that
+  // name), nobody else will.
+  const fresh = await client.get(R.Metal3Data, namespace, name);
+  if (fresh && fresh.metadata.uid === uid && hasFinalizer(fresh, FINALIZER.dataClaim)) {
+    const data = fresh as unknown as Metal3Data;
+    const claim = await client.get(
+      R.Metal3DataClaim,
+      data.spec?.claim?.namespace || namespace,
+      data.spec?.claim?.name ?? '',
+    );
+    if (!claim || isDeleting(claim) || !isOwnedBy(fresh, claim.metadata.uid)) {
+      await dropFinalizer(ctx, R.Metal3Data, fresh, FINALIZER.dataClaim);
+    }
+  }
+  return done('released');
+}
+
+/** A deleting IPClaim: delete its IPAddress, drop the pool's entry, then the IPAM finalizer. */
+export async function releaseIPClaim(
+  ctx: ReconcileContext,
+  namespace: string,
+  name: string,
+): Promise<ReconcileResult> {
+  const { client } = ctx;
+  const raw = await client.get(R.IPClaim, namespace, name);
+  if (!raw || !isDeleting(raw)) return done('nothing to release');
+  if (!hasFinalizer(raw, FINALIZER.ipClaim)) return done('released');
+  const others = (raw.metadata.finalizers ?? []).filter((f) => f !== FINALIZER.ipClaim);
+  // As ip-address-manager: wait while its user (the Metal3Data) still holds it.
+  if (others.length > 0) return done(`waiting for finalizers ${others.join(', ')}`);
+  const claim = raw as unknown as IPClaim;
+  const poolName = claim.spec?.pool?.name;
+  const addresses = (await client.list(R.IPAddress, namespace)).items.filter((a) => {
+    const addr = a as unknown as IPAddress;
+    return (!poolName || addr.spec?.pool?.name === poolName) && isAddressOfClaim(addr, claim);
+  });
+  for (const a of addresses) await deleteAndUnblock(ctx, R.IPAddress, a, FINALIZER.ipAddress);
+  if (poolName) {
+    await optimisticUpdate(
+      client,
+      R.IPPool,
+      namespace,
+      poolName,
+      (o) => {
+        const indexes = (o.status as { indexes?: Record<string, string> } | undefined)?.indexes;
+        if (!indexes || !(name in indexes)) return SKIP;
+        delete indexes[name];
+      },
+      { status: true, retries: 20 },
+    );
+  }
+  await dropFinalizer(ctx, R.IPClaim, raw, FINALIZER.ipClaim);
+  return done(`released ${addresses.length} IPAddress`);
+}
+
+/** The deprovision function's core dispatches deleting Metal3DataClaim, Metal3Data and IPClaim here. */
+export const reconcileRelease: ReconcileFn = async (ctx, msg) => {
+  const ns = msg.namespace ?? 'default';
+  switch (msg.kind) {
+    case 'Metal3DataClaim':
+      return releaseDataClaim(ctx, ns, msg.name);
+    case 'Metal3Data':
+      return releaseData(ctx, ns, msg.name);
+    case 'IPClaim':
+      return releaseIPClaim(ctx, ns, msg.name);
+    default:
+      return done(`release: ${msg.kind} is not a kind released here`);
+  }
+};
