@@ -1,7 +1,7 @@
 /** Objects and addresses shared by the render tests (hand-written, not produced by the code). */
 import type { BareMetalHost, Machine, Metal3Machine } from '../../../shared/api/index.ts';
 import type { AllocatedAddress } from '../../../shared/ipam/allocate.ts';
-import type { RenderInputs, TemplateSpec } from '../../../shared/render/index.ts';
+import { RenderError, type RenderInputs, type TemplateSpec } from '../../../shared/render/index.ts';
 
 export const machine: Machine = {
   apiVersion: 'cluster.x-k8s.io/v1beta1',
@@ -80,4 +80,15 @@ export function inputs(overrides: Partial<RenderInputs> = {}): RenderInputs {
 /** Templates in tests are partial literals; the renderer must not rely on schema defaults it does not need. */
 export function template(spec: unknown): TemplateSpec {
   return spec as TemplateSpec;
+}
+
+/** Runs `fn`, asserting it throws a RenderError with exactly this field and message. */
+export function renderErrorOf(fn: () => unknown): { field: string; message: string } {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof RenderError) return { field: e.field, message: e.message };
+    throw e;
+  }
+  throw new Error('expected a RenderError, nothing was thrown');
 }
