@@ -2,9 +2,17 @@
  * The message envelope (DESIGN.md §1): a key, never a payload. The handler re-reads the object and
  * reconciles, so duplicates and reordering are harmless. Validated with zod before anything acts.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
-export const FUNCTION_NAMES = ['selectHost', 'allocateIndex', 'renderData', 'resolveProviderID', 'deprovision', 'reconcileCluster'] as const;
+export const FUNCTION_NAMES = [
+  'selectHost',
+  'allocateIndex',
+  'renderData',
+  'resolveProviderID',
+  'deprovision',
+  'reconcileCluster',
+] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 /** Why the message was sent: a watch event, a resync, a requeue-after or a manual replay. */
@@ -30,6 +38,11 @@ export const MessageEnvelope = z
     notBefore: z.number().int().nonnegative().optional(),
     /** How many times this key was requeued by a core (not redeliveries). */
     attempt: z.number().int().nonnegative().optional(),
+    /**
+     * For reason `related`: the event that caused this message, `Kind/namespace/name@resourceVersion`.
+     * Part of the deduplication id, so two different causes for one unchanged object both arrive.
+     */
+    cause: z.string().max(400).optional(),
   })
   .strict();
 
@@ -48,7 +61,9 @@ export function parseEnvelope(body: string | unknown): MessageEnvelope {
   let raw: unknown = body;
   if (typeof body === 'string') {
     if (Buffer.byteLength(body) > MAX_MESSAGE_BYTES) {
-      throw new EnvelopeError(`message too large: ${Buffer.byteLength(body)} bytes (limit ${MAX_MESSAGE_BYTES})`);
+      throw new EnvelopeError(
+        `message too large: ${Buffer.byteLength(body)} bytes (limit ${MAX_MESSAGE_BYTES})`,
+      );
     }
     try {
       raw = JSON.parse(body);
@@ -71,7 +86,7 @@ export const envelopeKey = (m: Pick<MessageEnvelope, 'namespace' | 'name'>): str
 
 /** SQS FIFO deduplication id: `uid/resourceVersion/function`, never the key alone. */
 export function deduplicationId(m: MessageEnvelope): string {
-  const id = `${m.uid ?? envelopeKey(m)}/${m.resourceVersion ?? '0'}/${m.function}${m.reason === 'requeue' || m.reason === 'replay' ? `/${m.reason}-${m.attempt ?? 0}-${m.notBefore ?? 0}` : ''}`;
+  const id = `${m.uid ?? envelopeKey(m)}/${m.resourceVersion ?? '0'}/${m.function}${m.reason === 'requeue' || m.reason === 'replay' ? `/${m.reason}-${m.attempt ?? 0}-${m.notBefore ?? 0}` : ''}${m.cause ? `/c-${createHash('sha256').update(m.cause).digest('base64url').slice(0, 16)}` : ''}`;
   // SQS allows 128 characters from [A-Za-z0-9!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~].
   return id.length <= 128 ? id : id.slice(0, 128);
 }

@@ -1,0 +1,152 @@
+/**
+ * AWS Lambda adapter: an SQS event in, a partial batch response out (ReportBatchItemFailures),
+ * with Powertools' batch processing. FIFO queues use SqsFifoPartialProcessorAsync with
+ * skipGroupOnError, so a failure holds back only later messages of its own group.
+ *
+ * A malformed record is moved to its queue's DLQ here, with the reason as a message attribute, and
+ * acknowledged: it neither waits five receives for the redrive nor fails its batch-mates.
+ */
+import {
+  BatchProcessor,
+  EventType,
+  processPartialResponse,
+  SqsFifoPartialProcessorAsync,
+} from '@aws-lambda-powertools/batch';
+import { GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { FunctionName } from '../../events/envelope.ts';
+import { sendToDlq } from '../queue/dlq.ts';
+import { ATTR_GROUP } from '../queue/message.ts';
+import { dlqName, functionOfQueue, parseQueueArn, type QueueNaming } from '../queue/names.ts';
+import { forwardOne, scheduleRequeue } from '../queue/requeue.ts';
+import type { ReconcileContext } from '../reconcile/context.ts';
+import { dispatch, type FunctionTable } from './dispatch.ts';
+import type { PipelineMetrics } from './metrics.ts';
+
+export interface SqsHandlerOptions {
+  fns: FunctionTable;
+  /** The context, built once per cold start (lazily, so an import never touches the network). */
+  context: () => ReconcileContext;
+  sqs: SQSClient;
+  naming?: QueueNaming | undefined;
+  /** URL of the standard requeue queue (see docs/adr/002). */
+  requeueUrl: string | (() => Promise<string>);
+  metrics?: PipelineMetrics | undefined;
+}
+
+/** Thrown into Powertools to fail a record (the queue redelivers it with backoff). */
+export class RetryRecordError extends Error {
+  override readonly name = 'RetryRecordError';
+}
+
+export function createSqsHandler(
+  opts: SqsHandlerOptions,
+): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
+  const urlCache = new Map<string, Promise<string>>();
+  const urlOf = (name: string, account: string): Promise<string> => {
+    let p = urlCache.get(name);
+    if (!p) {
+      p = opts.sqs
+        .send(
+          new GetQueueUrlCommand({
+            QueueName: name,
+            ...(account ? { QueueOwnerAWSAccountId: account } : {}),
+          }),
+        )
+        .then((r) => r.QueueUrl!);
+      p.catch(() => urlCache.delete(name));
+      urlCache.set(name, p);
+    }
+    return p;
+  };
+  const requeueUrl =
+    typeof opts.requeueUrl === 'string' ? async () => opts.requeueUrl as string : opts.requeueUrl;
+
+  const recordHandler = async (record: SQSRecord): Promise<void> => {
+    const source = parseQueueArn(record.eventSourceARN);
+    const owner = source ? functionOfQueue(source.name, opts.naming) : undefined;
+    const group = record.attributes.MessageGroupId;
+    const outcome = await dispatch(opts.fns, opts.context(), record.body, {
+      expect: owner && !owner.dlq ? owner.fn : undefined,
+      metrics: opts.metrics,
+    });
+    switch (outcome.kind) {
+      case 'done':
+      case 'terminal':
+        return;
+      case 'requeue':
+        await scheduleRequeue(opts.sqs, await requeueUrl(), outcome.msg, group, outcome.afterSeconds);
+        return;
+      case 'retry':
+        throw new RetryRecordError(outcome.error.message);
+      case 'malformed': {
+        if (!source || !owner) {
+          // Not one of our queues: let the queue's own redrive policy take it.
+          throw new RetryRecordError(`malformed message on a foreign queue: ${outcome.reason}`);
+        }
+        const dlqUrl = await urlOf(dlqName(owner.fn, opts.naming), source.account);
+        await sendToDlq(opts.sqs, dlqUrl, {
+          body: record.body,
+          reason: outcome.reason,
+          group,
+          sourceQueue: source.name,
+          sourceMessageId: record.messageId,
+        });
+        return;
+      }
+    }
+  };
+
+  return async (event, context) => {
+    const fifo = event.Records[0]?.eventSourceARN.endsWith('.fifo') ?? false;
+    if (fifo) {
+      return processPartialResponse(event, recordHandler, new SqsFifoPartialProcessorAsync(), {
+        ...(context ? { context } : {}),
+        skipGroupOnError: true,
+        throwOnFullBatchFailure: false,
+      });
+    }
+    return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
+      ...(context ? { context } : {}),
+      throwOnFullBatchFailure: false,
+    });
+  };
+}
+
+export interface RequeueForwarderOptions {
+  sqs: SQSClient;
+  naming?: QueueNaming | undefined;
+  functions: readonly FunctionName[];
+}
+
+/**
+ * The small Lambda on the standard requeue queue: forwards due messages into their FIFO queue and
+ * sends early ones round again (chained hops beyond 900 s).
+ */
+export function createRequeueForwarder(
+  opts: RequeueForwarderOptions,
+): (event: SQSEvent) => Promise<SQSBatchResponse> {
+  let urls: Promise<{ main: Partial<Record<FunctionName, string>>; requeue: string }> | undefined;
+  return async (event) => {
+    const first = event.Records[0];
+    if (!first) return { batchItemFailures: [] };
+    const arn = parseQueueArn(first.eventSourceARN);
+    urls ??= (async () => {
+      const main: Partial<Record<FunctionName, string>> = {};
+      const { resolveQueues } = await import('../queue/ensure.ts');
+      const q = await resolveQueues(opts.sqs, { ...opts.naming, functions: opts.functions });
+      for (const fn of opts.functions) main[fn] = q.main[fn];
+      return { main, requeue: q.requeue };
+    })();
+    const u = await urls;
+    void arn;
+    return processPartialResponse(
+      event,
+      async (record: SQSRecord) => {
+        await forwardOne(opts.sqs, u, record.body, record.messageAttributes[ATTR_GROUP]?.stringValue);
+      },
+      new BatchProcessor(EventType.SQS),
+      { throwOnFullBatchFailure: false },
+    );
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Prometheus metrics of the pipeline (prom-client), one registry per process: the HTTP runtime
+ * serves it on /metrics, the relay and worker commands on their --metrics-port.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export class PipelineMetrics {
+  readonly registry: Registry;
+  /** Dispatch outcomes: done, requeue, terminal, retry, malformed. */
+  readonly messages: Counter<'function' | 'outcome'>;
+  readonly duration: Histogram<'function'>;
+  readonly relayEvents: Counter<'kind' | 'type'>;
+  readonly relayRelists: Counter<'kind' | 'cause'>;
+  readonly relayWatchRestarts: Counter<'kind' | 'cause'>;
+  readonly sent: Counter<'function'>;
+  readonly sendFailures: Counter<'function'>;
+  readonly coalesced: Counter<'function'>;
+  readonly batches: Counter;
+  readonly buffered: Gauge;
+  readonly inFlightBatches: Gauge;
+  readonly inFlightMessages: Gauge;
+
+  constructor(registry: Registry = new Registry()) {
+    this.registry = registry;
+    const registers = [registry];
+    this.messages = new Counter({
+      name: 'metal3fn_messages_total',
+      help: 'Messages dispatched to a function, by outcome',
+      labelNames: ['function', 'outcome'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'metal3fn_reconcile_duration_seconds',
+      help: 'Time a function took for one message',
+      labelNames: ['function'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.relayEvents = new Counter({
+      name: 'metal3fn_relay_events_total',
+      help: 'Watch events seen by the relay (synthesized ones included)',
+      labelNames: ['kind', 'type'],
+      registers,
+    });
+    this.relayRelists = new Counter({
+      name: 'metal3fn_relay_relists_total',
+      help: 'Re-lists by cause: start, resync, gone (410), error',
+      labelNames: ['kind', 'cause'],
+      registers,
+    });
+    this.relayWatchRestarts = new Counter({
+      name: 'metal3fn_relay_watch_restarts_total',
+      help: 'Watch reconnects by cause: closed, silence, error',
+      labelNames: ['kind', 'cause'],
+      registers,
+    });
+    this.sent = new Counter({
+      name: 'metal3fn_relay_messages_sent_total',
+      help: 'Messages accepted by SQS',
+      labelNames: ['function'],
+      registers,
+    });
+    this.sendFailures = new Counter({
+      name: 'metal3fn_relay_send_failures_total',
+      help: 'Messages SQS refused (re-buffered and retried)',
+      labelNames: ['function'],
+      registers,
+    });
+    this.coalesced = new Counter({
+      name: 'metal3fn_relay_messages_coalesced_total',
+      help: 'Messages replaced in the buffer by a newer one for the same key',
+      labelNames: ['function'],
+      registers,
+    });
+    this.batches = new Counter({
+      name: 'metal3fn_relay_batches_total',
+      help: 'SendMessageBatch calls',
+      registers,
+    });
+    this.buffered = new Gauge({
+      name: 'metal3fn_relay_buffered',
+      help: 'Messages waiting to be sent',
+      registers,
+    });
+    this.inFlightBatches = new Gauge({
+      name: 'metal3fn_relay_in_flight_batches',
+      help: 'SendMessageBatch calls under way',
+      registers,
+    });
+    this.inFlightMessages = new Gauge({
+      name: 'metal3fn_worker_in_flight',
+      help: 'Messages a worker is running now',
+      registers,
+    });
+  }
+}

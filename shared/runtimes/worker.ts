@@ -1,0 +1,423 @@
+/**
+ * Local worker (`metal3fn worker`, `dev`, tests, plain Deployments): long-polls the function
+ * queues with a concurrency limit and runs the same dispatch core as Lambda.
+ *
+ * - FIFO order per group: messages of one group from a receive run one after another; after a
+ *   failure the rest of that group is released and comes back behind it.
+ * - Visibility is extended while a message is held, so a slow reconcile is not redelivered.
+ * - A failure sets the message's visibility to a backoff (1, 2, 4 … ≤ 300 s by receive count).
+ * - SIGTERM (stop()): stop receiving, release what has not started, let running messages finish
+ *   within a grace period, release the rest; nothing in flight is lost, only delayed.
+ * - Due requeue-after messages are forwarded from the delay queue into the FIFO queues.
+ */
+import {
+  ChangeMessageVisibilityBatchCommand,
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { FunctionName } from '../../events/envelope.ts';
+import { type Logger, silentLogger } from '../observability/logger.ts';
+import { sendToDlq } from '../queue/dlq.ts';
+import { queueNameOfUrl } from '../queue/names.ts';
+import { forwardDueRequeues, scheduleRequeue } from '../queue/requeue.ts';
+import type { ReconcileContext } from '../reconcile/context.ts';
+import { type DispatchOutcome, dispatch, type FunctionTable } from './dispatch.ts';
+import type { PipelineMetrics } from './metrics.ts';
+
+export interface WorkerQueues {
+  main: Partial<Record<FunctionName, string>>;
+  dlq: Partial<Record<FunctionName, string>>;
+  requeue?: string | undefined;
+}
+
+export interface WorkerOptions {
+  sqs: SQSClient;
+  fns: FunctionTable;
+  context: ReconcileContext;
+  queues: WorkerQueues;
+  /** The functions whose queues this worker polls (default: every function with a queue and a core). */
+  functions?: readonly FunctionName[] | undefined;
+  /** Messages running at once across all queues (default 10). */
+  concurrency?: number | undefined;
+  /** Long-poll wait per receive (default 20 s). */
+  waitTimeSeconds?: number | undefined;
+  /** Visibility while held; extended every third of it (default 60 s). */
+  visibilityTimeoutSeconds?: number | undefined;
+  /** Visibility after a failure, by receive count (default 2^(n-1) s, ≤ 300 s). */
+  retryBackoffSeconds?: ((receiveCount: number) => number) | undefined;
+  /** Forward due requeue messages (default true when a requeue queue is given). */
+  forwardRequeues?: boolean | undefined;
+  log?: Logger | undefined;
+  metrics?: PipelineMetrics | undefined;
+  /** Observes every outcome (tests, the dev progress view). */
+  onOutcome?: ((fn: FunctionName, outcome: DispatchOutcome, message: Message) => void) | undefined;
+}
+
+export interface WorkerStats {
+  received: number;
+  done: number;
+  terminal: number;
+  requeued: number;
+  retried: number;
+  malformed: number;
+  forwarded: number;
+  released: number;
+}
+
+interface Held {
+  fn: FunctionName;
+  url: string;
+  message: Message;
+  started: boolean;
+}
+
+class Slots {
+  private free: number;
+  private waiters: (() => void)[] = [];
+  constructor(n: number) {
+    this.free = n;
+  }
+  get available(): number {
+    return this.free;
+  }
+  take(n: number): void {
+    this.free -= n;
+  }
+  give(n = 1): void {
+    this.free += n;
+    const w = this.waiters;
+    this.waiters = [];
+    for (const resolve of w) resolve();
+  }
+  async waitFree(): Promise<void> {
+    while (this.free <= 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+  /** Wakes waiters without freeing anything (shutdown). */
+  wakeAll(): void {
+    this.give(0);
+  }
+}
+
+const defaultBackoff = (n: number): number => Math.min(300, 2 ** Math.max(0, n - 1));
+
+export class Worker {
+  readonly stats: WorkerStats = {
+    received: 0,
+    done: 0,
+    terminal: 0,
+    requeued: 0,
+    retried: 0,
+    malformed: 0,
+    forwarded: 0,
+    released: 0,
+  };
+  private readonly o: WorkerOptions;
+  private readonly log: Logger;
+  private readonly slots: Slots;
+  private readonly functions: FunctionName[];
+  private readonly held = new Set<Held>();
+  private readonly chains = new Set<Promise<void>>();
+  private readonly loops: Promise<void>[] = [];
+  private readonly abort = new AbortController();
+  private stopping = false;
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(opts: WorkerOptions) {
+    this.o = opts;
+    this.log = opts.log ?? silentLogger;
+    this.slots = new Slots(opts.concurrency ?? 10);
+    this.functions = (opts.functions ?? (Object.keys(opts.queues.main) as FunctionName[])).filter(
+      (fn) => opts.queues.main[fn] && opts.fns[fn],
+    );
+  }
+
+  get visibility(): number {
+    return this.o.visibilityTimeoutSeconds ?? 60;
+  }
+
+  start(): this {
+    for (const fn of this.functions) this.loops.push(this.pollLoop(fn));
+    if (this.o.queues.requeue && (this.o.forwardRequeues ?? true)) this.loops.push(this.forwardLoop());
+    const every = Math.max(1, Math.floor(this.visibility / 3)) * 1000;
+    this.heartbeat = setInterval(() => void this.extendHeld(), every);
+    this.log.info('worker started', { functions: this.functions, concurrency: this.o.concurrency ?? 10 });
+    return this;
+  }
+
+  /** Graceful stop: see the file comment. Resolves when every held message is finished or released. */
+  async stop(opts: { graceMs?: number } = {}): Promise<{ finished: number; released: number }> {
+    if (this.stopping) return { finished: 0, released: 0 };
+    this.stopping = true;
+    this.abort.abort();
+    this.slots.wakeAll();
+    const releasedBefore = this.stats.released;
+    await this.release([...this.held].filter((h) => !h.started));
+    const finishedBefore =
+      this.stats.done + this.stats.terminal + this.stats.requeued + this.stats.retried + this.stats.malformed;
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), opts.graceMs ?? 25_000);
+    });
+    const all = Promise.all([...this.chains]).then(() => 'finished' as const);
+    if ((await Promise.race([all, grace])) === 'timeout') await this.release([...this.held]);
+    clearTimeout(timer);
+    await Promise.allSettled(this.loops);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    const finishedAfter =
+      this.stats.done + this.stats.terminal + this.stats.requeued + this.stats.retried + this.stats.malformed;
+    this.log.info('worker stopped', {
+      finished: finishedAfter - finishedBefore,
+      released: this.stats.released - releasedBefore,
+    });
+    return { finished: finishedAfter - finishedBefore, released: this.stats.released - releasedBefore };
+  }
+
+  private async pollLoop(fn: FunctionName): Promise<void> {
+    const url = this.o.queues.main[fn]!;
+    let errors = 0;
+    while (!this.stopping) {
+      await this.slots.waitFree();
+      if (this.stopping) break;
+      const n = Math.min(10, this.slots.available);
+      this.slots.take(n);
+      let messages: Message[] = [];
+      try {
+        const r = await this.o.sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: url,
+            MaxNumberOfMessages: n,
+            WaitTimeSeconds: this.o.waitTimeSeconds ?? 20,
+            VisibilityTimeout: this.visibility,
+            MessageSystemAttributeNames: ['MessageGroupId', 'ApproximateReceiveCount'],
+          }),
+          { abortSignal: this.abort.signal },
+        );
+        messages = r.Messages ?? [];
+        errors = 0;
+      } catch (e) {
+        this.slots.give(n);
+        if (this.stopping) break;
+        errors++;
+        this.log.warn('receive failed', { function: fn, error: (e as Error).message });
+        await sleep(Math.min(10_000, 200 * 2 ** errors), this.abort.signal);
+        continue;
+      }
+      this.slots.give(n - messages.length);
+      this.stats.received += messages.length;
+      if (this.stopping) {
+        const hs = messages.map((message) => this.hold(fn, url, message));
+        await this.release(hs);
+        this.slots.give(hs.length);
+        break;
+      }
+      // One chain per group, in receive order: FIFO order within a group is kept.
+      const groups = new Map<string, Held[]>();
+      for (const message of messages) {
+        const g = message.Attributes?.MessageGroupId ?? message.MessageId ?? '';
+        const list = groups.get(g) ?? [];
+        list.push(this.hold(fn, url, message));
+        groups.set(g, list);
+      }
+      for (const list of groups.values()) {
+        const chain = this.runChain(list).finally(() => this.chains.delete(chain));
+        this.chains.add(chain);
+      }
+    }
+  }
+
+  private hold(fn: FunctionName, url: string, message: Message): Held {
+    const h: Held = { fn, url, message, started: false };
+    this.held.add(h);
+    return h;
+  }
+
+  private async runChain(list: Held[]): Promise<void> {
+    for (let i = 0; i < list.length; i++) {
+      const h = list[i]!;
+      if (this.stopping || !this.held.has(h)) {
+        // Shutdown: what has not started goes back (released by stop()).
+        for (const rest of list.slice(i)) if (this.held.has(rest)) await this.release([rest]);
+        this.slots.give(list.length - i);
+        return;
+      }
+      h.started = true;
+      let failed = false;
+      try {
+        failed = await this.runOne(h);
+      } finally {
+        this.held.delete(h);
+        this.slots.give();
+      }
+      if (failed) {
+        const rest = list.slice(i + 1);
+        await this.release(rest);
+        this.slots.give(rest.length);
+        return;
+      }
+    }
+  }
+
+  /** Runs one message; returns true when it failed (the rest of its group must wait). */
+  private async runOne(h: Held): Promise<boolean> {
+    const { fn, url, message } = h;
+    this.o.metrics?.inFlightMessages.inc();
+    try {
+      const outcome = await dispatch(this.o.fns, this.o.context, message.Body ?? '', {
+        expect: fn,
+        metrics: this.o.metrics,
+      });
+      this.o.onOutcome?.(fn, outcome, message);
+      switch (outcome.kind) {
+        case 'done':
+          this.stats.done++;
+          await this.delete(url, message);
+          return false;
+        case 'terminal':
+          this.stats.terminal++;
+          await this.delete(url, message);
+          return false;
+        case 'requeue':
+          if (this.o.queues.requeue) {
+            await scheduleRequeue(
+              this.o.sqs,
+              this.o.queues.requeue,
+              outcome.msg,
+              message.Attributes?.MessageGroupId,
+              outcome.afterSeconds,
+            );
+            await this.delete(url, message);
+          } else {
+            // No delay queue configured: hold it back with its visibility (counts as a receive).
+            await this.setVisibility(url, message, Math.min(43_200, Math.ceil(outcome.afterSeconds)));
+          }
+          this.stats.requeued++;
+          return false;
+        case 'malformed': {
+          this.stats.malformed++;
+          const dlq = this.o.queues.dlq[fn];
+          if (!dlq) throw new Error(`no DLQ for ${fn}`);
+          await sendToDlq(this.o.sqs, dlq, {
+            body: message.Body ?? '',
+            reason: outcome.reason,
+            group: message.Attributes?.MessageGroupId,
+            sourceQueue: queueNameOfUrl(url),
+            sourceMessageId: message.MessageId,
+          });
+          await this.delete(url, message);
+          return false;
+        }
+        case 'retry': {
+          this.stats.retried++;
+          const count = Number(message.Attributes?.ApproximateReceiveCount ?? '1');
+          await this.setVisibility(url, message, (this.o.retryBackoffSeconds ?? defaultBackoff)(count));
+          return true;
+        }
+        default:
+          return true;
+      }
+    } catch (e) {
+      // A transport failure after the core ran: the message comes back after its visibility timeout.
+      this.log.warn('message handling failed', {
+        function: fn,
+        messageId: message.MessageId,
+        error: (e as Error).message,
+      });
+      return true;
+    } finally {
+      this.o.metrics?.inFlightMessages.dec();
+    }
+  }
+
+  private async delete(url: string, m: Message): Promise<void> {
+    await this.o.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle! }));
+  }
+
+  private async setVisibility(url: string, m: Message, seconds: number): Promise<void> {
+    await this.o.sqs.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: url,
+        ReceiptHandle: m.ReceiptHandle!,
+        VisibilityTimeout: seconds,
+      }),
+    );
+  }
+
+  /** Makes held messages visible again at once and forgets them. */
+  private async release(hs: Held[]): Promise<void> {
+    const mine = hs.filter((h) => this.held.delete(h));
+    await Promise.all(
+      mine.map(async (h) => {
+        try {
+          await this.setVisibility(h.url, h.message, 0);
+          this.stats.released++;
+        } catch (e) {
+          this.log.warn('release failed; the message returns after its visibility timeout', {
+            messageId: h.message.MessageId,
+            error: (e as Error).message,
+          });
+        }
+      }),
+    );
+  }
+
+  private async extendHeld(): Promise<void> {
+    const byUrl = new Map<string, Held[]>();
+    for (const h of this.held) byUrl.set(h.url, [...(byUrl.get(h.url) ?? []), h]);
+    for (const [url, hs] of byUrl) {
+      for (let i = 0; i < hs.length; i += 10) {
+        const chunk = hs.slice(i, i + 10);
+        await this.o.sqs
+          .send(
+            new ChangeMessageVisibilityBatchCommand({
+              QueueUrl: url,
+              Entries: chunk.map((h, j) => ({
+                Id: String(j),
+                ReceiptHandle: h.message.ReceiptHandle!,
+                VisibilityTimeout: this.visibility,
+              })),
+            }),
+          )
+          .catch((e: Error) => this.log.warn('visibility extension failed', { error: e.message }));
+      }
+    }
+  }
+
+  private async forwardLoop(): Promise<void> {
+    const urls = { main: this.o.queues.main, requeue: this.o.queues.requeue! };
+    let errors = 0;
+    while (!this.stopping) {
+      try {
+        const r = await forwardDueRequeues(this.o.sqs, urls, {
+          waitTimeSeconds: this.o.waitTimeSeconds ?? 20,
+          abortSignal: this.abort.signal,
+          log: this.log,
+        });
+        this.stats.forwarded += r.forwarded;
+        errors = 0;
+      } catch (e) {
+        if (this.stopping) break;
+        errors++;
+        this.log.warn('requeue forwarding failed', { error: (e as Error).message });
+        await sleep(Math.min(10_000, 200 * 2 ** errors), this.abort.signal);
+      }
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
