@@ -48,7 +48,7 @@ function walk(schema: Schema, value: unknown, path: string, out: CrdVerdict): vo
     if (schema.maximum !== undefined && value > schema.maximum) out.violations.push(`${path}: above maximum`);
   }
   if (Array.isArray(value)) {
-    value.forEach((item, i) => walk(schema.items ?? {}, item, `${path}[${i}]`, out));
+    for (const [i, item] of value.entries()) walk(schema.items ?? {}, item, `${path}[${i}]`, out);
     return;
   }
   if (actual !== 'object') return;

@@ -103,7 +103,7 @@ describe('seed fixtures', () => {
   it('keeps unknown fields of kinds others own through a parse', () => {
     const kcp = parseKubeadmControlPlane(loadSeed('001-kubeadmcontrolplane.yaml'));
     expect(kcp.spec?.rolloutStrategy).toEqual({ rollingUpdate: { maxSurge: 1 }, type: 'RollingUpdate' });
-    expect((kcp.spec?.kubeadmConfigSpec as any).joinConfiguration.controlPlane).toEqual({});
+    expect((kcp.spec!.kubeadmConfigSpec as any).joinConfiguration.controlPlane).toEqual({});
     const config = parseKubeadmConfig(loadSeed('001-kubeadmconfig.yaml'));
     expect((config.spec as any).files[0].path).toBe('/etc/keepalived/keepalived.conf');
   });
