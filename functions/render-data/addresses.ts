@@ -1,0 +1,133 @@
+/**
+ * One IPClaim per referenced pool (`<m3d>-<pool>`, controller owner the Metal3Data), and the
+ * addresses once IPAM has served them. Waiting is event-driven: the IPClaim's status event wakes
+ * the Metal3Data (its controller owner).
+ */
+
+import {
+  copyLabels,
+  FINALIZER,
+  ipClaimName,
+  isDeleting,
+  isOwnedBy,
+  ownerRef,
+} from '../../shared/allocation/objects.ts';
+import type { IPAddress, IPClaim } from '../../shared/api/index.ts';
+import { R } from '../../shared/api/resources.ts';
+import type { AllocatedAddress } from '../../shared/ipam/allocate.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { isAlreadyExists } from '../../shared/kube/errors.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import { isMetal3Pool, type PoolRef } from '../../shared/render/index.ts';
+
+export type AddressesResult =
+  | { kind: 'ready'; addresses: Record<string, AllocatedAddress> }
+  | { kind: 'wait'; reason: string }
+  /** Bad input: recorded on the Metal3Data. `retry` when it may heal by itself (a pool created later). */
+  | { kind: 'error'; message: string; retry: boolean };
+
+/** The IPClaim for one pool of a Metal3Data. */
+export function newIPClaim(dataRaw: KubeObject, pool: string): KubeObject {
+  const ns = dataRaw.metadata.namespace!;
+  return {
+    metadata: {
+      name: ipClaimName(dataRaw.metadata.name!, pool),
+      namespace: ns,
+      labels: copyLabels(dataRaw),
+      finalizers: [FINALIZER.data],
+      ownerReferences: [ownerRef(R.Metal3Data, dataRaw, { controller: true })],
+    },
+    spec: { pool: { name: pool, namespace: ns } },
+  };
+}
+
+export async function ensureAddresses(
+  client: KubeClient,
+  dataRaw: KubeObject,
+  pools: readonly PoolRef[],
+): Promise<AddressesResult> {
+  const ns = dataRaw.metadata.namespace!;
+  const addresses: Record<string, AllocatedAddress> = {};
+  const waiting: string[] = [];
+  for (const pool of pools) {
+    if (!isMetal3Pool(pool)) {
+      return {
+        kind: 'error',
+        retry: false,
+        message: `pool ${pool.name} is a ${pool.kind}.${pool.apiGroup}: only ipam.metal3.io IPPools are supported`,
+      };
+    }
+    const ippool = await client.get(R.IPPool, ns, pool.name);
+    if (!ippool) {
+      return {
+        kind: 'error',
+        retry: true,
+        message: `IPPool ${ns}/${pool.name} referenced by the template does not exist`,
+      };
+    }
+    const name = ipClaimName(dataRaw.metadata.name!, pool.name);
+    let claim = await client.get(R.IPClaim, ns, name);
+    if (!claim) {
+      try {
+        claim = await client.create(R.IPClaim, newIPClaim(dataRaw, pool.name));
+      } catch (e) {
+        if (!isAlreadyExists(e)) throw e;
+        claim = await client.get(R.IPClaim, ns, name);
+        if (!claim) {
+          waiting.push(pool.name);
+          continue;
+        }
+      }
+    }
+    if (!isOwnedBy(claim, dataRaw.metadata.uid)) {
+      // A claim of an earlier Metal3Data with this name: let it go, then make ours.
+      if (isDeleting(claim)) await releaseForeign(client, claim);
+      waiting.push(pool.name);
+      continue;
+    }
+    const status = (claim as unknown as IPClaim).status;
+    if (status?.errorMessage) {
+      return {
+        kind: 'error',
+        retry: false,
+        message: `IP Allocation for ${pool.name} failed : ${status.errorMessage}`,
+      };
+    }
+    if (!status?.address?.name) {
+      waiting.push(pool.name);
+      continue;
+    }
+    const address = (await client.get(R.IPAddress, ns, status.address.name)) as unknown as
+      | IPAddress
+      | undefined;
+    if (!address) {
+      waiting.push(pool.name);
+      continue;
+    }
+    const out: AllocatedAddress = {
+      address: address.spec.address,
+      prefix: address.spec.prefix,
+      dnsServers: address.spec.dnsServers ?? [],
+    };
+    if (address.spec.gateway) out.gateway = address.spec.gateway;
+    addresses[pool.name] = out;
+  }
+  if (waiting.length > 0) return { kind: 'wait', reason: `waiting for addresses from ${waiting.join(', ')}` };
+  return { kind: 'ready', addresses };
+}
+
+async function releaseForeign(client: KubeClient, claim: KubeObject): Promise<void> {
+  await optimisticUpdate(
+    client,
+    R.IPClaim,
+    claim.metadata.namespace,
+    claim.metadata.name!,
+    (o) => {
+      const before = o.metadata.finalizers ?? [];
+      if (!before.includes(FINALIZER.data)) return SKIP;
+      o.metadata.finalizers = before.filter((f) => f !== FINALIZER.data);
+    },
+    { current: claim, expectedUid: claim.metadata.uid },
+  );
+}

@@ -1,0 +1,187 @@
+/**
+ * renderData (DESIGN.md §1): for a Metal3Data, claim an address from every pool its template
+ * references, wait (event-driven) for IPAM, render metaData and networkData, write the two Secrets
+ * once, set the refs and `status.ready`. Rendering errors name the template field, are recorded on
+ * the Metal3Data (errorMessage, error: true, a Warning Event), write no Secret and are terminal.
+ * Rendered data never changes: a deleted Secret is recreated from the same index and addresses.
+ */
+
+import {
+  addFinalizer,
+  CLUSTER_NAME_LABEL,
+  FINALIZER,
+  isDeleting,
+  statusOf,
+} from '../../shared/allocation/objects.ts';
+import { type Metal3Data, parseMetal3DataTemplate } from '../../shared/api/index.ts';
+import { R } from '../../shared/api/resources.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
+import { TerminalError } from '../../shared/reconcile/errors.ts';
+import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
+import { RenderError, referencedPools, renderData } from '../../shared/render/index.ts';
+import { releaseData } from '../allocate-index/release.ts';
+import { ensureAddresses } from './addresses.ts';
+import { gatherObjects } from './inputs.ts';
+import { buildSecrets, createSecrets, secretNames, secretStates } from './secrets.ts';
+
+export const reconcile: ReconcileFn = async (ctx, msg) => {
+  if (msg.kind !== 'Metal3Data') return done(`renderData: ignoring kind ${msg.kind}`);
+  return reconcileData(ctx, msg.namespace ?? 'default', msg.name);
+};
+
+export async function reconcileData(
+  ctx: ReconcileContext,
+  namespace: string,
+  name: string,
+): Promise<ReconcileResult> {
+  const { client } = ctx;
+  const raw = await client.get(R.Metal3Data, namespace, name);
+  if (!raw) return done('Metal3Data gone');
+  if (isDeleting(raw)) return releaseData(ctx, namespace, name);
+  const data = raw as unknown as Metal3Data;
+  if (!Number.isInteger(data.spec?.index) || !data.spec?.template?.name || !data.spec?.claim?.name) {
+    return recordError(
+      ctx,
+      raw,
+      'InvalidConfiguration',
+      'spec.index, spec.template.name and spec.claim.name must be set',
+    );
+  }
+
+  let dataObj: KubeObject = raw;
+  if (!(raw.metadata.finalizers ?? []).includes(FINALIZER.data)) {
+    const r = await optimisticUpdate(
+      client,
+      R.Metal3Data,
+      namespace,
+      name,
+      (o) => void addFinalizer(o, FINALIZER.data),
+      {
+        current: raw,
+        expectedUid: raw.metadata.uid,
+      },
+    );
+    if (r.outcome === 'gone') return done('Metal3Data gone');
+    dataObj = r.object;
+    if (isDeleting(dataObj)) return releaseData(ctx, namespace, name);
+  }
+
+  const templateNs = data.spec.template.namespace || namespace;
+  const templateRaw = await client.get(R.Metal3DataTemplate, templateNs, data.spec.template.name);
+  if (!templateRaw) return wait(ctx, `Metal3DataTemplate ${templateNs}/${data.spec.template.name} not found`);
+
+  try {
+    const template = parseMetal3DataTemplate(templateRaw);
+    const gathered = await gatherObjects(client, data);
+    if (gathered.kind === 'wait') return wait(ctx, gathered.reason);
+    const { objects } = gathered;
+    const m3mName = objects.metal3Machine.metadata.name!;
+    const names = secretNames(m3mName, data.spec.index, Boolean(template.spec.networkData));
+
+    // Already rendered and every Secret still there: nothing to do (never re-rendered).
+    const states = await secretStates(client, dataObj, names);
+    if (states.every((s) => s === 'ours' || s === 'user')) {
+      return markReady(ctx, dataObj, names);
+    }
+
+    const pools = referencedPools(template.spec, objects);
+    const addr = await ensureAddresses(client, dataObj, pools);
+    if (addr.kind === 'wait') return wait(ctx, addr.reason);
+    if (addr.kind === 'error') {
+      const result = await recordError(ctx, dataObj, 'IPAllocationFailed', addr.message);
+      return addr.retry ? requeueAfter(ctx.config.safetyRequeueSeconds, addr.message) : result;
+    }
+
+    const rendered = renderData(template.spec, {
+      index: data.spec.index,
+      namespace,
+      ...objects,
+      addresses: addr.addresses,
+    });
+    const clusterName =
+      dataObj.metadata.labels?.[CLUSTER_NAME_LABEL] ??
+      (objects.machine.spec as { clusterName?: string } | undefined)?.clusterName;
+    const secrets = buildSecrets(dataObj, names, rendered, clusterName);
+    if (!(await createSecrets(client, dataObj.metadata.uid, secrets))) {
+      return wait(ctx, 'a Secret of an earlier Metal3Data still holds the name');
+    }
+    return markReady(ctx, dataObj, names);
+  } catch (e) {
+    if (e instanceof RenderError) return recordError(ctx, dataObj, 'RenderFailed', e.message);
+    if (e instanceof TerminalError) return recordError(ctx, dataObj, e.reason, e.message);
+    throw e;
+  }
+}
+
+const wait = (ctx: ReconcileContext, reason: string): ReconcileResult =>
+  // The awaited object's event wakes us; this requeue is only the safety net.
+  requeueAfter(ctx.config.safetyRequeueSeconds, reason);
+
+/** spec.metaData/networkData refs, then status.ready (and a cleared error). */
+async function markReady(
+  ctx: ReconcileContext,
+  dataObj: KubeObject,
+  names: { metaData: string; networkData: string | undefined },
+): Promise<ReconcileResult> {
+  const ns = dataObj.metadata.namespace!;
+  const name = dataObj.metadata.name!;
+  const specDone = await optimisticUpdate(
+    ctx.client,
+    R.Metal3Data,
+    ns,
+    name,
+    (o) => {
+      const spec = o.spec as Record<string, unknown>;
+      spec.metaData = { name: names.metaData, namespace: ns };
+      if (names.networkData) spec.networkData = { name: names.networkData, namespace: ns };
+    },
+    { current: dataObj, expectedUid: dataObj.metadata.uid },
+  );
+  if (specDone.outcome === 'gone') return done('Metal3Data gone');
+  await optimisticUpdate(
+    ctx.client,
+    R.Metal3Data,
+    ns,
+    name,
+    (o) => {
+      const status = statusOf(o);
+      status.ready = true;
+      status.error = false;
+      delete status.errorMessage;
+    },
+    { current: specDone.object, expectedUid: dataObj.metadata.uid, status: true },
+  );
+  return done('rendered');
+}
+
+/** Bad input: errorMessage (naming the template field), error: true, a Warning Event; no Secret. */
+async function recordError(
+  ctx: ReconcileContext,
+  dataObj: KubeObject,
+  reason: string,
+  message: string,
+): Promise<ReconcileResult> {
+  const r = await optimisticUpdate(
+    ctx.client,
+    R.Metal3Data,
+    dataObj.metadata.namespace,
+    dataObj.metadata.name!,
+    (o) => {
+      const status = statusOf(o);
+      if (status.errorMessage === message && status.error === true && status.ready === false) return SKIP;
+      status.ready = false;
+      status.error = true;
+      status.errorMessage = message;
+    },
+    { current: dataObj, expectedUid: dataObj.metadata.uid, status: true },
+  );
+  if (r.outcome === 'updated') await ctx.events.record(dataObj, 'Warning', reason, message);
+  ctx.log.warn('Metal3Data not rendered', {
+    data: `${dataObj.metadata.namespace}/${dataObj.metadata.name}`,
+    reason,
+    message,
+  });
+  return terminal(reason, message);
+}

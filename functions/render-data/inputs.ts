@@ -1,0 +1,70 @@
+/**
+ * The objects a Metal3Data renders from: claim -> Metal3Machine (the claim's controller owner) ->
+ * its Machine (owner of kind Machine) -> the BareMetalHost named by the machine's
+ * `metal3.io/BareMetalHost` annotation. Missing links that other steps will create are waits
+ * (the object's event wakes us); a claim without a Metal3Machine owner is bad input.
+ */
+
+import { HOST_ANNOTATION, ownerOfKind } from '../../shared/allocation/objects.ts';
+import type { BareMetalHost, Machine, Metal3Data, Metal3Machine } from '../../shared/api/index.ts';
+import { CAPI_GROUP, INFRA_GROUP, R } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import { TerminalError } from '../../shared/reconcile/errors.ts';
+import type { RenderObjects } from '../../shared/render/index.ts';
+
+export type GatherResult =
+  | { kind: 'ready'; objects: RenderObjects; claim: KubeObject }
+  | { kind: 'wait'; reason: string };
+
+/** Parses `ns/name` (the host annotation); a bare name means the machine's namespace. */
+export function parseHostAnnotation(
+  value: string,
+  defaultNs: string,
+): { namespace: string; name: string } | undefined {
+  const parts = value.split('/');
+  if (parts.length === 1 && parts[0]) return { namespace: defaultNs, name: parts[0] };
+  if (parts.length === 2 && parts[0] && parts[1]) return { namespace: parts[0], name: parts[1] };
+  return undefined;
+}
+
+export async function gatherObjects(client: KubeClient, data: Metal3Data): Promise<GatherResult> {
+  const ns = data.metadata.namespace!;
+  const claimKey = { ns: data.spec.claim.namespace || ns, name: data.spec.claim.name };
+  const claim = await client.get(R.Metal3DataClaim, claimKey.ns, claimKey.name);
+  if (!claim) return { kind: 'wait', reason: `Metal3DataClaim ${claimKey.ns}/${claimKey.name} not found` };
+  const m3mRef = ownerOfKind(claim, 'Metal3Machine', INFRA_GROUP);
+  if (!m3mRef) {
+    throw new TerminalError(
+      'InvalidConfiguration',
+      `Metal3DataClaim ${claimKey.ns}/${claimKey.name} has no Metal3Machine owner reference`,
+    );
+  }
+  const m3m = await client.get(R.Metal3Machine, claim.metadata.namespace, m3mRef.name);
+  if (!m3m) return { kind: 'wait', reason: `Metal3Machine ${claimKey.ns}/${m3mRef.name} not found` };
+  const machineRef = ownerOfKind(m3m, 'Machine', CAPI_GROUP);
+  if (!machineRef) return { kind: 'wait', reason: `Metal3Machine ${m3mRef.name} has no Machine owner yet` };
+  const machine = await client.get(R.Machine, m3m.metadata.namespace, machineRef.name);
+  if (!machine) return { kind: 'wait', reason: `Machine ${machineRef.name} not found` };
+  const hostValue = m3m.metadata.annotations?.[HOST_ANNOTATION];
+  if (!hostValue)
+    return { kind: 'wait', reason: `Metal3Machine ${m3mRef.name} is not associated with a host yet` };
+  const hostKey = parseHostAnnotation(hostValue, m3m.metadata.namespace!);
+  if (!hostKey) {
+    throw new TerminalError(
+      'InvalidConfiguration',
+      `Metal3Machine ${m3mRef.name} annotation ${HOST_ANNOTATION}=${JSON.stringify(hostValue)} is not <namespace>/<name>`,
+    );
+  }
+  const bmh = await client.get(R.BareMetalHost, hostKey.namespace, hostKey.name);
+  if (!bmh) return { kind: 'wait', reason: `BareMetalHost ${hostKey.namespace}/${hostKey.name} not found` };
+  return {
+    kind: 'ready',
+    claim,
+    objects: {
+      machine: machine as unknown as Machine,
+      metal3Machine: m3m as unknown as Metal3Machine,
+      bmh: bmh as unknown as BareMetalHost,
+    },
+  };
+}
