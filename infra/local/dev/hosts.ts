@@ -1,0 +1,50 @@
+/**
+ * The sample's BareMetalHosts: more hosts than machines, labelled for the sample's host
+ * selectors (role=control-plane / role=worker), with a few that must never be chosen
+ * (unhealthy, paused) so the run shows the exclusions at work.
+ */
+export interface HostPlan {
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export interface SampleSize {
+  controlPlane: number;
+  workers: number;
+  hosts: number;
+}
+
+/** Machines: a control plane of up to 3, the rest workers. Hosts: default machines + 3. */
+export function sampleSize(machines: number, hosts?: number): SampleSize {
+  if (!Number.isInteger(machines) || machines < 1) throw new Error(`--machines must be a positive integer, not ${machines}`);
+  const controlPlane = Math.min(3, machines);
+  const workers = machines - controlPlane;
+  const h = hosts ?? machines + 3;
+  if (!Number.isInteger(h) || h < machines) throw new Error(`--hosts must be an integer ≥ --machines (${machines}), not ${hosts}`);
+  return { controlPlane, workers, hosts: h };
+}
+
+/**
+ * Host i: the first controlPlane (+1 spare when hosts allow) are `role=control-plane`, the rest `role=worker`.
+ * When there are spares beyond what the machines need, one worker host is marked unhealthy and one
+ * control-plane spare is paused: excluded hosts a user would have in a real fleet.
+ */
+export function planHosts(size: SampleSize, prefix = 'node'): HostPlan[] {
+  const spare = size.hosts - (size.controlPlane + size.workers);
+  // One spare control-plane host when there is a spare at all; never at a worker's expense.
+  const cpHosts = size.controlPlane + (spare >= 1 ? 1 : 0);
+  const plans: HostPlan[] = [];
+  for (let i = 0; i < size.hosts; i++) {
+    const role = i < cpHosts ? 'control-plane' : 'worker';
+    plans.push({ name: `${prefix}-${i}`, labels: { role }, annotations: {} });
+  }
+  if (spare >= 2) {
+    const unhealthy = plans.findLast((p) => p.labels.role === 'worker');
+    if (unhealthy) unhealthy.annotations['capm3.metal3.io/unhealthy'] = '';
+  }
+  if (spare >= 3 && cpHosts > size.controlPlane) {
+    plans[cpHosts - 1]!.annotations['baremetalhost.metal3.io/paused'] = '';
+  }
+  return plans;
+}
