@@ -1,0 +1,220 @@
+/**
+ * deprovision for a deleting Metal3Machine (spec §9): release the data claim, clear the host's
+ * provisioning spec and power it off (one optimistic update), wait for the baremetal-operator to
+ * bring it back to available (event-driven: the host's events wake this function), release it
+ * (node-reuse label when the template asks), then drop the machine's finalizer.
+ * A host consumed by another machine is never touched.
+ */
+import { parseMetal3MachineTemplate } from '../../shared/api/metal3machinetemplate.ts';
+import { R } from '../../shared/api/resources.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import {
+  HOST_ANNOTATION,
+  hostConsumerRef,
+  hostState,
+  isConsumedBy,
+  nodeReuseLabelValue,
+} from '../../shared/selectors/hosts.ts';
+import {
+  clusterNameOf,
+  getCluster,
+  getMachine,
+  machineOwnerRef,
+  machineTemplateNameOf,
+  reuseOwnerOf,
+} from '../select-host/capi.ts';
+import { findOwnHost } from '../select-host/claim.ts';
+import { COND, falseCondition, REASON } from '../select-host/conditions.ts';
+import { MACHINE_FINALIZER } from '../select-host/data.ts';
+import { StatusDraft } from '../select-host/status.ts';
+import { applyDeprovision, applyRelease, hostReleasable } from './hostrelease.ts';
+
+export async function deprovisionMachine(
+  ctx: ReconcileContext,
+  ns: string,
+  name: string,
+): Promise<ReconcileResult> {
+  const raw = await ctx.client.get(R.Metal3Machine, ns, name);
+  if (!raw) return done('Metal3Machine gone');
+  if (!raw.metadata.deletionTimestamp) return done('not deleting');
+  if (!raw.metadata.finalizers?.includes(MACHINE_FINALIZER)) return done('finalizer already removed');
+  const me = { name, namespace: ns };
+
+  if (!machineOwnerRef(raw)) return dropFinalizer(ctx, raw, 'no owner Machine: nothing was provisioned');
+
+  const machine = await getMachine(ctx.client, raw);
+  const clusterName = clusterNameOf(machine, raw);
+
+  // 1. Data: delete the claim (the data path releases index, addresses and Secrets); clear refs.
+  await releaseDataClaim(ctx, raw);
+  const draft = new StatusDraft();
+  const st = (raw.status ?? {}) as Record<string, { name?: string } | undefined>;
+  const spec = (raw.spec ?? {}) as Record<string, { name?: string } | undefined>;
+  draft.set('renderedData', undefined);
+  for (const part of ['metaData', 'networkData'] as const) {
+    if (st[part] && st[part]?.name !== spec[part]?.name) draft.set(part, undefined);
+  }
+
+  // 2. Host: the associated one (or one a crashed pass claimed without annotating).
+  const key = raw.metadata.annotations?.[HOST_ANNOTATION];
+  let host: KubeObject | undefined;
+  if (key?.includes('/')) {
+    host = await ctx.client.get(
+      R.BareMetalHost,
+      key.slice(0, key.indexOf('/')),
+      key.slice(key.indexOf('/') + 1),
+    );
+  } else if (clusterName) {
+    host = await findOwnHost(ctx.client, { machine: me, clusterName });
+  }
+  if (!host || !isConsumedBy(hostConsumerRef(host), me, host.metadata.namespace)) {
+    await draft.flush(ctx, raw);
+    return dropFinalizer(
+      ctx,
+      raw,
+      host ? 'host held by another consumer: left untouched' : 'no host to release',
+    );
+  }
+  const hostName = `${host.metadata.namespace}/${host.metadata.name}`;
+
+  // 3. Clear image/data, power off (one optimistic update, once).
+  const cleared = await optimisticUpdate(
+    ctx.client,
+    R.BareMetalHost,
+    host.metadata.namespace,
+    host.metadata.name!,
+    (h) => {
+      if (!isConsumedBy(hostConsumerRef(h), me, h.metadata.namespace)) return SKIP;
+      if (!applyDeprovision(h, ctx.config.fastTrack)) return SKIP;
+    },
+    { current: host, expectedUid: host.metadata.uid },
+  );
+  if (cleared.outcome === 'gone') {
+    await draft.flush(ctx, raw);
+    return dropFinalizer(ctx, raw, `host ${hostName} is gone`);
+  }
+  host = cleared.object;
+  if (cleared.outcome === 'updated') {
+    await ctx.events.record(raw, 'Normal', 'Deprovisioning', `deprovisioning BareMetalHost ${hostName}`);
+  }
+
+  // 4. Wait until the baremetal-operator has brought the host back (event-driven).
+  if (!hostReleasable(host) && !host.metadata.deletionTimestamp) {
+    draft.condition(
+      falseCondition(
+        COND.AssociateBMH,
+        REASON.WaitingForHostDeprovisioning,
+        'Info',
+        `waiting for BareMetalHost ${hostName} to be deprovisioned (state "${hostState(host)}")`,
+      ),
+    );
+    await draft.flush(ctx, raw);
+    return requeueAfter(
+      ctx.config.safetyRequeueSeconds,
+      `host ${hostName} is ${hostState(host) || 'not ready'}`,
+    );
+  }
+
+  // 5. Release: consumerRef, cluster-name label, our paused annotation; node-reuse label if asked.
+  const reuse = await nodeReuseLabel(ctx, raw, machine, clusterName, ns);
+  const released = await optimisticUpdate(
+    ctx.client,
+    R.BareMetalHost,
+    host.metadata.namespace,
+    host.metadata.name!,
+    (h) => {
+      if (!isConsumedBy(hostConsumerRef(h), me, h.metadata.namespace)) return SKIP;
+      applyRelease(h, clusterName, reuse);
+    },
+    { current: host, expectedUid: host.metadata.uid },
+  );
+  if (released.outcome === 'updated') {
+    await ctx.events.record(
+      raw,
+      'Normal',
+      'Released',
+      `released BareMetalHost ${hostName}${reuse ? ` (booked for node reuse by "${reuse}")` : ''}`,
+    );
+  }
+  await draft.flush(ctx, raw);
+  return dropFinalizer(ctx, raw, `host ${hostName} released`);
+}
+
+/** The node-reuse label value when the machine's template has nodeReuse (and the Cluster is not being deleted). */
+async function nodeReuseLabel(
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  machine: Awaited<ReturnType<typeof getMachine>>,
+  clusterName: string | undefined,
+  ns: string,
+): Promise<string | undefined> {
+  if (!machine) return undefined;
+  const cluster = await getCluster(ctx.client, ns, clusterName);
+  if (!cluster || cluster.metadata.deletionTimestamp) return undefined;
+  const tname = await machineTemplateNameOf(ctx.client, machine, raw);
+  if (!tname) return undefined;
+  const traw = await ctx.client.get(R.Metal3MachineTemplate, ns, tname);
+  if (!traw) return undefined;
+  let tmpl: ReturnType<typeof parseMetal3MachineTemplate>;
+  try {
+    tmpl = parseMetal3MachineTemplate(traw);
+  } catch {
+    return undefined;
+  }
+  if (!tmpl.spec.nodeReuse) return undefined;
+  const owner = await reuseOwnerOf(ctx.client, machine);
+  if (!owner) return undefined;
+  if (tmpl.spec.template.spec.automatedCleaningMode !== 'disabled') {
+    await ctx.events.record(
+      traw,
+      'Warning',
+      'NodeReuseWithCleaning',
+      `nodeReuse is set but spec.template.spec.automatedCleaningMode is "${tmpl.spec.template.spec.automatedCleaningMode ?? 'metadata'}": hosts are cleaned before reuse, set it to "disabled" to keep their disks (seed 001)`,
+    );
+  }
+  return nodeReuseLabelValue(owner.name);
+}
+
+/** Deletes the machine's Metal3DataClaim after removing our finalizer from it. */
+async function releaseDataClaim(ctx: ReconcileContext, m3m: KubeObject): Promise<void> {
+  const ns = m3m.metadata.namespace!;
+  const name = m3m.metadata.name!;
+  const claim = await ctx.client.get(R.Metal3DataClaim, ns, name);
+  if (!claim) return;
+  const owned = claim.metadata.ownerReferences?.some(
+    (o) => o.kind === 'Metal3Machine' && o.uid === m3m.metadata.uid,
+  );
+  if (!owned) return;
+  const res = await optimisticUpdate(
+    ctx.client,
+    R.Metal3DataClaim,
+    ns,
+    name,
+    (c) => {
+      if (!c.metadata.finalizers?.includes(MACHINE_FINALIZER)) return SKIP;
+      c.metadata.finalizers = c.metadata.finalizers.filter((f) => f !== MACHINE_FINALIZER);
+    },
+    { current: claim, expectedUid: claim.metadata.uid },
+  );
+  if (res.outcome === 'gone') return;
+  if (!claim.metadata.deletionTimestamp)
+    await ctx.client.delete(R.Metal3DataClaim, ns, name, { preconditions: { uid: claim.metadata.uid! } });
+}
+
+async function dropFinalizer(ctx: ReconcileContext, raw: KubeObject, why: string): Promise<ReconcileResult> {
+  await optimisticUpdate(
+    ctx.client,
+    R.Metal3Machine,
+    raw.metadata.namespace,
+    raw.metadata.name!,
+    (o) => {
+      if (!o.metadata.finalizers?.includes(MACHINE_FINALIZER)) return SKIP;
+      o.metadata.finalizers = o.metadata.finalizers.filter((f) => f !== MACHINE_FINALIZER);
+    },
+    { expectedUid: raw.metadata.uid },
+  );
+  return done(why);
+}

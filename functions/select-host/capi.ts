@@ -1,0 +1,117 @@
+/**
+ * The Cluster API side of a Metal3Machine: its owner Machine, its Cluster, pause, and the
+ * KubeadmControlPlane / MachineDeployment that owns the Machine (node reuse).
+ */
+import { type Cluster, type Machine, parseCluster, parseMachine } from '../../shared/api/capi.ts';
+import { CAPI_GROUP, CONTROLPLANE_GROUP, R } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject, OwnerReference } from '../../shared/kube/types.ts';
+import { CLUSTER_NAME_LABEL } from '../../shared/selectors/hosts.ts';
+
+export const CAPI_PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
+export const CLONED_FROM_NAME = 'cluster.x-k8s.io/cloned-from-name';
+export const CLONED_FROM_GROUPKIND = 'cluster.x-k8s.io/cloned-from-groupkind';
+export const M3MT_GROUPKIND = 'Metal3MachineTemplate.infrastructure.cluster.x-k8s.io';
+export const DEPLOYMENT_NAME_LABEL = 'cluster.x-k8s.io/deployment-name';
+
+const groupOf = (apiVersion: string | undefined): string =>
+  apiVersion?.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+
+export function ownerOf(obj: KubeObject, kind: string, group: string): OwnerReference | undefined {
+  return obj.metadata.ownerReferences?.find((o) => o.kind === kind && groupOf(o.apiVersion) === group);
+}
+
+/** The owner Machine's reference (set by the CAPI Machine controller from spec.infrastructureRef). */
+export const machineOwnerRef = (m3m: KubeObject): OwnerReference | undefined =>
+  ownerOf(m3m, 'Machine', CAPI_GROUP);
+
+export async function getMachine(client: KubeClient, m3m: KubeObject): Promise<Machine | undefined> {
+  const ref = machineOwnerRef(m3m);
+  if (!ref) return undefined;
+  const raw = await client.get(R.Machine, m3m.metadata.namespace, ref.name);
+  if (!raw || (ref.uid && raw.metadata.uid && raw.metadata.uid !== ref.uid)) return undefined;
+  return parseMachine(raw);
+}
+
+export const clusterNameOf = (machine: Machine | undefined, m3m: KubeObject): string | undefined =>
+  machine?.spec?.clusterName ||
+  machine?.metadata.labels?.[CLUSTER_NAME_LABEL] ||
+  m3m.metadata.labels?.[CLUSTER_NAME_LABEL];
+
+export async function getCluster(
+  client: KubeClient,
+  ns: string,
+  name: string | undefined,
+): Promise<Cluster | undefined> {
+  if (!name) return undefined;
+  const raw = await client.get(R.Cluster, ns, name);
+  return raw ? parseCluster(raw) : undefined;
+}
+
+export const isPaused = (cluster: Cluster | undefined, obj: KubeObject): boolean =>
+  cluster?.spec?.paused === true || Object.hasOwn(obj.metadata.annotations ?? {}, CAPI_PAUSED_ANNOTATION);
+
+/** Cluster infrastructure ready: v1beta1 status.infrastructureReady, v1beta2 initialization, or the condition. */
+export function clusterInfrastructureReady(cluster: Cluster): boolean {
+  const st = (cluster.status ?? {}) as Record<string, any>;
+  if (st.infrastructureReady === true) return true;
+  if (st.initialization?.infrastructureProvisioned === true) return true;
+  return (st.conditions ?? []).some(
+    (c: { type?: string; status?: string }) => c.type === 'InfrastructureReady' && c.status === 'True',
+  );
+}
+
+export type ReuseOwner = { kind: 'KubeadmControlPlane' | 'MachineDeployment'; name: string };
+
+/**
+ * The KubeadmControlPlane (owner of the Machine in the control-plane group) or MachineDeployment
+ * (the Machine's deployment-name label, else MachineSet -> MachineDeployment owner) of a Machine.
+ */
+export async function reuseOwnerOf(client: KubeClient, machine: Machine): Promise<ReuseOwner | undefined> {
+  const cp = machine.metadata.ownerReferences?.find((o) => groupOf(o.apiVersion) === CONTROLPLANE_GROUP);
+  if (cp) return { kind: 'KubeadmControlPlane', name: cp.name };
+  const ms = machine.metadata.ownerReferences?.find(
+    (o) => o.kind === 'MachineSet' && groupOf(o.apiVersion) === CAPI_GROUP,
+  );
+  if (!ms) return undefined;
+  const label = machine.metadata.labels?.[DEPLOYMENT_NAME_LABEL];
+  if (label) return { kind: 'MachineDeployment', name: label };
+  const set = await client.get(R.MachineSet, machine.metadata.namespace, ms.name);
+  if (!set || (ms.uid && set.metadata.uid !== ms.uid)) return undefined;
+  const md = ownerOf(set, 'MachineDeployment', CAPI_GROUP);
+  return md ? { kind: 'MachineDeployment', name: md.name } : undefined;
+}
+
+/**
+ * The Metal3MachineTemplate a Machine's owner stamps machines from: MachineSet
+ * `.spec.template.spec.infrastructureRef` (workers) or the control plane's
+ * `.spec.machineTemplate.infrastructureRef`; falls back to the machine's cloned-from annotation.
+ */
+export async function machineTemplateNameOf(
+  client: KubeClient,
+  machine: Machine | undefined,
+  m3m: KubeObject,
+): Promise<string | undefined> {
+  if (machine) {
+    const ns = machine.metadata.namespace;
+    const cp = machine.metadata.ownerReferences?.find((o) => groupOf(o.apiVersion) === CONTROLPLANE_GROUP);
+    if (cp) {
+      const kcp = await client.get(R.KubeadmControlPlane, ns, cp.name);
+      const ref =
+        (kcp?.spec as any)?.machineTemplate?.infrastructureRef ??
+        (kcp?.spec as any)?.machineTemplate?.spec?.infrastructureRef;
+      if (ref?.kind === 'Metal3MachineTemplate' && ref.name) return ref.name;
+    }
+    const ms = machine.metadata.ownerReferences?.find(
+      (o) => o.kind === 'MachineSet' && groupOf(o.apiVersion) === CAPI_GROUP,
+    );
+    if (ms) {
+      const set = await client.get(R.MachineSet, ns, ms.name);
+      const ref = (set?.spec as any)?.template?.spec?.infrastructureRef;
+      if (ref?.kind === 'Metal3MachineTemplate' && ref.name) return ref.name;
+    }
+  }
+  const ann = m3m.metadata.annotations ?? {};
+  if (ann[CLONED_FROM_NAME] && ann[CLONED_FROM_GROUPKIND] === M3MT_GROUPKIND) return ann[CLONED_FROM_NAME];
+  return undefined;
+}

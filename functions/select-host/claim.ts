@@ -1,0 +1,210 @@
+/**
+ * Finding this machine's host, or claiming one. The claim is a resourceVersion-checked update of
+ * the host's consumerRef: that write IS the lock, so under any concurrency no host is ever held by
+ * two machines. On a conflict the host is re-read; if it is no longer eligible another is chosen
+ * (bounded).
+ *
+ * Cost with many hosts: claimed hosts carry the cluster-name label, so the candidate list asks the
+ * server for `<matchLabels>,!cluster.x-k8s.io/cluster-name` and reads it in pages, stopping once
+ * enough eligible hosts are known; the choice among them is uniformly random (spreads concurrent
+ * claims). Client-side checks stay authoritative (the server filter is only a narrowing).
+ */
+import { apiVersionOf, R } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { isConflict } from '../../shared/kube/errors.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import {
+  type Choice,
+  CLUSTER_NAME_LABEL,
+  chooseHost,
+  classifyHost,
+  FAILURE_DOMAIN_LABEL,
+  hostConsumerRef,
+  isConsumedBy,
+  NODE_REUSE_LABEL,
+  type SelectionInput,
+} from '../../shared/selectors/hosts.ts';
+import { labelValueProblem, selectorMentions, serverLabelSelector } from '../../shared/selectors/labels.ts';
+
+export interface ClaimInput extends SelectionInput {
+  client: KubeClient;
+  clusterName: string;
+  failureDomain?: string | undefined;
+  random?: () => number;
+  /** Page size of the candidate list (default 250). */
+  pageSize?: number;
+  /** Stop reading pages once this many eligible hosts are known (default 64). */
+  enoughCandidates?: number;
+  /** Claim attempts before giving up for this pass (default 8). */
+  attempts?: number;
+}
+
+export type ClaimOutcome =
+  | { kind: 'own'; host: KubeObject }
+  | { kind: 'claimed'; host: KubeObject; via: 'reuse' | 'available'; conflicts: number }
+  | { kind: 'wait'; reason: string }
+  | { kind: 'none'; reason: string }
+  | { kind: 'contention'; reason: string; conflicts: number };
+
+/** The consumerRef a claim writes. */
+export const consumerRefFor = (m: { name: string; namespace: string; uid?: string | undefined }) => ({
+  apiVersion: apiVersionOf(R.Metal3Machine),
+  kind: 'Metal3Machine',
+  name: m.name,
+  namespace: m.namespace,
+  ...(m.uid ? { uid: m.uid } : {}),
+});
+
+/** A host already held by this machine (e.g. a pass that stopped between claim and annotation). */
+export async function findOwnHost(
+  client: KubeClient,
+  input: Pick<ClaimInput, 'machine' | 'clusterName'>,
+): Promise<KubeObject | undefined> {
+  if (labelValueProblem(input.clusterName)) return undefined;
+  const { items } = await client.list(R.BareMetalHost, input.machine.namespace, {
+    labelSelector: `${CLUSTER_NAME_LABEL}=${input.clusterName}`,
+  });
+  return items.find((h) => isConsumedBy(hostConsumerRef(h), input.machine, h.metadata.namespace));
+}
+
+export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> {
+  const { client, machine } = input;
+  const own = await findOwnHost(client, input);
+  if (own) return { kind: 'own', host: own };
+
+  // Hosts booked for node reuse by this machine's KCP/MD come first and are never passed over.
+  const reuseValues = input.reuseValues.filter((v) => !labelValueProblem(v));
+  if (reuseValues.length > 0) {
+    const { items } = await client.list(R.BareMetalHost, machine.namespace, {
+      labelSelector: serverLabelSelector(input.selector.matchLabels, [
+        `${NODE_REUSE_LABEL} in (${reuseValues.join(',')})`,
+      ]),
+    });
+    const reuse = items.filter((h) => classifyHost(h, input).kind === 'reuse');
+    if (reuse.length > 0) {
+      const choice = chooseHost(reuse, input, input.random);
+      if (choice.kind !== 'reuse' && choice.kind !== 'own')
+        return choice.kind === 'wait' ? choice : { kind: 'none', reason: 'no reusable host' };
+      if (choice.kind === 'own') return { kind: 'own', host: choice.host };
+      return claimLoop(input, [choice.host], 'reuse', undefined);
+    }
+  }
+
+  const extra: string[] = [];
+  if (!selectorMentions(input.selector, CLUSTER_NAME_LABEL)) extra.push(`!${CLUSTER_NAME_LABEL}`);
+  if (
+    input.failureDomain &&
+    !labelValueProblem(input.failureDomain) &&
+    !selectorMentions(input.selector, FAILURE_DOMAIN_LABEL)
+  ) {
+    extra.push(`${FAILURE_DOMAIN_LABEL}=${input.failureDomain}`);
+  }
+  const labelSelector = serverLabelSelector(input.selector.matchLabels, extra);
+  const sampler = new CandidateSampler(input, labelSelector);
+  await sampler.fill();
+  return claimLoop(input, sampler.eligible, 'available', sampler);
+}
+
+/** Reads the candidate list page by page until enough eligible hosts are known. */
+class CandidateSampler {
+  eligible: KubeObject[] = [];
+  considered = 0;
+  private cont: string | undefined;
+  private started = false;
+  private readonly input: ClaimInput;
+  private readonly labelSelector: string;
+  constructor(input: ClaimInput, labelSelector: string) {
+    this.input = input;
+    this.labelSelector = labelSelector;
+  }
+  get exhausted(): boolean {
+    return this.started && !this.cont;
+  }
+  async fill(): Promise<void> {
+    const enough = this.input.enoughCandidates ?? 64;
+    while (this.eligible.length < enough && !this.exhausted) {
+      const page = await this.input.client.list(R.BareMetalHost, this.input.machine.namespace, {
+        labelSelector: this.labelSelector,
+        limit: this.input.pageSize ?? 250,
+        maxPages: 1,
+        continue: this.cont,
+      });
+      this.started = true;
+      this.cont = page.continue;
+      this.considered += page.items.length;
+      for (const h of page.items) {
+        const c = chooseHost([h], this.input, () => 0);
+        if (c.kind === 'available' || c.kind === 'own') this.eligible.push(h);
+      }
+    }
+  }
+}
+
+async function claimLoop(
+  input: ClaimInput,
+  candidates: KubeObject[],
+  via: 'reuse' | 'available',
+  sampler: CandidateSampler | undefined,
+): Promise<ClaimOutcome> {
+  const attempts = input.attempts ?? 8;
+  let conflicts = 0;
+  const pool = [...candidates];
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (pool.length === 0 && sampler && !sampler.exhausted) {
+      sampler.eligible = [];
+      await sampler.fill();
+      pool.push(...sampler.eligible);
+    }
+    const choice: Choice = chooseHost(pool, input, input.random);
+    if (choice.kind === 'own') return { kind: 'own', host: choice.host };
+    if (choice.kind === 'wait' || choice.kind === 'none') {
+      if (attempt === 0)
+        return {
+          kind: choice.kind,
+          reason: sampler
+            ? `${choice.reason.replace(/ \(\d+ considered\)$/, '')} (${sampler.considered} considered)`
+            : choice.reason,
+        } as ClaimOutcome;
+      break;
+    }
+    const picked = choice.host;
+    pool.splice(pool.indexOf(picked), 1);
+    try {
+      const res = await optimisticUpdate(
+        input.client,
+        R.BareMetalHost,
+        picked.metadata.namespace,
+        picked.metadata.name!,
+        (h) => {
+          const c = classifyHost(h, input);
+          if (c.kind === 'own') return SKIP;
+          if (c.kind === 'excluded' || (c.kind === 'reuse' && !c.ready)) return SKIP;
+          h.spec ??= {};
+          const spec = h.spec as Record<string, unknown>;
+          spec.consumerRef = consumerRefFor(input.machine);
+          h.metadata.labels = { ...(h.metadata.labels ?? {}), [CLUSTER_NAME_LABEL]: input.clusterName };
+          delete h.metadata.labels[NODE_REUSE_LABEL];
+        },
+        { current: picked, retries: 1, expectedUid: picked.metadata.uid },
+      );
+      if (res.outcome === 'updated') return { kind: 'claimed', host: res.object, via, conflicts };
+      if (
+        res.outcome === 'skipped' &&
+        isConsumedBy(hostConsumerRef(res.object), input.machine, res.object.metadata.namespace)
+      ) {
+        return { kind: 'own', host: res.object };
+      }
+      // Taken meanwhile (the re-read showed another consumer) or gone: choose again.
+      if (res.outcome === 'skipped') conflicts++;
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+      conflicts++;
+    }
+  }
+  return {
+    kind: 'contention',
+    reason: `could not claim a host after ${attempts} attempts (${conflicts} conflicts)`,
+    conflicts,
+  };
+}

@@ -1,0 +1,378 @@
+/**
+ * selectHost for one Metal3Machine: the CAPI InfraMachine contract checks, host choice and claim,
+ * the Metal3DataClaim, and once data is ready the host's image/userData/metaData/networkData/online.
+ * Reads state, decides (pure helpers), writes through the optimistic helper, returns a result.
+ */
+import type { Cluster, Machine } from '../../shared/api/capi.ts';
+import { type Metal3Machine, parseMetal3Machine } from '../../shared/api/metal3machine.ts';
+import { R } from '../../shared/api/resources.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import { TerminalError } from '../../shared/reconcile/errors.ts';
+import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import {
+  CAPM3_PAUSE_VALUE,
+  CLUSTER_NAME_LABEL,
+  HOST_ANNOTATION,
+  HOST_PAUSED_ANNOTATION,
+  hostConsumerRef,
+  isConsumedBy,
+  nodeReuseValues,
+} from '../../shared/selectors/hosts.ts';
+import { compileHostSelector } from '../../shared/selectors/labels.ts';
+import {
+  clusterInfrastructureReady,
+  clusterNameOf,
+  getCluster,
+  getMachine,
+  isPaused,
+  machineOwnerRef,
+  reuseOwnerOf,
+} from './capi.ts';
+import { findOrClaimHost } from './claim.ts';
+import { COND, falseCondition, REASON, trueCondition } from './conditions.ts';
+import { MACHINE_FINALIZER, needsDataTemplate, resolveData } from './data.ts';
+import {
+  applyHostSpec,
+  crossNamespaceProblem,
+  hostAddresses,
+  hostProvisioningRequested,
+} from './hostspec.ts';
+import { recordTerminal, StatusDraft } from './status.ts';
+
+export interface SelectHostOptions {
+  random?: () => number;
+  pageSize?: number;
+}
+
+const hostKeyOf = (raw: KubeObject): { namespace: string; name: string } | undefined => {
+  const v = raw.metadata.annotations?.[HOST_ANNOTATION];
+  if (!v) return undefined;
+  const i = v.indexOf('/');
+  return i > 0
+    ? { namespace: v.slice(0, i), name: v.slice(i + 1) }
+    : { namespace: raw.metadata.namespace!, name: v };
+};
+
+export async function reconcileMachine(
+  ctx: ReconcileContext,
+  ns: string,
+  name: string,
+  opts: SelectHostOptions = {},
+): Promise<ReconcileResult> {
+  let raw = await ctx.client.get(R.Metal3Machine, ns, name);
+  if (!raw) return done('Metal3Machine gone');
+  if (raw.metadata.deletionTimestamp) return done('deleting: the deprovision function handles it');
+  const st0 = (raw.status ?? {}) as { failureReason?: string; failureMessage?: string };
+  if (st0.failureReason || st0.failureMessage) return done('failed: left alone');
+
+  // Bad input first: nothing is written to any host for a machine that cannot be provisioned.
+  let m3m: Metal3Machine;
+  try {
+    m3m = parseMetal3Machine(raw);
+    compileHostSelector(m3m.spec.hostSelector);
+    const cross = crossNamespaceProblem(m3m);
+    if (cross) throw new TerminalError('InvalidConfiguration', cross);
+  } catch (e) {
+    if (e instanceof TerminalError) return recordTerminal(ctx, raw, e);
+    throw e;
+  }
+  const selector = compileHostSelector(m3m.spec.hostSelector);
+  const draft = new StatusDraft();
+  const finish = async (result: ReconcileResult): Promise<ReconcileResult> => {
+    await draft.flush(ctx, raw!);
+    return result;
+  };
+
+  // 1. Owner Machine.
+  if (!machineOwnerRef(raw)) {
+    draft.condition(
+      falseCondition(
+        COND.AssociateBMH,
+        REASON.WaitingForOwner,
+        'Info',
+        'waiting for the CAPI Machine to set its ownerReference',
+      ),
+    );
+    return finish(done('no owner Machine yet'));
+  }
+  const machine = await getMachine(ctx.client, raw);
+  if (!machine) return done('owner Machine not found');
+
+  // 2. Cluster; a missing Cluster ends the pass.
+  const clusterName = clusterNameOf(machine, raw);
+  const cluster = await getCluster(ctx.client, ns, clusterName);
+  if (!cluster || !clusterName) return done('Cluster not found');
+
+  // 3. Pause (Cluster spec.paused or the paused annotation on the machine).
+  const paused = isPaused(cluster, raw);
+  const key = hostKeyOf(raw);
+  let host: KubeObject | undefined = key
+    ? await ctx.client.get(R.BareMetalHost, key.namespace, key.name)
+    : undefined;
+  if (host) host = await syncHostPause(ctx, raw, cluster, paused, host);
+  if (paused) {
+    draft.condition({
+      type: COND.Paused,
+      status: 'True',
+      reason: REASON.Paused,
+      message: 'the Cluster or the Metal3Machine is paused',
+    });
+    return finish(requeueAfter(ctx.config.safetyRequeueSeconds, 'paused'));
+  }
+  const pausedCond = (
+    raw.status as { conditions?: { type: string; status: string }[] } | undefined
+  )?.conditions?.find((c) => c.type === COND.Paused);
+  if (pausedCond?.status === 'True')
+    draft.condition({ type: COND.Paused, status: 'False', reason: 'NotPaused', severity: 'Info' });
+
+  // 4. Finalizer, and the failure domain copied from the Machine.
+  raw = await ensureFinalizerAndFailureDomain(ctx, raw, machine);
+  m3m = parseMetal3Machine(raw);
+
+  // 5. Cluster infrastructure ready.
+  if (!clusterInfrastructureReady(cluster)) {
+    draft.condition(
+      falseCondition(
+        COND.AssociateBMH,
+        REASON.WaitingForClusterInfrastructure,
+        'Info',
+        `waiting for Cluster ${ns}/${clusterName} infrastructure to be ready`,
+      ),
+    );
+    return finish(done('cluster infrastructure not ready'));
+  }
+  // 6. Bootstrap data.
+  const dataSecretName = machine.spec?.bootstrap?.dataSecretName;
+  if (!dataSecretName) {
+    draft.condition(
+      falseCondition(
+        COND.AssociateBMH,
+        REASON.WaitingForBootstrapReady,
+        'Info',
+        `waiting for Machine ${ns}/${machine.metadata.name} bootstrap data`,
+      ),
+    );
+    return finish(done('bootstrap data not ready'));
+  }
+
+  // 7. Host: the associated one, else find or claim one.
+  if (key) {
+    if (!host || !isConsumedBy(hostConsumerRef(host), { name, namespace: ns }, host.metadata.namespace)) {
+      const what = host ? 'was released or taken by another consumer' : 'was deleted';
+      return hostLost(
+        ctx,
+        raw,
+        `BareMetalHost ${key.namespace}/${key.name} associated with this machine ${what}`,
+      );
+    }
+  } else {
+    if (needsDataTemplate(m3m)) {
+      const t = m3m.spec.dataTemplate!;
+      const tmpl = await ctx.client.get(R.Metal3DataTemplate, t.namespace || ns, t.name);
+      if (!tmpl) {
+        return recordTerminal(
+          ctx,
+          raw,
+          new TerminalError(
+            'InvalidConfiguration',
+            `spec.dataTemplate: Metal3DataTemplate ${t.namespace || ns}/${t.name} not found`,
+          ),
+        );
+      }
+    }
+    const reuseOwner = await reuseOwnerOf(ctx.client, machine);
+    const outcome = await findOrClaimHost({
+      client: ctx.client,
+      machine: { name, namespace: ns },
+      clusterName,
+      selector,
+      reuseValues: nodeReuseValues(reuseOwner),
+      failureDomain: m3m.spec.failureDomain || machine.spec?.failureDomain,
+      random: opts.random,
+      pageSize: opts.pageSize,
+    });
+    if (outcome.kind === 'wait' || outcome.kind === 'none') {
+      const reason = outcome.kind === 'wait' ? REASON.WaitingForNodeReuseHost : REASON.NoHostAvailable;
+      draft.condition(falseCondition(COND.AssociateBMH, reason, 'Warning', outcome.reason));
+      await ctx.events.record(raw, 'Warning', reason, outcome.reason);
+      return finish(requeueAfter(ctx.config.safetyRequeueSeconds, outcome.reason));
+    }
+    if (outcome.kind === 'contention') return finish(requeueAfter(1, outcome.reason));
+    host = outcome.host;
+    const associated = await annotateHost(ctx, raw, host);
+    if (!associated.ok) {
+      // A concurrent pass of this machine associated another host first: give ours back.
+      if (outcome.kind === 'claimed') await releaseClaim(ctx, host, { name, namespace: ns });
+      return done('another pass associated this machine first');
+    }
+    raw = associated.m3m;
+    if (outcome.kind === 'claimed') {
+      const via = outcome.via === 'reuse' ? ' (node reuse)' : '';
+      await ctx.events.record(
+        raw,
+        'Normal',
+        'Associated',
+        `associated with BareMetalHost ${host.metadata.namespace}/${host.metadata.name}${via}`,
+      );
+    }
+  }
+  draft
+    .condition(trueCondition(COND.AssociateBMH))
+    .set('addresses', hostAddresses(host))
+    .set('userData', { name: dataSecretName, namespace: ns });
+
+  // 8. Data: claim -> Metal3Data ready -> secret refs (or the user's own secrets).
+  const data = await resolveData(ctx.client, m3m);
+  if (data.kind === 'wait') {
+    draft.condition(falseCondition(COND.Metal3DataReady, data.reason, data.severity, data.message));
+    return finish(requeueAfter(ctx.config.safetyRequeueSeconds, data.message));
+  }
+  draft
+    .condition(trueCondition(COND.Metal3DataReady))
+    .set('metaData', data.metaData)
+    .set('networkData', data.networkData)
+    .set('renderedData', data.renderedData);
+
+  // 9. The host's spec in one optimistic update (only while it is still ours).
+  const refs = {
+    userData: { name: dataSecretName, namespace: ns },
+    metaData: data.metaData,
+    networkData: data.networkData,
+  };
+  const wasRequested = hostProvisioningRequested(host);
+  const res = await optimisticUpdate(
+    ctx.client,
+    R.BareMetalHost,
+    host.metadata.namespace,
+    host.metadata.name!,
+    (h) => {
+      if (!isConsumedBy(hostConsumerRef(h), { name, namespace: ns }, h.metadata.namespace)) return SKIP;
+      applyHostSpec(h, m3m, refs);
+    },
+    { current: host, expectedUid: host.metadata.uid },
+  );
+  if (res.outcome === 'gone' || res.outcome === 'skipped') {
+    return hostLost(
+      ctx,
+      raw,
+      `BareMetalHost ${host.metadata.namespace}/${host.metadata.name} was lost while being provisioned`,
+    );
+  }
+  if (!wasRequested && hostProvisioningRequested(res.object)) {
+    await ctx.events.record(
+      raw,
+      'Normal',
+      'ProvisioningRequested',
+      `BareMetalHost ${host.metadata.namespace}/${host.metadata.name} is being provisioned`,
+    );
+  }
+  draft.set('phase', 'Provisioning');
+  return finish(done('host provisioning requested'));
+}
+
+async function hostLost(ctx: ReconcileContext, raw: KubeObject, message: string): Promise<ReconcileResult> {
+  return recordTerminal(ctx, raw, new TerminalError('UpdateError', message));
+}
+
+async function ensureFinalizerAndFailureDomain(
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  machine: Machine,
+): Promise<KubeObject> {
+  const fd = machine.spec?.failureDomain;
+  const res = await optimisticUpdate(
+    ctx.client,
+    R.Metal3Machine,
+    raw.metadata.namespace,
+    raw.metadata.name!,
+    (o) => {
+      if (o.metadata.deletionTimestamp) return SKIP;
+      const f = o.metadata.finalizers ?? [];
+      if (!f.includes(MACHINE_FINALIZER)) o.metadata.finalizers = [...f, MACHINE_FINALIZER];
+      if (fd) (o.spec as Record<string, unknown>).failureDomain = fd;
+    },
+    { current: raw, expectedUid: raw.metadata.uid },
+  );
+  if (res.outcome === 'gone')
+    throw new Error(`Metal3Machine ${raw.metadata.namespace}/${raw.metadata.name} disappeared`);
+  return res.object;
+}
+
+/** Sets the host annotation; not ok when a concurrent pass set it to another host first. */
+async function annotateHost(
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  host: KubeObject,
+): Promise<{ ok: true; m3m: KubeObject } | { ok: false }> {
+  const value = `${host.metadata.namespace}/${host.metadata.name}`;
+  const res = await optimisticUpdate(
+    ctx.client,
+    R.Metal3Machine,
+    raw.metadata.namespace,
+    raw.metadata.name!,
+    (o) => {
+      const cur = o.metadata.annotations?.[HOST_ANNOTATION];
+      if (cur && cur !== value) return SKIP;
+      if (o.metadata.deletionTimestamp) return SKIP;
+      o.metadata.annotations = { ...(o.metadata.annotations ?? {}), [HOST_ANNOTATION]: value };
+    },
+    { current: raw, expectedUid: raw.metadata.uid },
+  );
+  if (res.outcome === 'gone' || res.outcome === 'skipped') return { ok: false };
+  return { ok: true, m3m: res.object };
+}
+
+/** Gives back a host this pass claimed but could not associate (consumerRef and our label). */
+export async function releaseClaim(
+  ctx: ReconcileContext,
+  host: KubeObject,
+  machine: { name: string; namespace: string },
+): Promise<void> {
+  await optimisticUpdate(ctx.client, R.BareMetalHost, host.metadata.namespace, host.metadata.name!, (h) => {
+    if (!isConsumedBy(hostConsumerRef(h), machine, h.metadata.namespace)) return SKIP;
+    if (hostProvisioningRequested(h)) return SKIP;
+    delete (h.spec as Record<string, unknown>).consumerRef;
+    if (h.metadata.labels) delete h.metadata.labels[CLUSTER_NAME_LABEL];
+  });
+}
+
+/**
+ * Cluster paused => the associated host gets the paused annotation (value metal3.io/capm3) so the
+ * baremetal-operator leaves it alone; unpaused => ours is removed (only ours, only on our cluster's host).
+ */
+async function syncHostPause(
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  cluster: Cluster,
+  paused: boolean,
+  host: KubeObject,
+): Promise<KubeObject | undefined> {
+  const clusterPaused = cluster.spec?.paused === true;
+  const machine = { name: raw.metadata.name!, namespace: raw.metadata.namespace! };
+  const res = await optimisticUpdate(
+    ctx.client,
+    R.BareMetalHost,
+    host.metadata.namespace,
+    host.metadata.name!,
+    (h) => {
+      if (!isConsumedBy(hostConsumerRef(h), machine, h.metadata.namespace)) return SKIP;
+      const ann = h.metadata.annotations ?? {};
+      if (clusterPaused && paused) {
+        if (Object.hasOwn(ann, HOST_PAUSED_ANNOTATION)) return SKIP;
+        h.metadata.annotations = { ...ann, [HOST_PAUSED_ANNOTATION]: CAPM3_PAUSE_VALUE };
+      } else {
+        if (
+          ann[HOST_PAUSED_ANNOTATION] !== CAPM3_PAUSE_VALUE ||
+          h.metadata.labels?.[CLUSTER_NAME_LABEL] !== cluster.metadata.name
+        )
+          return SKIP;
+        delete ann[HOST_PAUSED_ANNOTATION];
+        h.metadata.annotations = ann;
+      }
+    },
+    { current: host, expectedUid: host.metadata.uid },
+  );
+  return res.outcome === 'gone' ? undefined : res.object;
+}
