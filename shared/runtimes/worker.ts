@@ -6,8 +6,9 @@
  *   failure the rest of that group is released and comes back behind it.
  * - Visibility is extended while a message is held, so a slow reconcile is not redelivered.
  * - A failure sets the message's visibility to a backoff (1, 2, 4 … ≤ 300 s by receive count).
- * - SIGTERM (stop()): stop receiving, release what has not started, let running messages finish
- *   within a grace period, release the rest; nothing in flight is lost, only delayed.
+ * - SIGTERM (stop()): stop receiving (open long polls end within WaitTimeSeconds and what they
+ *   return is released), release what has not started, let running messages finish within a grace
+ *   period, release the rest; nothing in flight is lost, only delayed.
  * - Due requeue-after messages are forwarded from the delay queue into the FIFO queues.
  */
 import {
@@ -193,8 +194,10 @@ export class Worker {
             VisibilityTimeout: this.visibility,
             MessageSystemAttributeNames: ['MessageGroupId', 'ApproximateReceiveCount'],
           }),
-          { abortSignal: this.abort.signal },
         );
+        // Not aborted on stop: an aborted long poll may already hold messages server-side, which
+        // would then stay invisible until their timeout. Letting it end (≤ WaitTimeSeconds) and
+        // releasing what it returns loses nothing.
         messages = r.Messages ?? [];
         errors = 0;
       } catch (e) {
@@ -392,7 +395,6 @@ export class Worker {
       try {
         const r = await forwardDueRequeues(this.o.sqs, urls, {
           waitTimeSeconds: this.o.waitTimeSeconds ?? 20,
-          abortSignal: this.abort.signal,
           log: this.log,
         });
         this.stats.forwarded += r.forwarded;

@@ -1,0 +1,341 @@
+/**
+ * Lambda adapter and local worker against a real SQS server: a poisoned message goes to the DLQ
+ * with its reason while its batch-mates succeed; failures are retried; requeues go through the
+ * delay queue; a graceful stop loses nothing.
+ */
+import {
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deduplicationId, type MessageEnvelope } from '../../../events/envelope.ts';
+import { ensureQueues, type QueueUrls, queueArn } from '../../../shared/queue/ensure.ts';
+import { forwardDueRequeues } from '../../../shared/queue/requeue.ts';
+import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
+import { TerminalError, TransientError } from '../../../shared/reconcile/errors.ts';
+import { done, requeueAfter } from '../../../shared/reconcile/result.ts';
+import { dispatch } from '../../../shared/runtimes/dispatch.ts';
+import { createSqsHandler } from '../../../shared/runtimes/lambda.ts';
+import { PipelineMetrics } from '../../../shared/runtimes/metrics.ts';
+import { Worker } from '../../../shared/runtimes/worker.ts';
+import { envelope, offlineContext, startSqs, until } from './helpers.ts';
+
+let local: Awaited<ReturnType<typeof startSqs>>;
+
+beforeAll(async () => {
+  local = await startSqs();
+});
+afterAll(async () => {
+  local?.sqs.destroy();
+  await local?.stop();
+});
+
+/** A core whose behaviour is chosen by the message's name. */
+function scriptedCore(seen: MessageEnvelope[]): ReconcileFn {
+  return async (_ctx, msg) => {
+    seen.push(msg);
+    if (msg.name.startsWith('fail')) throw new TransientError('try again');
+    if (msg.name.startsWith('boom')) throw new Error('unexpected');
+    if (msg.name.startsWith('wait')) return requeueAfter(30, 'waiting for host');
+    if (msg.name.startsWith('bad-input')) throw new TerminalError('InvalidConfiguration', 'bad selector');
+    return done();
+  };
+}
+
+async function sendRaw(url: string, bodies: { body: string; group: string }[]): Promise<void> {
+  await local.sqs.send(
+    new SendMessageBatchCommand({
+      QueueUrl: url,
+      Entries: bodies.map((b, i) => ({
+        Id: String(i),
+        MessageBody: b.body,
+        MessageGroupId: b.group,
+        MessageDeduplicationId: `${b.group}-${i}-${Math.random()}`,
+      })),
+    }),
+  );
+}
+
+async function receiveAll(url: string, n: number, visibility = 30): Promise<Message[]> {
+  const out: Message[] = [];
+  const end = Date.now() + 5_000;
+  while (out.length < n && Date.now() < end) {
+    const r = await local.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: url,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 1,
+        VisibilityTimeout: visibility,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    out.push(...(r.Messages ?? []));
+  }
+  return out;
+}
+
+/** The SQS event Lambda would build from received messages. */
+function sqsEvent(messages: Message[], arn: string): SQSEvent {
+  return {
+    Records: messages.map((m) => ({
+      messageId: m.MessageId!,
+      receiptHandle: m.ReceiptHandle!,
+      body: m.Body!,
+      attributes: {
+        ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
+        SentTimestamp: m.Attributes?.SentTimestamp ?? '0',
+        SenderId: 'test',
+        ApproximateFirstReceiveTimestamp: '0',
+        MessageGroupId: m.Attributes?.MessageGroupId,
+        MessageDeduplicationId: m.Attributes?.MessageDeduplicationId,
+        SequenceNumber: m.Attributes?.SequenceNumber,
+      },
+      messageAttributes: {},
+      md5OfBody: m.MD5OfBody!,
+      eventSource: 'aws:sqs',
+      eventSourceARN: arn,
+      awsRegion: 'us-east-1',
+    })),
+  };
+}
+
+describe('dispatch', () => {
+  const ctx = offlineContext();
+  const seen: MessageEnvelope[] = [];
+  const fns = { selectHost: scriptedCore(seen) };
+
+  it('maps results and errors to transport actions', async () => {
+    const metrics = new PipelineMetrics();
+    const run = (over: Partial<MessageEnvelope>) =>
+      dispatch(fns, ctx, JSON.stringify(envelope(over)), { metrics });
+    expect((await run({ name: 'ok' })).kind).toBe('done');
+    expect(await run({ name: 'wait-1' })).toMatchObject({ kind: 'requeue', afterSeconds: 30 });
+    expect(await run({ name: 'bad-input' })).toMatchObject({
+      kind: 'terminal',
+      reason: 'InvalidConfiguration',
+    });
+    expect(await run({ name: 'fail-1' })).toMatchObject({ kind: 'retry', errorClass: 'transient' });
+    expect(await run({ name: 'boom-1' })).toMatchObject({ kind: 'retry', errorClass: 'unknown' });
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/metal3fn_messages_total\{function="selectHost",outcome="retry"\} 2/);
+  });
+
+  it('rejects malformed messages with a reason naming the fault, before any core runs', async () => {
+    const before = seen.length;
+    expect(await dispatch(fns, ctx, 'not json')).toMatchObject({ kind: 'malformed', reason: /not JSON/ });
+    expect(await dispatch(fns, ctx, JSON.stringify({ ...envelope(), name: 'Bad_Name' }))).toMatchObject({
+      kind: 'malformed',
+      reason: /name/,
+    });
+    expect(await dispatch(fns, ctx, JSON.stringify(envelope({ function: 'renderData' })))).toMatchObject({
+      kind: 'malformed',
+      reason: /not served here/,
+    });
+    expect(await dispatch(fns, ctx, JSON.stringify(envelope()), { expect: 'deprovision' })).toMatchObject({
+      kind: 'malformed',
+    });
+    expect(seen.length).toBe(before);
+  });
+
+  it('sends an early requeue message round again instead of running it', async () => {
+    const now = 1_000_000;
+    const out = await dispatch(fns, ctx, envelope({ reason: 'requeue', notBefore: now + 60_000 }), {
+      now: () => now,
+    });
+    expect(out).toMatchObject({ kind: 'requeue', afterSeconds: 60 });
+  });
+});
+
+describe('Lambda adapter (Powertools partial batch response)', () => {
+  let urls: QueueUrls;
+  beforeAll(async () => {
+    urls = await ensureQueues(local.sqs, { prefix: 'lambda-' });
+  });
+
+  it('fails only the failing record, dead-letters the poisoned one with its reason, acks the rest', async () => {
+    const seen: MessageEnvelope[] = [];
+    const handler = createSqsHandler({
+      fns: { selectHost: scriptedCore(seen) },
+      context: offlineContext,
+      sqs: local.sqs,
+      naming: { prefix: 'lambda-' },
+      requeueUrl: urls.requeue,
+    });
+    await sendRaw(urls.main.selectHost, [
+      { body: JSON.stringify(envelope({ name: 'ok-1' })), group: 'g1' },
+      { body: '{"function":"selectHost","kind":"Metal3Machine"', group: 'g2' },
+      { body: JSON.stringify(envelope({ name: 'fail-1' })), group: 'g3' },
+      { body: JSON.stringify(envelope({ name: 'ok-2' })), group: 'g4' },
+      { body: JSON.stringify(envelope({ name: 'wait-1' })), group: 'g5' },
+    ]);
+    const received = await receiveAll(urls.main.selectHost, 5);
+    expect(received).toHaveLength(5);
+    const arn = await queueArn(local.sqs, urls.main.selectHost);
+    const res = await handler(sqsEvent(received, arn));
+
+    const failId = received.find((m) => m.Body?.includes('fail-1'))!.MessageId;
+    expect(res.batchItemFailures).toEqual([{ itemIdentifier: failId }]);
+    expect(seen.map((m) => m.name).sort()).toEqual(['fail-1', 'ok-1', 'ok-2', 'wait-1']);
+
+    const [dead] = await receiveAll(urls.dlq.selectHost, 1);
+    expect(dead?.Body).toBe('{"function":"selectHost","kind":"Metal3Machine"');
+    expect(dead?.MessageAttributes?.reason?.StringValue).toMatch(/not JSON/);
+    expect(dead?.MessageAttributes?.['source-queue']?.StringValue).toBe('lambda-metal3fn-selectHost.fifo');
+
+    // The requeue of wait-1 waits in the delay queue for its 30 s hop; nothing is due yet.
+    const delayed = await local.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: urls.requeue,
+        AttributeNames: ['ApproximateNumberOfMessagesDelayed'],
+      }),
+    );
+    expect(delayed.Attributes?.ApproximateNumberOfMessagesDelayed).toBe('1');
+    expect((await forwardDueRequeues(local.sqs, urls, { waitTimeSeconds: 0 })).forwarded).toBe(0);
+  });
+
+  it('a FIFO failure holds back only later messages of the same group', async () => {
+    const seen: MessageEnvelope[] = [];
+    const handler = createSqsHandler({
+      fns: { selectHost: scriptedCore(seen) },
+      context: offlineContext,
+      sqs: local.sqs,
+      naming: { prefix: 'lambda-' },
+      requeueUrl: urls.requeue,
+    });
+    const arn = await queueArn(local.sqs, urls.main.selectHost);
+    const mk = (name: string, group: string, id: string): Message => ({
+      MessageId: id,
+      ReceiptHandle: id,
+      Body: JSON.stringify(envelope({ name })),
+      MD5OfBody: 'x',
+      Attributes: { MessageGroupId: group },
+    });
+    const res = await handler(
+      sqsEvent([mk('fail-a', 'A', '1'), mk('ok-a', 'A', '2'), mk('ok-b', 'B', '3')], arn),
+    );
+    expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['1', '2']);
+    expect(seen.map((m) => m.name)).toEqual(['fail-a', 'ok-b']);
+  });
+});
+
+describe('local worker', () => {
+  let urls: QueueUrls;
+  beforeAll(async () => {
+    urls = await ensureQueues(local.sqs, { prefix: 'worker-', visibilityTimeoutSeconds: 5 });
+  });
+
+  it('processes a batch: poison to the DLQ with its reason, batch-mates succeed, failures retried', async () => {
+    const seen: MessageEnvelope[] = [];
+    let failures = 0;
+    const core: ReconcileFn = async (ctx, msg) => {
+      if (msg.name === 'flaky' && failures++ < 2) throw new TransientError('not yet');
+      return scriptedCore(seen)(ctx, msg);
+    };
+    const worker = new Worker({
+      sqs: local.sqs,
+      fns: { selectHost: core },
+      context: offlineContext(),
+      queues: urls,
+      functions: ['selectHost'],
+      waitTimeSeconds: 1,
+      retryBackoffSeconds: () => 0,
+    }).start();
+    try {
+      await sendRaw(urls.main.selectHost, [
+        { body: JSON.stringify(envelope({ name: 'w-ok-1' })), group: 'a' },
+        { body: JSON.stringify({ ...envelope(), kind: 'not-a-kind' }), group: 'b' },
+        { body: JSON.stringify(envelope({ name: 'flaky' })), group: 'c' },
+        { body: JSON.stringify(envelope({ name: 'w-ok-2' })), group: 'd' },
+      ]);
+      await until(() => seen.some((m) => m.name === 'flaky') && seen.length >= 3);
+      expect(seen.map((m) => m.name).sort()).toEqual(['flaky', 'w-ok-1', 'w-ok-2']);
+      expect(worker.stats.retried).toBe(2);
+      const [dead] = await receiveAll(urls.dlq.selectHost, 1);
+      expect(dead?.MessageAttributes?.reason?.StringValue).toMatch(/kind/);
+    } finally {
+      await worker.stop({ graceMs: 2_000 });
+    }
+  });
+
+  it('a message that always fails reaches the DLQ through the redrive policy (maxReceiveCount 5)', async () => {
+    const worker = new Worker({
+      sqs: local.sqs,
+      fns: { deprovision: scriptedCore([]) },
+      context: offlineContext(),
+      queues: urls,
+      functions: ['deprovision'],
+      waitTimeSeconds: 1,
+      retryBackoffSeconds: () => 0,
+    }).start();
+    try {
+      const msg = envelope({ function: 'deprovision', name: 'boom-forever' });
+      await local.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: urls.main.deprovision,
+          MessageBody: JSON.stringify(msg),
+          MessageGroupId: 'g',
+          MessageDeduplicationId: deduplicationId(msg),
+        }),
+      );
+      const [dead] = await until(async () => {
+        const r = await receiveAll(urls.dlq.deprovision, 1);
+        return r.length ? r : undefined;
+      }, 20_000);
+      expect(dead?.Body).toContain('boom-forever');
+      expect(worker.stats.retried).toBe(5);
+    } finally {
+      await worker.stop({ graceMs: 2_000 });
+    }
+  });
+
+  it('graceful stop lets the running message finish and loses nothing queued behind it', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const started: string[] = [];
+    const core: ReconcileFn = async (_ctx, msg) => {
+      started.push(msg.name);
+      if (msg.name === 'slow') await gate;
+      return done();
+    };
+    const worker = new Worker({
+      sqs: local.sqs,
+      fns: { renderData: core },
+      context: offlineContext(),
+      queues: urls,
+      functions: ['renderData'],
+      waitTimeSeconds: 1,
+      concurrency: 4,
+    }).start();
+    // One group: 'slow' runs, 'after-1' and 'after-2' wait behind it in order.
+    await sendRaw(urls.main.renderData, [
+      { body: JSON.stringify(envelope({ function: 'renderData', name: 'slow' })), group: 'one' },
+      { body: JSON.stringify(envelope({ function: 'renderData', name: 'after-1' })), group: 'one' },
+      { body: JSON.stringify(envelope({ function: 'renderData', name: 'after-2' })), group: 'one' },
+    ]);
+    await until(() => started.includes('slow'));
+    const stopping = worker.stop({ graceMs: 5_000 });
+    setTimeout(release, 200);
+    const result = await stopping;
+    expect(started).toEqual(['slow']);
+    expect(result.finished).toBe(1);
+    // Nothing lost: the messages behind 'slow' (released if they were held, or never received —
+    // fauxqs hands out one message per FIFO group per receive) come back, in order.
+    const back: Message[] = [];
+    for (let i = 0; i < 2; i++) {
+      const [m] = await receiveAll(urls.main.renderData, 1);
+      back.push(m!);
+      await local.sqs.send(
+        new DeleteMessageCommand({ QueueUrl: urls.main.renderData, ReceiptHandle: m!.ReceiptHandle! }),
+      );
+    }
+    expect(back.map((m) => JSON.parse(m.Body!).name)).toEqual(['after-1', 'after-2']);
+  });
+});
