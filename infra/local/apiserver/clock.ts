@@ -1,0 +1,63 @@
+/**
+ * Time, uids and generated names: the server's only sources of nondeterminism, behind one
+ * interface so tests can make them deterministic.
+ */
+import { randomUUID } from 'node:crypto';
+
+export interface Clock {
+  /** RFC 3339 UTC to the second, as creationTimestamp is written. */
+  timestamp(): string;
+  uid(): string;
+  /** A float in [0, 1). */
+  random(): number;
+}
+
+const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export const systemClock: Clock = {
+  timestamp: () => rfc3339(new Date()),
+  uid: () => randomUUID(),
+  random: () => Math.random(),
+};
+
+/** mulberry32: a tiny seeded PRNG, for deterministic fault injection and names. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A clock for tests: time starts at `start` and advances only when told; uids count up. */
+export function deterministicClock(
+  seed = 1,
+  start = Date.parse('2026-01-01T00:00:00Z'),
+): Clock & { advance(ms: number): void } {
+  let now = start;
+  let n = 0;
+  const random = seededRandom(seed);
+  return {
+    timestamp: () => rfc3339(new Date(now)),
+    uid: () => {
+      n++;
+      const hex = n.toString(16).padStart(12, '0');
+      return `00000000-0000-4000-8000-${hex}`;
+    },
+    random,
+    advance(ms: number) {
+      now += ms;
+    },
+  };
+}
+
+const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+
+export function generateNameSuffix(clock: Clock): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += NAME_CHARS[Math.floor(clock.random() * NAME_CHARS.length)];
+  return s;
+}

@@ -1,0 +1,171 @@
+/**
+ * The embedded Kubernetes API server: start it, get a URL and a kubeconfig that kubectl and
+ * @kubernetes/client-node accept, and handles on its fault injector and request log.
+ */
+import { writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { admit } from './admission.ts';
+import { type Clock, systemClock } from './clock.ts';
+import { FaultInjector } from './faults.ts';
+import { Controllers } from './gc.ts';
+import { KindRegistry } from './kinds.ts';
+import { RequestLog } from './log.ts';
+import { openapiV2 } from './openapi.ts';
+import { sqlitePersistence } from './persist.ts';
+import { Rbac, type RbacOptions } from './rbac.ts';
+import { Rest } from './rest.ts';
+import { createRequestHandler, type UserInfo } from './server.ts';
+import { Store } from './store.ts';
+import type { WatchStream } from './watch.ts';
+
+export { deterministicClock } from './clock.ts';
+export type { FaultRule } from './faults.ts';
+export type { RequestLogEntry } from './log.ts';
+export type { RbacOptions } from './rbac.ts';
+export { FaultInjector, RequestLog };
+
+export interface ApiServerOptions {
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** SQLite file for durable state; in-memory when absent. */
+  dataFile?: string;
+  /** Enforce RBAC with these bearer tokens; without it every request is admin. */
+  rbac?: RbacOptions;
+  /** Enable fault injection from the start (rules added later enable it too). */
+  faults?: boolean;
+  /** Seed of the fault injector's PRNG. */
+  seed?: number;
+  /** Deterministic time/uid/name source for tests. */
+  clock?: Clock;
+  /** Watch event history length (resumes from older RVs get 410). Default 10,000. */
+  historySize?: number;
+  /** Bookmark period for watches with allowWatchBookmarks=true. Default 5 s. */
+  bookmarkIntervalMs?: number;
+  /** Unflushed bytes after which a watch consumer counts as too slow (410). Default 16 MiB. */
+  maxWatchBufferBytes?: number;
+}
+
+export interface ApiServerHandle {
+  url: string;
+  port: number;
+  /** YAML kubectl and client-node accept (http with insecure-skip-tls-verify). */
+  kubeconfig(opts?: { token?: string; namespace?: string }): string;
+  writeKubeconfig(path: string, opts?: { token?: string; namespace?: string }): Promise<void>;
+  faults: FaultInjector;
+  log: RequestLog;
+  /** The admin bearer token (when RBAC is enforced; any token works otherwise). */
+  adminToken: string;
+  /** Current global resourceVersion. */
+  resourceVersion(): number;
+  /** Sends a BOOKMARK now on every watch that asked for bookmarks. */
+  bookmarkNow(): void;
+  /** Number of open watch streams. */
+  watchCount(): number;
+  /** Runs pending garbage collection / namespace / CRD controller work synchronously. */
+  settle(): void;
+  stop(): Promise<void>;
+}
+
+const BOOT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+export const ADMIN_TOKEN = 'metal3fn-admin';
+
+export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServerHandle> {
+  const host = opts.host ?? '127.0.0.1';
+  const clock = opts.clock ?? systemClock;
+  const persistence = opts.dataFile ? sqlitePersistence(opts.dataFile) : undefined;
+  const store = new Store({ historySize: opts.historySize, persistence });
+  const kinds = new KindRegistry();
+  const rest = new Rest(store, kinds, clock, admit);
+  const controllers = new Controllers(rest);
+  controllers.loadCrds();
+  store.onCommit = controllers.onCommit;
+  const nsKind = kinds.get('', 'v1', 'namespaces')!;
+  for (const ns of BOOT_NAMESPACES) {
+    if (!store.get('/namespaces', undefined, ns)) rest.create(nsKind, undefined, { metadata: { name: ns } });
+  }
+  const faults = new FaultInjector(() => store.compact(), opts.faults ?? false, opts.seed ?? 1);
+  const log = new RequestLog();
+  const rbac = opts.rbac ? new Rbac(rest, opts.rbac) : undefined;
+  const adminToken = rbac?.adminToken ?? ADMIN_TOKEN;
+  const watches = new Set<WatchStream>();
+  let address = '';
+  const admin: UserInfo = { user: 'admin', groups: ['system:masters', 'system:authenticated'] };
+
+  const handler = createRequestHandler({
+    rest,
+    controllers,
+    faults,
+    log,
+    watches,
+    watchLimits: {
+      maxBufferedBytes: opts.maxWatchBufferBytes ?? 16 * 1024 * 1024,
+      bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 5000,
+    },
+    authenticate: (req: IncomingMessage) => (rbac ? rbac.authenticate(req.headers.authorization) : admin),
+    authorize: (user, info) => rbac?.authorize(user, info),
+    serverAddress: () => address,
+    openapiV2,
+  });
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+    void handler(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  address = `${host}:${port}`;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  const kubeconfig = (o: { token?: string; namespace?: string } = {}): string =>
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: metal3fn',
+      '  cluster:',
+      `    server: ${url}`,
+      '    insecure-skip-tls-verify: true',
+      'users:',
+      '- name: metal3fn-admin',
+      '  user:',
+      `    token: ${o.token ?? adminToken}`,
+      'contexts:',
+      '- name: metal3fn',
+      '  context:',
+      '    cluster: metal3fn',
+      '    user: metal3fn-admin',
+      `    namespace: ${o.namespace ?? 'default'}`,
+      'current-context: metal3fn',
+      '',
+    ].join('\n');
+
+  let stopped = false;
+  return {
+    url,
+    port,
+    kubeconfig,
+    writeKubeconfig: (path, o) => writeFile(path, kubeconfig(o), { mode: 0o600 }),
+    faults,
+    log,
+    adminToken,
+    resourceVersion: () => store.rv,
+    bookmarkNow: () => {
+      for (const w of watches) w.bookmark();
+    },
+    watchCount: () => watches.size,
+    settle: () => controllers.drain(),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      for (const w of [...watches]) w.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      store.close();
+    },
+  };
+}

@@ -1,0 +1,516 @@
+/**
+ * The REST semantics of one resource, independent of HTTP: create, update (main and /status),
+ * patch, delete with finalizers and preconditions, get and list. Every method is synchronous:
+ * read, decide and commit happen without yielding, which is the server's whole locking story.
+ */
+import { type Clock, generateNameSuffix } from './clock.ts';
+import { matchesFields, parseFieldSelector } from './fields.ts';
+import { apiVersionOf, type KindRegistry, type ServedKind } from './kinds.ts';
+import { matchesLabels, parseLabelSelector } from './labels.ts';
+import {
+  APPLY_YAML,
+  applyJsonPatch,
+  deepEqual,
+  JSON_PATCH,
+  MERGE,
+  mergePatch,
+  STRATEGIC,
+  strategicMergePatch,
+} from './patch.ts';
+import {
+  ApiError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  expired,
+  fieldError,
+  forbidden,
+  invalid,
+  notFound,
+  unsupportedMediaType,
+} from './status.ts';
+import { objectKey, type Store } from './store.ts';
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
+
+/** Validates (and may prune/default in place) an object about to be written; throws a 422 ApiError. */
+export type Admit = (op: Operation, kind: ServedKind, obj: any, old: any | undefined) => void;
+
+export interface ListQuery {
+  labelSelector?: string | null | undefined;
+  fieldSelector?: string | null | undefined;
+  limit?: number | undefined;
+  continue?: string | null | undefined;
+}
+
+export interface ListResult {
+  items: any[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+export interface DeleteBody {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  orphanDependents?: boolean;
+  dryRun?: string[];
+}
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  subresource?: string | undefined;
+  fieldManager?: string | undefined;
+  force?: boolean;
+}
+
+const NS_RESOURCE = '/namespaces';
+const CRD_RESOURCE = 'apiextensions.k8s.io/customresourcedefinitions';
+const PATCH_TYPES_CR = [JSON_PATCH, MERGE, APPLY_YAML, 'application/apply-patch+cbor'];
+const PATCH_TYPES_BUILTIN = [JSON_PATCH, MERGE, STRATEGIC, APPLY_YAML, 'application/apply-patch+cbor'];
+
+const clone = <T>(v: T): T => structuredClone(v);
+
+/** The object without the parts that do not count for metadata.generation. */
+function specPart(kind: ServedKind, obj: any): any {
+  const { metadata: _m, status, ...rest } = obj;
+  return kind.status ? rest : { ...rest, status };
+}
+
+export class Rest {
+  readonly store: Store;
+  readonly kinds: KindRegistry;
+  readonly clock: Clock;
+  admit: Admit;
+
+  constructor(store: Store, kinds: KindRegistry, clock: Clock, admit: Admit) {
+    this.store = store;
+    this.kinds = kinds;
+    this.clock = clock;
+    this.admit = admit;
+  }
+
+  /** The object as served at `kind`'s version (versions share storage; apiVersion is rewritten). */
+  view(kind: ServedKind, obj: any): any {
+    const av = apiVersionOf(kind);
+    return obj.apiVersion === av ? obj : { ...obj, apiVersion: av };
+  }
+
+  get(kind: ServedKind, ns: string | undefined, name: string): any {
+    const obj = this.store.get(kind.resource, kind.namespaced ? ns : undefined, name);
+    if (!obj) throw notFound(kind, name);
+    return obj;
+  }
+
+  list(kind: ServedKind, ns: string | undefined, q: ListQuery): ListResult {
+    const labels = parseLabelSelector(q.labelSelector);
+    const fields = parseFieldSelector(q.fieldSelector, kind);
+    let listRv = this.store.rv;
+    let after: string | undefined;
+    if (q.continue) {
+      const tok = decodeContinue(q.continue);
+      if (tok.rv < this.store.compactedRv) {
+        throw expired(
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+        );
+      }
+      listRv = tok.rv;
+      after = tok.start;
+    }
+    const all = this.store.list(kind.resource, kind.namespaced ? ns : undefined, after);
+    const filtered =
+      labels.length || fields.length
+        ? all.filter((o) => matchesLabels(labels, o.metadata.labels) && matchesFields(fields, o))
+        : all;
+    const limit = q.limit && q.limit > 0 ? q.limit : undefined;
+    if (limit === undefined || filtered.length <= limit) {
+      return { items: filtered, resourceVersion: String(listRv) };
+    }
+    const items = filtered.slice(0, limit);
+    const last = items[items.length - 1];
+    const res: ListResult = {
+      items,
+      resourceVersion: String(listRv),
+      continue: encodeContinue(listRv, objectKey(last.metadata.namespace, last.metadata.name)),
+    };
+    if (!labels.length && !fields.length) res.remainingItemCount = filtered.length - limit;
+    return res;
+  }
+
+  private namespaceGate(kind: ServedKind, ns: string | undefined): void {
+    if (!kind.namespaced) return;
+    if (!ns) throw badRequest('the server could not find the requested resource');
+    const nsObj = this.store.get(NS_RESOURCE, undefined, ns);
+    if (!nsObj) throw notFound({ plural: 'namespaces', group: '' }, ns);
+    if (nsObj.metadata.deletionTimestamp) {
+      throw forbidden(
+        `${kind.plural}${kind.group ? `.${kind.group}` : ''} is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
+        kind,
+      );
+    }
+  }
+
+  create(kind: ServedKind, ns: string | undefined, body: any, opts: WriteOptions = {}): any {
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw badRequest('Object is not a valid JSON object');
+    const av = apiVersionOf(kind);
+    if (body.kind && body.kind !== kind.kind) {
+      throw badRequest(
+        `the API version in the data (${body.apiVersion}) does not match the expected API version (${av})`,
+      );
+    }
+    if (body.apiVersion && body.apiVersion !== av) {
+      throw badRequest(
+        `the API version in the data (${body.apiVersion}) does not match the expected API version (${av})`,
+      );
+    }
+    const obj = clone(body);
+    obj.apiVersion = av;
+    obj.kind = kind.kind;
+    const meta = (obj.metadata ??= {});
+    if (kind.namespaced) {
+      if (meta.namespace && ns && meta.namespace !== ns) {
+        throw badRequest(
+          'the namespace of the provided object does not match the namespace sent on the request',
+        );
+      }
+      meta.namespace = ns ?? meta.namespace;
+    } else delete meta.namespace;
+    this.namespaceGate(kind, meta.namespace);
+    if (!meta.name && meta.generateName) {
+      for (let i = 0; i < 8; i++) {
+        const candidate = `${meta.generateName}${generateNameSuffix(this.clock)}`;
+        if (!this.store.get(kind.resource, meta.namespace, candidate)) {
+          meta.name = candidate;
+          break;
+        }
+      }
+    }
+    if (!meta.name) {
+      throw invalid(kind, '', [fieldError('Required', 'metadata.name', 'name or generateName is required')]);
+    }
+    for (const f of [
+      'uid',
+      'resourceVersion',
+      'deletionTimestamp',
+      'deletionGracePeriodSeconds',
+      'selfLink',
+      'managedFields',
+      'generation',
+      'creationTimestamp',
+    ]) {
+      delete meta[f];
+    }
+    meta.uid = this.clock.uid();
+    meta.creationTimestamp = this.clock.timestamp();
+    if (kind.generation) meta.generation = 1;
+    if (kind.status && kind.kind !== 'Node') delete obj.status;
+    if (kind.resource === NS_RESOURCE) {
+      obj.spec = { finalizers: ['kubernetes'], ...(obj.spec ?? {}) };
+      obj.status = { phase: 'Active' };
+    }
+    this.admit('CREATE', kind, obj, undefined);
+    if (kind.resource === CRD_RESOURCE) obj.status = crdStatus(obj);
+    if (this.store.get(kind.resource, meta.namespace, meta.name)) throw alreadyExists(kind, meta.name);
+    if (opts.dryRun) return obj;
+    return this.store.put(kind.resource, obj, undefined);
+  }
+
+  /** PUT to the object (subresource undefined) or to /status. */
+  update(kind: ServedKind, ns: string | undefined, name: string, body: any, opts: WriteOptions = {}): any {
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw badRequest('Object is not a valid JSON object');
+    const current = this.get(kind, ns, name);
+    const meta = body.metadata ?? {};
+    if (meta.name !== undefined && meta.name !== name) {
+      throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+    }
+    if (kind.namespaced && meta.namespace && meta.namespace !== ns) {
+      throw badRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
+    }
+    if (!meta.resourceVersion && !kind.unconditionalUpdate) {
+      throw invalid(kind, name, [
+        fieldError('Invalid', 'metadata.resourceVersion', 'must be specified for an update', 0),
+      ]);
+    }
+    return this.writeUpdate(kind, current, clone(body), opts);
+  }
+
+  /** Shared tail of update and patch: the proposed object replaces `current` under the usual rules. */
+  private writeUpdate(kind: ServedKind, current: any, proposed: any, opts: WriteOptions): any {
+    const name = current.metadata.name;
+    const pmeta = (proposed.metadata ??= {});
+    if (pmeta.resourceVersion && pmeta.resourceVersion !== current.metadata.resourceVersion)
+      throw conflict(kind, name);
+    if (pmeta.uid && pmeta.uid !== current.metadata.uid) {
+      throw conflict(
+        kind,
+        name,
+        `Precondition failed: UID in precondition: ${pmeta.uid}, UID in object meta: ${current.metadata.uid}`,
+      );
+    }
+    let next: any;
+    if (opts.subresource === 'status') {
+      next = clone(current);
+      if (proposed.status === undefined) delete next.status;
+      else next.status = proposed.status;
+    } else {
+      next = proposed;
+      next.apiVersion = current.apiVersion;
+      next.kind = kind.kind;
+      const m = next.metadata;
+      delete m.managedFields;
+      delete m.selfLink;
+      m.name = current.metadata.name;
+      if (current.metadata.namespace) m.namespace = current.metadata.namespace;
+      else delete m.namespace;
+      m.uid = current.metadata.uid;
+      m.creationTimestamp = current.metadata.creationTimestamp;
+      m.resourceVersion = current.metadata.resourceVersion;
+      for (const f of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'generation']) {
+        if (current.metadata[f] === undefined) delete m[f];
+        else m[f] = current.metadata[f];
+      }
+      if (kind.status) {
+        if (current.status === undefined) delete next.status;
+        else next.status = clone(current.status);
+      }
+      if (current.metadata.deletionTimestamp) {
+        const before = new Set<string>(current.metadata.finalizers ?? []);
+        const added = ((m.finalizers ?? []) as string[]).filter((f) => !before.has(f));
+        if (added.length) {
+          throw invalid(kind, name, [
+            fieldError(
+              'Forbidden',
+              'metadata.finalizers',
+              `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
+            ),
+          ]);
+        }
+      }
+      if (Array.isArray(m.finalizers) && m.finalizers.length === 0) delete m.finalizers;
+      for (const f of ['labels', 'annotations', 'ownerReferences'] as const) {
+        if (m[f] && typeof m[f] === 'object' && Object.keys(m[f]).length === 0) delete m[f];
+      }
+    }
+    this.admit('UPDATE', kind, next, current);
+    if (kind.generation && !deepEqual(specPart(kind, next), specPart(kind, current))) {
+      next.metadata.generation = (current.metadata.generation ?? 0) + 1;
+    }
+    if (deepEqual(next, current)) return current;
+    if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length > 0)) {
+      if (opts.dryRun) return next;
+      return this.store.remove(kind.resource, next);
+    }
+    if (opts.dryRun) return next;
+    return this.store.put(kind.resource, next, current);
+  }
+
+  patch(
+    kind: ServedKind,
+    ns: string | undefined,
+    name: string,
+    contentType: string,
+    patch: any,
+    opts: WriteOptions = {},
+  ): { obj: any; created: boolean } {
+    const accepted = kind.builtin ? PATCH_TYPES_BUILTIN : PATCH_TYPES_CR;
+    if (!accepted.includes(contentType)) throw unsupportedMediaType(contentType, accepted);
+    const current = this.store.get(kind.resource, kind.namespaced ? ns : undefined, name);
+    if (contentType === APPLY_YAML) return this.apply(kind, ns, name, current, patch, opts);
+    if (!current) throw notFound(kind, name);
+    let next: any;
+    if (contentType === JSON_PATCH) next = applyJsonPatch(current, patch);
+    else {
+      if (!patch || typeof patch !== 'object' || Array.isArray(patch)) {
+        throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
+      }
+      next = contentType === MERGE ? mergePatch(current, patch) : strategicMergePatch(current, patch);
+    }
+    if (!next || typeof next !== 'object')
+      throw badRequest('the patch produced an object that is not a JSON object');
+    next.metadata ??= {};
+    // Without a resourceVersion in the patch, a patch applies to whatever is current (no conflict).
+    if (next.metadata.resourceVersion === undefined)
+      next.metadata.resourceVersion = current.metadata.resourceVersion;
+    if (next.metadata.name !== undefined && next.metadata.name !== name) {
+      throw badRequest(
+        `the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`,
+      );
+    }
+    return { obj: this.writeUpdate(kind, current, next, opts), created: false };
+  }
+
+  /**
+   * Server-side apply, simplified: the applied configuration is merged into the live object
+   * (a merge patch without deletions); no managedFields, so no field-ownership conflicts.
+   */
+  private apply(
+    kind: ServedKind,
+    ns: string | undefined,
+    name: string,
+    current: any,
+    patch: any,
+    opts: WriteOptions,
+  ) {
+    if (!opts.fieldManager) {
+      throw invalid(kind, name, [fieldError('Required', 'fieldManager', 'is required for apply patch')]);
+    }
+    if (!patch || typeof patch !== 'object' || Array.isArray(patch))
+      throw badRequest('error decoding YAML: not an object');
+    if (patch.metadata?.name && patch.metadata.name !== name) {
+      throw badRequest(
+        `the name of the object (${patch.metadata.name}) does not match the name on the URL (${name})`,
+      );
+    }
+    if (!current) {
+      const body = clone(patch);
+      body.metadata = { ...(body.metadata ?? {}), name };
+      const obj = this.create(kind, ns, body, opts);
+      if (opts.subresource === 'status') throw notFound(kind, name);
+      return { obj, created: true };
+    }
+    const next = mergePatch(current, stripNulls(patch)) as any;
+    next.metadata.resourceVersion = patch.metadata?.resourceVersion ?? current.metadata.resourceVersion;
+    return { obj: this.writeUpdate(kind, current, next, opts), created: false };
+  }
+
+  delete(
+    kind: ServedKind,
+    ns: string | undefined,
+    name: string,
+    body: DeleteBody = {},
+    opts: WriteOptions = {},
+  ): any {
+    const current = this.get(kind, ns, name);
+    const pre = body.preconditions ?? {};
+    if (pre.uid && pre.uid !== current.metadata.uid) {
+      throw conflict(
+        kind,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`,
+      );
+    }
+    if (pre.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
+      throw conflict(
+        kind,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
+      );
+    }
+    const policy = body.propagationPolicy ?? (body.orphanDependents === true ? 'Orphan' : 'Background');
+    if (!['Background', 'Foreground', 'Orphan'].includes(policy)) {
+      throw invalid({ kind: 'DeleteOptions', group: '' }, '', [
+        fieldError(
+          'NotSupported',
+          'propagationPolicy',
+          'supported values: "Foreground", "Background", "Orphan", "nil"',
+          policy,
+        ),
+      ]);
+    }
+    const finalizers: string[] = [...(current.metadata.finalizers ?? [])];
+    const extra = policy === 'Foreground' ? 'foregroundDeletion' : policy === 'Orphan' ? 'orphan' : undefined;
+    const hasDependents = this.store.dependentsOf(current.metadata.uid).length > 0;
+    if (
+      extra &&
+      !finalizers.includes(extra) &&
+      (hasDependents || finalizers.length > 0 || extra === 'foregroundDeletion')
+    ) {
+      finalizers.push(extra);
+    }
+    if (kind.resource === NS_RESOURCE && !current.metadata.deletionTimestamp) {
+      // Namespaces always terminate through their spec finalizer: contents go first.
+      const next = clone(current);
+      next.metadata.deletionTimestamp = this.clock.timestamp();
+      next.metadata.deletionGracePeriodSeconds = 0;
+      if (finalizers.length) next.metadata.finalizers = finalizers;
+      next.status = { ...(next.status ?? {}), phase: 'Terminating' };
+      return opts.dryRun ? next : this.store.put(kind.resource, next, current);
+    }
+    if (current.metadata.deletionTimestamp) {
+      if (finalizers.length === (current.metadata.finalizers ?? []).length || opts.dryRun) return current;
+      const next = clone(current);
+      next.metadata.finalizers = finalizers;
+      return this.store.put(kind.resource, next, current);
+    }
+    if (finalizers.length === 0) {
+      return opts.dryRun ? current : this.store.remove(kind.resource, current);
+    }
+    const next = clone(current);
+    next.metadata.finalizers = finalizers;
+    next.metadata.deletionTimestamp = this.clock.timestamp();
+    next.metadata.deletionGracePeriodSeconds = 0;
+    if (kind.generation) next.metadata.generation = (current.metadata.generation ?? 0) + 1;
+    return opts.dryRun ? next : this.store.put(kind.resource, next, current);
+  }
+
+  /** Removes finalizer `f` from an object as a controller would (used by the garbage collector). */
+  dropFinalizer(kind: ServedKind, obj: any, f: string): void {
+    const fins: string[] = obj.metadata.finalizers ?? [];
+    if (!fins.includes(f)) return;
+    const next = clone(obj);
+    next.metadata.finalizers = fins.filter((x) => x !== f);
+    this.writeUpdate(kind, obj, next, {});
+  }
+}
+
+function stripNulls(v: any): any {
+  if (Array.isArray(v)) return v.map(stripNulls);
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = stripNulls(x);
+    return out;
+  }
+  return v;
+}
+
+function crdStatus(crd: any): any {
+  const names = crd.spec?.names ?? {};
+  const now = crd.metadata.creationTimestamp;
+  return {
+    acceptedNames: {
+      kind: names.kind,
+      listKind: names.listKind ?? `${names.kind}List`,
+      plural: names.plural,
+      singular: names.singular ?? String(names.kind ?? '').toLowerCase(),
+      ...(names.shortNames ? { shortNames: names.shortNames } : {}),
+      ...(names.categories ? { categories: names.categories } : {}),
+    },
+    conditions: [
+      {
+        type: 'NamesAccepted',
+        status: 'True',
+        lastTransitionTime: now,
+        reason: 'NoConflicts',
+        message: 'no conflicts found',
+      },
+      {
+        type: 'Established',
+        status: 'True',
+        lastTransitionTime: now,
+        reason: 'InitialNamesAccepted',
+        message: 'the initial names have been accepted',
+      },
+    ],
+    storedVersions: (crd.spec?.versions ?? []).filter((v: any) => v.storage).map((v: any) => v.name),
+  };
+}
+
+function encodeContinue(rv: number, start: string): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start })).toString('base64url');
+}
+
+function decodeContinue(token: string): { rv: number; start: string } {
+  try {
+    const t = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    if (typeof t.rv === 'number' && typeof t.start === 'string') return t;
+  } catch {
+    // fall through
+  }
+  throw badRequest(`continue key is not valid: invalid continue token`);
+}
+
+export { ApiError };

@@ -1,0 +1,477 @@
+/**
+ * The HTTP face of the server (node:http, no framework in the hot path): URL → kind and verb,
+ * authentication and authorization, fault injection, body decoding, content negotiation (JSON
+ * or meta.k8s.io Table), the REST call, the request log. Watches stream newline-delimited JSON.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import { apiVersions, group, groupList, resourceList, VERSION_INFO } from './discovery.ts';
+import type { FaultInjector } from './faults.ts';
+import { parseFieldSelector } from './fields.ts';
+import type { Controllers } from './gc.ts';
+import { apiVersionOf, type ServedKind } from './kinds.ts';
+import { parseLabelSelector } from './labels.ts';
+import type { RequestLog } from './log.ts';
+import { APPLY_YAML } from './patch.ts';
+import type { DeleteBody, Rest } from './rest.ts';
+import {
+  ApiError,
+  badRequest,
+  forbidden,
+  internalError,
+  methodNotAllowed,
+  notFoundPath,
+  type StatusBody,
+  unauthorized,
+} from './status.ts';
+import { type IncludeObject, tableRow, toTable, wantsTable } from './table.ts';
+import { type WatchLimits, WatchStream } from './watch.ts';
+
+export interface UserInfo {
+  user: string;
+  groups: string[];
+}
+
+export interface RequestInfo {
+  verb: string;
+  kind?: ServedKind;
+  resource: string;
+  group: string;
+  subresource?: string | undefined;
+  namespace?: string | undefined;
+  name?: string | undefined;
+  path: string;
+}
+
+export interface ServerDeps {
+  rest: Rest;
+  controllers: Controllers;
+  faults: FaultInjector;
+  log: RequestLog;
+  watchLimits: WatchLimits;
+  /** Who is asking: a user, or undefined for 401. */
+  authenticate(req: IncomingMessage): UserInfo | undefined;
+  /** A Forbidden message, or undefined when allowed. */
+  authorize(user: UserInfo, info: RequestInfo): string | undefined;
+  serverAddress(): string;
+  openapiV2(accept: string | undefined): { type: string; body: string | Buffer } | undefined;
+  watches: Set<WatchStream>;
+}
+
+const MAX_BODY = 3 * 1024 * 1024;
+
+function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(code, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-cache, private',
+    ...headers,
+  });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, e: unknown): number {
+  const err = e instanceof ApiError ? e : internalError(String((e as Error)?.message ?? e));
+  if (!(e instanceof ApiError))
+    process.stderr.write(`apiserver: internal error: ${(e as Error)?.stack ?? e}\n`);
+  send(res, err.code, err.body, err.headers);
+  return err.code;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > MAX_BODY)
+      throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function decode(text: string, contentType: string): any {
+  if (!text.trim()) return undefined;
+  try {
+    if (contentType === APPLY_YAML || contentType.includes('yaml')) return parseYaml(text);
+    return JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`error decoding request body: ${(e as Error).message}`);
+  }
+}
+
+const mediaType = (h: string | undefined): string =>
+  (h ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+
+function boolParam(q: URLSearchParams, k: string): boolean | undefined {
+  const v = q.get(k);
+  if (v === null) return undefined;
+  return v === 'true' || v === '1' || v === '';
+}
+
+/** Splits a resource URL into group/version/namespace/plural/name/subresource. */
+function parseResourcePath(
+  segs: string[],
+):
+  | {
+      group: string;
+      version: string;
+      namespace?: string;
+      plural: string;
+      name?: string;
+      sub?: string;
+      extra: boolean;
+    }
+  | undefined {
+  let group: string;
+  let version: string;
+  let rest: string[];
+  if (segs[0] === 'api' && segs.length >= 3) {
+    group = '';
+    version = segs[1]!;
+    rest = segs.slice(2);
+  } else if (segs[0] === 'apis' && segs.length >= 4) {
+    group = segs[1]!;
+    version = segs[2]!;
+    rest = segs.slice(3);
+  } else return undefined;
+  if (
+    rest[0] === 'namespaces' &&
+    rest.length >= 3 &&
+    !(rest.length === 3 && (rest[2] === 'status' || rest[2] === 'finalize'))
+  ) {
+    return {
+      group,
+      version,
+      namespace: rest[1]!,
+      plural: rest[2]!,
+      name: rest[3],
+      sub: rest[4],
+      extra: rest.length > 5,
+    };
+  }
+  return { group, version, plural: rest[0]!, name: rest[1], sub: rest[2], extra: rest.length > 3 };
+}
+
+export function createRequestHandler(deps: ServerDeps) {
+  const { rest, faults, log } = deps;
+
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const url = new URL(req.url ?? '/', 'http://local');
+    const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
+    const q = url.searchParams;
+    const info: RequestInfo = { verb: req.method?.toLowerCase() ?? 'get', resource: path, group: '', path };
+    let user: UserInfo = { user: 'system:anonymous', groups: [] };
+    let isWatch = false;
+    res.on('finish', () => {
+      if (isWatch) return;
+      log.record({
+        verb: info.verb,
+        resource: info.subresource ? `${info.resource}/${info.subresource}` : info.resource,
+        namespace: info.namespace,
+        name: info.name,
+        method: req.method ?? 'GET',
+        path: req.url ?? path,
+        user: user.user,
+        status: res.statusCode,
+        ms: performance.now() - started,
+      });
+    });
+    try {
+      const who = deps.authenticate(req);
+      if (!who) throw unauthorized();
+      user = who;
+      const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+      const parsed = parseResourcePath(segs);
+      if (!parsed) {
+        info.verb = req.method === 'GET' ? 'get' : (req.method?.toLowerCase() ?? 'get');
+        const denied = deps.authorize(user, info);
+        if (denied) throw forbidden(denied);
+        return serveNonResource(req, res, path, deps);
+      }
+      const kind = rest.kinds.get(parsed.group, parsed.version, parsed.plural);
+      if (!kind || parsed.extra || (parsed.namespace !== undefined && !kind.namespaced)) {
+        if (!parsed.name && parsed.namespace === undefined && !parsed.sub) {
+          // unknown resource in a known group/version still is a 404 with the generic message
+        }
+        throw notFoundPath();
+      }
+      if (parsed.sub !== undefined && !(parsed.sub === 'status' && kind.status)) throw notFoundPath();
+      const method = req.method ?? 'GET';
+      const name = parsed.name;
+      const ns = kind.namespaced ? parsed.namespace : undefined;
+      let verb: string;
+      if (method === 'GET') verb = name ? 'get' : boolParam(q, 'watch') ? 'watch' : 'list';
+      else if (method === 'POST') verb = 'create';
+      else if (method === 'PUT') verb = 'update';
+      else if (method === 'PATCH') verb = 'patch';
+      else if (method === 'DELETE') verb = name ? 'delete' : 'deletecollection';
+      else throw methodNotAllowed();
+      if (verb === 'create' && name) throw methodNotAllowed();
+      if ((verb === 'update' || verb === 'patch') && !name) throw methodNotAllowed();
+      if (parsed.sub && (verb === 'delete' || verb === 'create')) throw methodNotAllowed();
+      Object.assign(info, {
+        verb,
+        kind,
+        resource: kind.plural,
+        group: kind.group,
+        subresource: parsed.sub,
+        namespace: ns,
+        name,
+      });
+      const denied = deps.authorize(user, info);
+      if (denied) throw forbidden(denied, kind, name);
+      const fault = faults.decide(info);
+      if (fault.latencyMs > 0) await new Promise((r) => setTimeout(r, fault.latencyMs));
+      if (fault.error) throw fault.error;
+      const accept = req.headers.accept;
+      const table = wantsTable(accept);
+      const include = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
+      const dryRun = q.getAll('dryRun').includes('All');
+      const fieldManager = q.get('fieldManager') ?? undefined;
+
+      if (verb === 'watch') {
+        isWatch = true;
+        return serveWatch(
+          req,
+          res,
+          deps,
+          kind,
+          ns,
+          q,
+          table ? include : undefined,
+          fault.dropWatchAfter,
+          () => {
+            log.record({
+              verb,
+              resource: kind.plural,
+              namespace: ns,
+              method,
+              path: req.url ?? path,
+              user: user.user,
+              status: 200,
+              ms: performance.now() - started,
+            });
+          },
+        );
+      }
+      if (verb === 'get') {
+        const obj = rest.get(kind, ns, name!);
+        if (table)
+          return send(
+            res,
+            200,
+            toTable(kind, [rest.view(kind, obj)], { resourceVersion: obj.metadata.resourceVersion }, include),
+          );
+        return send(res, 200, getJson(rest, kind, obj));
+      }
+      if (verb === 'list') {
+        const limit = q.get('limit');
+        const r = rest.list(kind, ns, {
+          labelSelector: q.get('labelSelector'),
+          fieldSelector: q.get('fieldSelector'),
+          limit: limit ? Number(limit) : undefined,
+          continue: q.get('continue'),
+        });
+        const meta: Record<string, unknown> = { resourceVersion: r.resourceVersion };
+        if (r.continue) meta.continue = r.continue;
+        if (r.remainingItemCount !== undefined) meta.remainingItemCount = r.remainingItemCount;
+        if (table)
+          return send(
+            res,
+            200,
+            toTable(
+              kind,
+              r.items.map((o) => rest.view(kind, o)),
+              meta,
+              include,
+            ),
+          );
+        return send(res, 200, listJson(rest, kind, r.items, meta));
+      }
+      const contentType = mediaType(req.headers['content-type']);
+      const body = decode(await readBody(req), contentType);
+      const opts = {
+        dryRun: dryRun || (Array.isArray(body?.dryRun) && body.dryRun.includes('All')),
+        subresource: parsed.sub,
+        fieldManager,
+        force: boolParam(q, 'force'),
+      };
+      if (verb === 'create') {
+        const obj = rest.create(kind, ns, body, opts);
+        return send(res, 201, rest.view(kind, obj));
+      }
+      if (verb === 'update') {
+        const obj = rest.update(kind, ns, name!, body, opts);
+        return send(res, 200, rest.view(kind, obj));
+      }
+      if (verb === 'patch') {
+        const { obj, created } = rest.patch(kind, ns, name!, contentType, body, opts);
+        return send(res, created ? 201 : 200, rest.view(kind, obj));
+      }
+      const del: DeleteBody = body && typeof body === 'object' ? { ...body } : {};
+      const pp = q.get('propagationPolicy');
+      if (pp) del.propagationPolicy = pp as DeleteBody['propagationPolicy'];
+      if (del.dryRun?.includes('All')) opts.dryRun = true;
+      if (verb === 'delete') {
+        const obj = rest.delete(kind, ns, name!, del, opts);
+        return send(res, 200, rest.view(kind, obj));
+      }
+      // deletecollection
+      const r = rest.list(kind, ns, {
+        labelSelector: q.get('labelSelector'),
+        fieldSelector: q.get('fieldSelector'),
+      });
+      const deleted = r.items.map((o) =>
+        rest.view(kind, rest.delete(kind, o.metadata.namespace, o.metadata.name, del, opts)),
+      );
+      return send(res, 200, listJson(rest, kind, deleted, { resourceVersion: String(rest.store.rv) }));
+    } catch (e) {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      sendError(res, e);
+    }
+  };
+}
+
+/** Cached JSON of stored objects for GET: objects are immutable once stored, so the text is too. */
+const jsonCache = new WeakMap<object, string>();
+function getJson(rest: Rest, kind: ServedKind, obj: any): string {
+  if (obj.apiVersion !== apiVersionOf(kind)) return JSON.stringify(rest.view(kind, obj));
+  let s = jsonCache.get(obj);
+  if (s === undefined) {
+    s = JSON.stringify(obj);
+    jsonCache.set(obj, s);
+  }
+  return s;
+}
+
+function listJson(rest: Rest, kind: ServedKind, items: any[], meta: Record<string, unknown>): string {
+  const head = JSON.stringify({ kind: kind.listKind, apiVersion: apiVersionOf(kind), metadata: meta });
+  const parts = items.map((o) => getJson(rest, kind, o));
+  return `${head.slice(0, -1)},"items":[${parts.join(',')}]}`;
+}
+
+function serveWatch(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: ServerDeps,
+  kind: ServedKind,
+  ns: string | undefined,
+  q: URLSearchParams,
+  tableInclude: IncludeObject | undefined,
+  dropAfter: number | undefined,
+  onEnd: () => void,
+): void {
+  const labels = parseLabelSelector(q.get('labelSelector'));
+  const fields = parseFieldSelector(q.get('fieldSelector'), kind);
+  const timeout = q.get('timeoutSeconds');
+  const sie = boolParam(q, 'sendInitialEvents');
+  req.socket.setNoDelay(true);
+  res.writeHead(200, {
+    'Content-Type': 'application/json',
+    'Cache-Control': 'no-cache, private',
+    'Transfer-Encoding': 'chunked',
+  });
+  res.flushHeaders();
+  let first = true;
+  const render = tableInclude
+    ? (obj: any) => {
+        const t: any = toTable(
+          kind,
+          [deps.rest.view(kind, obj)],
+          { resourceVersion: obj.metadata.resourceVersion },
+          tableInclude,
+          first,
+        );
+        first = false;
+        return t;
+      }
+    : undefined;
+  const stream = new WatchStream(
+    deps.rest.store,
+    {
+      kind,
+      namespace: ns,
+      labels,
+      fields,
+      resourceVersion: q.get('resourceVersion') ?? undefined,
+      sendInitialEvents: sie,
+      allowBookmarks: boolParam(q, 'allowWatchBookmarks') === true,
+      timeoutSeconds: timeout ? Number(timeout) : undefined,
+      render,
+    },
+    {
+      write: (line) => {
+        res.write(line);
+      },
+      buffered: () => res.writableLength,
+      end: () => res.end(),
+    },
+    { ...deps.watchLimits, dropAfterEvents: dropAfter },
+  );
+  deps.watches.add(stream);
+  stream.onClose = () => {
+    deps.watches.delete(stream);
+    onEnd();
+  };
+  req.on('close', () => stream.close());
+  res.on('close', () => stream.close());
+  stream.start();
+  void tableRow;
+}
+
+function serveNonResource(req: IncomingMessage, res: ServerResponse, path: string, deps: ServerDeps): void {
+  const kinds = deps.rest.kinds;
+  if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed();
+  switch (path) {
+    case '/version':
+      return send(res, 200, VERSION_INFO);
+    case '/healthz':
+    case '/livez':
+    case '/readyz':
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end('ok');
+      return;
+    case '/api':
+      return send(res, 200, apiVersions(deps.serverAddress()));
+    case '/apis':
+      return send(res, 200, groupList(kinds));
+    case '/openapi/v2': {
+      const doc = deps.openapiV2(req.headers.accept);
+      if (!doc) throw notFoundPath();
+      res.writeHead(200, { 'Content-Type': doc.type, 'Content-Length': Buffer.byteLength(doc.body) });
+      res.end(doc.body);
+      return;
+    }
+    case '/metrics': {
+      res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' });
+      const lines = Object.entries(deps.log.counts()).map(([k, v]) => {
+        const [verb, resource] = k.split(' ');
+        return `apiserver_request_total{verb="${verb}",resource="${resource}"} ${v}`;
+      });
+      res.end(`${lines.join('\n')}\n`);
+      return;
+    }
+  }
+  const segs = path.split('/').filter(Boolean);
+  if (segs[0] === 'api' && segs.length === 2) {
+    const doc = resourceList(kinds, '', segs[1]!);
+    if (doc) return send(res, 200, doc);
+  }
+  if (segs[0] === 'apis' && segs.length === 2) {
+    const doc = group(kinds, segs[1]!);
+    if (doc) return send(res, 200, doc);
+  }
+  if (segs[0] === 'apis' && segs.length === 3) {
+    const doc = resourceList(kinds, segs[1]!, segs[2]!);
+    if (doc) return send(res, 200, doc);
+  }
+  throw notFoundPath();
+}
+
+export type { StatusBody };

@@ -1,0 +1,72 @@
+/**
+ * A test cluster: the embedded API server with every CRD the project ships (infra/crds and
+ * infra/local/crds, created through the API like `kubectl apply` would), the namespaces
+ * `default` and `metal3`, and a KubeClient talking to it over HTTP.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import {
+  type ApiServerHandle,
+  type ApiServerOptions,
+  startApiServer,
+} from '../../infra/local/apiserver/index.ts';
+import { R } from '../../shared/api/resources.ts';
+import { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const CRD_DIRS = [join(ROOT, 'infra/crds'), join(ROOT, 'infra/local/crds')];
+
+export interface TestCluster {
+  server: ApiServerHandle;
+  client: KubeClient;
+  kubeconfig: string;
+  stop(): Promise<void>;
+}
+
+export interface TestClusterOptions extends Omit<ApiServerOptions, 'faults'> {
+  /** Create the project's CRDs (default true). */
+  crds?: boolean;
+  faults?: boolean;
+  /** Extra namespaces to create besides `default` and `metal3`. */
+  namespaces?: string[];
+}
+
+/** Every CustomResourceDefinition document in the project's CRD folders (missing folders: none). */
+export function loadProjectCrds(dirs: string[] = CRD_DIRS): KubeObject[] {
+  const out: KubeObject[] = [];
+  for (const dir of dirs) {
+    if (!existsSync(dir)) continue;
+    for (const f of readdirSync(dir).sort()) {
+      if (!/\.ya?ml$/.test(f)) continue;
+      for (const doc of parseAllDocuments(readFileSync(join(dir, f), 'utf8'))) {
+        if (doc.errors.length) throw new Error(`${join(dir, f)}: ${doc.errors[0]!.message}`);
+        const obj = doc.toJS() as KubeObject | null;
+        if (obj && obj.kind === 'CustomResourceDefinition') out.push(obj);
+      }
+    }
+  }
+  return out;
+}
+
+export async function startTestCluster(opts: TestClusterOptions = {}): Promise<TestCluster> {
+  const { crds = true, namespaces = [], ...serverOpts } = opts;
+  const server = await startApiServer(serverOpts);
+  try {
+    const kubeconfig = server.kubeconfig();
+    const client = KubeClient.fromString(kubeconfig);
+    if (crds) {
+      for (const crd of loadProjectCrds()) await client.create(R.CustomResourceDefinition, crd);
+    }
+    for (const ns of ['metal3', ...namespaces]) {
+      if (!(await client.get(R.Namespace, undefined, ns)))
+        await client.create(R.Namespace, { metadata: { name: ns } });
+    }
+    return { server, client, kubeconfig, stop: () => server.stop() };
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
+}
