@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IPPoolSpec } from '../api/index.ts';
 import { IPAM_MESSAGES, IpamError } from './errors.ts';
-import { formatIp, type Ip, type IpFamily, maxValue, parseCidr, tryParseIp } from './ip.ts';
+import { formatIp, type Ip, type IpFamily, maxValue, parseCidr, parseIpv4Number, tryParseIp } from './ip.ts';
 
 export type { IPPoolSpec };
 
@@ -115,21 +115,27 @@ export function poolRanges(spec: IPPoolSpec): readonly EntryRange[] {
   return (spec.pools ?? []).map((entry, index) => entryRange(spec, entry, index));
 }
 
-/** Taken addresses, by family, as BigInt values; unparseable strings can never match a candidate. */
+/**
+ * Taken addresses as hash sets of values: IPv4 as numbers (exact below 2^53, and much cheaper
+ * than BigInt keys), IPv6 as BigInt. Unparseable strings can never match a candidate.
+ */
 export class UsedAddresses {
-  readonly #byFamily = new Map<IpFamily, Set<bigint>>([
-    [4, new Set()],
-    [6, new Set()],
-  ]);
+  readonly v4 = new Set<number>();
+  readonly v6 = new Set<bigint>();
   constructor(used: Iterable<string> = []) {
     for (const text of used) this.add(text);
   }
   add(text: string): void {
+    const v4 = parseIpv4Number(text);
+    if (v4 >= 0) {
+      this.v4.add(v4);
+      return;
+    }
     const ip = tryParseIp(text);
-    if (ip) this.#byFamily.get(ip.family)!.add(ip.value);
+    if (ip?.family === 6) this.v6.add(ip.value);
   }
   has(family: IpFamily, value: bigint): boolean {
-    return this.#byFamily.get(family)!.has(value);
+    return family === 4 ? this.v4.has(Number(value)) : this.v6.has(value);
   }
 }
 
@@ -149,8 +155,15 @@ function result(range: EntryRange, value: bigint): AllocatedAddress {
 
 /** Lowest value in [from, to] that is not taken, or undefined. */
 function firstFree(range: EntryRange, used: UsedAddresses, from: bigint, to: bigint): bigint | undefined {
+  if (range.family === 4) {
+    const last = Number(to);
+    for (let value = Number(from); value <= last; value++) {
+      if (!used.v4.has(value)) return BigInt(value);
+    }
+    return undefined;
+  }
   for (let value = from; value <= to; value++) {
-    if (!used.has(range.family, value)) return value;
+    if (!used.v6.has(value)) return value;
   }
   return undefined;
 }

@@ -33,6 +33,14 @@ describe('parseIp / canonicalIp', () => {
     ['2001:0db8:85a3::8a2e:0370:1', 6, 0x20010db885a3000000008a2e03700001n, '2001:db8:85a3::8a2e:370:1'],
     ['::ffff:192.0.2.1', 6, 0xffffc0000201n, '::ffff:192.0.2.1'],
     ['64:ff9b::192.0.2.33', 6, 0x0064ff9b0000000000000000c0000221n, '64:ff9b::c000:221'],
+    ['::1.2.3.4', 6, 0x01020304n, '::102:304'],
+    ['1:2:3:4:5:6:1.2.3.4', 6, 0x00010002000300040005000601020304n, '1:2:3:4:5:6:102:304'],
+    [
+      'FFFF:ffff:FFFF:ffff:FFFF:ffff:FFFF:ffff',
+      6,
+      (1n << 128n) - 1n,
+      'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+    ],
   ] as const)('%s -> IPv%d %s', (text, family, value, canonical) => {
     expect(parseIp(text)).toEqual({ family, value });
     expect(canonicalIp(text)).toBe(canonical);
@@ -58,6 +66,19 @@ describe('parseIp / canonicalIp', () => {
     ':1:2:3:4:5:6:7',
     '::ffff:1.2.3',
     'XX:XX:XX:XX:XX:XX',
+    ':',
+    ':::',
+    '1:',
+    '1::2:',
+    '::1:',
+    '1:::2',
+    '1:2:3:4:5:6:7:1.2.3.4',
+    '::a1.2.3.4',
+    '1.2.3.4.',
+    '.1.2.3',
+    '1..2.3',
+    '0000.0.0.0',
+    '1.2.3.4 ',
   ])('rejects %j', (text) => {
     expect(tryParseIp(text)).toBeUndefined();
     expect(() => parseIp(text)).toThrow(IpamError);
