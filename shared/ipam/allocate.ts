@@ -3,7 +3,7 @@
  * already taken and a claim, the address the claim gets (or the exact upstream error message).
  *
  * Ranges are never materialised: each pool entry is an inclusive BigInt interval and the taken
- * addresses are a BigInt hash set, so finding the lowest free address costs O(taken) at worst.
+ * addresses are hash sets of values, so finding the lowest free address costs O(taken) at worst.
  */
 import { randomBytes } from 'node:crypto';
 import type { IPPoolSpec } from '../api/index.ts';
@@ -153,17 +153,28 @@ function result(range: EntryRange, value: bigint): AllocatedAddress {
   return out;
 }
 
+/** What a candidate must not be: the existing addresses and the pool's pre-allocated IPs. */
+interface Taken {
+  used: UsedAddresses;
+  reserved: UsedAddresses;
+}
+
+function isTaken(taken: Taken, ip: Ip): boolean {
+  return taken.used.has(ip.family, ip.value) || taken.reserved.has(ip.family, ip.value);
+}
+
 /** Lowest value in [from, to] that is not taken, or undefined. */
-function firstFree(range: EntryRange, used: UsedAddresses, from: bigint, to: bigint): bigint | undefined {
+function firstFree(range: EntryRange, taken: Taken, from: bigint, to: bigint): bigint | undefined {
   if (range.family === 4) {
+    const { used, reserved } = taken;
     const last = Number(to);
     for (let value = Number(from); value <= last; value++) {
-      if (!used.v4.has(value)) return BigInt(value);
+      if (!used.v4.has(value) && !reserved.v4.has(value)) return BigInt(value);
     }
     return undefined;
   }
   for (let value = from; value <= to; value++) {
-    if (!used.v6.has(value)) return value;
+    if (!taken.used.v6.has(value) && !taken.reserved.v6.has(value)) return value;
   }
   return undefined;
 }
@@ -176,7 +187,7 @@ export function defaultRandomIndex(size: bigint): bigint {
 
 function freeInEntry(
   range: EntryRange,
-  used: UsedAddresses,
+  used: Taken,
   strategy: IPPoolSpec['allocationStrategy'],
   random: RandomIndex,
 ): bigint | undefined {
@@ -203,6 +214,8 @@ function locate(ranges: readonly EntryRange[], target: Ip): AllocatedAddress | u
  * 3. a pre-allocated claim gets its IP (whether or not it is in `used`) if some entry yields it;
  * 4. a requested IP is taken if free in the first entry that yields it;
  * 5. otherwise the lowest free candidate of the first entry that has one (entry order matters).
+ * "Free" means neither in `used` nor pre-allocated to some claim (the pool's preAllocations are
+ * reserved whether or not the caller lists them in `used`).
  * Prefix, gateway and DNS servers are the pool's, overridden by the entry the address came from.
  */
 export function allocateAddress(
@@ -235,13 +248,17 @@ export function allocateAddress(
     return found;
   }
 
-  const taken = used instanceof UsedAddresses ? used : new UsedAddresses(used);
+  // Pre-allocated IPs are never handed to another claim (upstream puts them in `used`).
+  const taken: Taken = {
+    used: used instanceof UsedAddresses ? used : new UsedAddresses(used),
+    reserved: new UsedAddresses(Object.values(pool.preAllocations ?? {})),
+  };
   if (requested) {
     let inSomeEntry = false;
     for (const range of ranges) {
       if (!contains(range, requested)) continue;
       inSomeEntry = true;
-      if (!taken.has(requested.family, requested.value)) return result(range, requested.value);
+      if (!isTaken(taken, requested)) return result(range, requested.value);
     }
     if (inSomeEntry) {
       throw new IpamError('RequestedAddressNotAvailable', IPAM_MESSAGES.RequestedAddressNotAvailable);

@@ -87,10 +87,50 @@ const vectors: Vector[] = [
       gateway: '10.0.0.1',
       preAllocations: { other: '10.0.0.10' },
     }),
-    // IPAM puts pre-allocated IPs into `used` (ipam-spec §2.4); the caller does the same.
-    used: ['10.0.0.10'],
+    // used is empty, as in the table: pre-allocated IPs are reserved by the allocator itself
+    used: [],
     claim: { name: 'c' },
     expected: { address: '10.0.0.11', prefix: 24, gateway: '10.0.0.1', dnsServers: [] },
+  },
+  {
+    name: "7b another claim's pre-allocation also listed in used (as upstream's UpdateAddresses does)",
+    spec: pool({
+      pools: [{ start: '10.0.0.10', end: '10.0.0.12' }],
+      prefix: 24,
+      gateway: '10.0.0.1',
+      preAllocations: { other: '10.0.0.10' },
+    }),
+    used: ['10.0.0.10', '10.0.0.11'],
+    claim: { name: 'c' },
+    expected: { address: '10.0.0.12', prefix: 24, gateway: '10.0.0.1', dnsServers: [] },
+  },
+  {
+    name: "requesting another claim's pre-allocated IP",
+    spec: pool({ pools: [{ start: '10.0.0.10', end: '10.0.0.12' }], preAllocations: { other: '10.0.0.11' } }),
+    used: [],
+    claim: { name: 'c', requestedIp: '10.0.0.11' },
+    expected: { error: 'Requested IP not available', code: 'RequestedAddressNotAvailable' },
+  },
+  {
+    name: 'IPv6 pre-allocations of other claims are reserved by value',
+    spec: pool({
+      pools: [{ start: '2001:db8::1', end: '2001:db8::3' }],
+      prefix: 64,
+      preAllocations: { a: '2001:db8::0:1', b: '2001:0db8::2' },
+    }),
+    used: [],
+    claim: { name: 'c' },
+    expected: { address: '2001:db8::3', prefix: 64, dnsServers: [] },
+  },
+  {
+    name: 'everything pre-allocated to others: exhausted',
+    spec: pool({
+      pools: [{ start: '10.0.0.10', end: '10.0.0.11' }],
+      preAllocations: { a: '10.0.0.10', b: '10.0.0.11' },
+    }),
+    used: [],
+    claim: { name: 'c' },
+    expected: { error: 'Exhausted IP Pools', code: 'Exhausted' },
   },
   {
     name: '8 pre-allocated claim gets its IP with the pool defaults (entry 2 has no overrides)',
