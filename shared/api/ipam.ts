@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { tryParseIp } from '../ipam/ip.ts';
 import { ObjectMetaSchema, TimestampSchema } from './meta.ts';
-import { CIDRSchema, IPAddressStringSchema, PrefixLengthSchema } from './net.ts';
+import { CIDRSchema, IPAddressStringSchema, isIPAddress, isOrderedRange, PrefixLengthSchema } from './net.ts';
 import { parseObject } from './parse.ts';
 import { ObjectReferenceSchema } from './refs.ts';
 
@@ -8,29 +9,58 @@ import { ObjectReferenceSchema } from './refs.ts';
 // typed strictly like ours (see docs/adr/003-api-shapes.md).
 
 /** One range of an IPPool; `start`..`end` (inclusive) and/or `subnet`, with per-entry overrides. */
-export const IPPoolEntrySchema = z.object({
-  start: IPAddressStringSchema.optional(),
-  end: IPAddressStringSchema.optional(),
-  subnet: CIDRSchema.optional(),
-  prefix: PrefixLengthSchema.optional(),
-  gateway: IPAddressStringSchema.optional(),
-  dnsServers: z.array(IPAddressStringSchema).optional(),
-});
+export const IPPoolEntrySchema = z
+  .object({
+    start: IPAddressStringSchema.optional(),
+    end: IPAddressStringSchema.optional(),
+    subnet: CIDRSchema.optional(),
+    prefix: PrefixLengthSchema.optional(),
+    gateway: IPAddressStringSchema.optional(),
+    dnsServers: z.array(IPAddressStringSchema).optional(),
+  })
+  .superRefine((entry, ctx) => {
+    // Only when both parse: a bad address is already reported on its own field.
+    const { start, end } = entry;
+    if (start && end && isIPAddress(start) && isIPAddress(end) && !isOrderedRange(start, end))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['end'],
+        message: `end ${end} must be >= start ${start}, of the same IP family`,
+      });
+  });
 export type IPPoolEntry = z.infer<typeof IPPoolEntrySchema>;
 
 export const AllocationStrategySchema = z.enum(['sequential', 'random']);
 
-export const IPPoolSpecSchema = z.object({
-  clusterName: z.string().optional(),
-  namePrefix: z.string().min(1, 'namePrefix must not be empty'),
-  pools: z.array(IPPoolEntrySchema).optional(),
-  prefix: PrefixLengthSchema.optional(),
-  gateway: IPAddressStringSchema.optional(),
-  dnsServers: z.array(IPAddressStringSchema).optional(),
-  /** claim name -> IP reserved for it. */
-  preAllocations: z.record(z.string(), IPAddressStringSchema).optional(),
-  allocationStrategy: AllocationStrategySchema.optional(),
-});
+export const IPPoolSpecSchema = z
+  .object({
+    clusterName: z.string().optional(),
+    namePrefix: z.string().min(1, 'namePrefix must not be empty'),
+    pools: z.array(IPPoolEntrySchema).optional(),
+    prefix: PrefixLengthSchema.optional(),
+    gateway: IPAddressStringSchema.optional(),
+    dnsServers: z.array(IPAddressStringSchema).optional(),
+    /** claim name -> IP reserved for it. */
+    preAllocations: z.record(z.string(), IPAddressStringSchema).optional(),
+    allocationStrategy: AllocationStrategySchema.optional(),
+  })
+  .superRefine((spec, ctx) => {
+    // One address reserved for two claims could never be honoured for both (the webhook's rule).
+    const claimOf = new Map<string, string>();
+    for (const [claim, ip] of Object.entries(spec.preAllocations ?? {})) {
+      const parsed = tryParseIp(ip);
+      if (!parsed) continue;
+      const key = `${parsed.family}/${parsed.value}`;
+      const other = claimOf.get(key);
+      if (other !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['preAllocations', claim],
+          message: `${ip} is already pre-allocated to ${other}`,
+        });
+      else claimOf.set(key, claim);
+    }
+  });
 export type IPPoolSpec = z.infer<typeof IPPoolSpecSchema>;
 
 export const IPPoolStatusSchema = z.object({

@@ -1,5 +1,5 @@
-import { isIP } from 'node:net';
 import { z } from 'zod';
+import { compareIp, tryParseIp } from '../ipam/ip.ts';
 
 /** `^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$`: the MAC form the reference renders (colon or dash). */
 export const MAC_PATTERN = '^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$';
@@ -9,18 +9,27 @@ export const MacAddressSchema = z
   .string()
   .regex(MAC_RE, { message: 'must be a MAC address like 00:1a:2b:3c:4d:5e (six hex pairs, ":" or "-")' });
 
+/** IP syntax is the allocator's and renderer's own parser (shared/ipam/ip.ts), so what admission
+ * accepts is exactly what they can use (no zones, no IPv4 leading zeros). */
 export function isIPAddress(value: string): boolean {
-  return isIP(value) !== 0;
+  return tryParseIp(value) !== undefined;
+}
+
+/** Both addresses parse, are of one family, and `start <= end`. */
+export function isOrderedRange(start: string, end: string): boolean {
+  const a = tryParseIp(start);
+  const b = tryParseIp(end);
+  return a !== undefined && b !== undefined && a.family === b.family && compareIp(a, b) <= 0;
 }
 
 /** `<ip>/<prefix>` with the prefix within the family's bit length; the host bits may be set (IPAM uses them). */
 export function isCIDR(value: string): boolean {
   const slash = value.indexOf('/');
   if (slash < 0) return false;
-  const family = isIP(value.slice(0, slash));
+  const ip = tryParseIp(value.slice(0, slash));
   const bits = value.slice(slash + 1);
-  if (family === 0 || !/^\d{1,3}$/.test(bits)) return false;
-  return Number(bits) <= (family === 4 ? 32 : 128);
+  if (ip === undefined || !/^\d{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (ip.family === 4 ? 32 : 128);
 }
 
 /** An IPv4 or IPv6 address. The message names what was wrong, zod prefixes the field path. */

@@ -40,12 +40,18 @@ describe('IP and CIDR checks', () => {
       expect(isIPAddress(ip)).toBe(true);
     },
   );
-  it.each(['', '192.168.0.256', '192.168.0', '2001:db8:::1', 'localhost', '192.168.0.1/24'])(
-    '%s is not an IP',
-    (ip) => {
-      expect(isIPAddress(ip)).toBe(false);
-    },
-  );
+  it.each([
+    '',
+    '192.168.0.256',
+    '192.168.0',
+    '2001:db8:::1',
+    'localhost',
+    '192.168.0.1/24',
+    '010.0.0.1',
+    'fe80::1%eth0',
+  ])('%s is not an IP', (ip) => {
+    expect(isIPAddress(ip)).toBe(false);
+  });
   it.each(['10.0.0.0/8', '192.168.1.10/24', '0.0.0.0/0', '2001:db8::/64', '::/128'])('%s is a CIDR', (c) => {
     expect(isCIDR(c)).toBe(true);
   });
