@@ -115,7 +115,7 @@ export async function createMachine(
   } = {},
 ): Promise<MachineSet> {
   const labels = { 'cluster.x-k8s.io/cluster-name': CLUSTER };
-  const machine = await client.create(R.Machine, {
+  const machine: KubeObject = await client.create<KubeObject>(R.Machine, {
     metadata: {
       name: `${name}-machine`,
       namespace: NS,
