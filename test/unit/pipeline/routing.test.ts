@@ -1,0 +1,357 @@
+/** The routing table on its own: events in, messages out, no I/O. */
+import { describe, expect, it } from 'vitest';
+import { deduplicationId } from '../../../events/envelope.ts';
+import { RelayCache } from '../../../functions/relay/cache.ts';
+import {
+  kindsReadFor,
+  ROUTES,
+  type RoutingEvent,
+  route,
+  watchedKinds,
+} from '../../../functions/relay/routing.ts';
+import type { KindName } from '../../../shared/api/resources.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+
+const NS = 'metal3';
+let rv = 100;
+function obj(
+  kind: string,
+  name: string,
+  extra: Record<string, any> = {},
+  meta: Record<string, any> = {},
+): KubeObject {
+  rv++;
+  return {
+    kind,
+    metadata: { name, namespace: NS, uid: `uid-${kind}-${name}`, resourceVersion: String(rv), ...meta },
+    ...extra,
+  };
+}
+const owner = (kind: string, name: string, controller = true) => ({
+  apiVersion: 'x/v1',
+  kind,
+  name,
+  uid: `uid-${kind}-${name}`,
+  controller,
+});
+
+function world() {
+  const c = new RelayCache();
+  const put = (kind: KindName, o: KubeObject) => {
+    c.store(kind).upsert(o);
+    return o;
+  };
+  const m0 = put(
+    'Metal3Machine',
+    obj(
+      'Metal3Machine',
+      'm-0',
+      { spec: { metaData: { name: 'user-meta' } } },
+      {
+        labels: { 'cluster.x-k8s.io/cluster-name': 'c1' },
+        annotations: { 'metal3.io/BareMetalHost': `${NS}/host-0` },
+      },
+    ),
+  );
+  const m1 = put(
+    'Metal3Machine',
+    obj(
+      'Metal3Machine',
+      'm-1',
+      { spec: {}, status: { addresses: [{ type: 'Hostname', address: 'node-one' }] } },
+      {
+        labels: { 'cluster.x-k8s.io/cluster-name': 'c1' },
+      },
+    ),
+  );
+  const mDel = put(
+    'Metal3Machine',
+    obj('Metal3Machine', 'm-del', {}, { deletionTimestamp: '2026-01-01T00:00:00Z' }),
+  );
+  const host0 = put(
+    'BareMetalHost',
+    obj('BareMetalHost', 'host-0', {
+      spec: {
+        consumerRef: {
+          apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+          kind: 'Metal3Machine',
+          name: 'm-0',
+          namespace: NS,
+        },
+      },
+      status: { provisioning: { state: 'provisioning' } },
+    }),
+  );
+  put(
+    'Machine',
+    obj('Machine', 'machine-0', {
+      spec: {
+        infrastructureRef: { kind: 'Metal3Machine', name: 'm-0' },
+        bootstrap: { dataSecretName: 'boot-0' },
+      },
+    }),
+  );
+  const claim0 = put(
+    'Metal3DataClaim',
+    obj(
+      'Metal3DataClaim',
+      'm-0',
+      { spec: { template: { name: 'tpl' } } },
+      {
+        ownerReferences: [owner('Metal3Machine', 'm-0')],
+      },
+    ),
+  );
+  const data0 = put(
+    'Metal3Data',
+    obj(
+      'Metal3Data',
+      'tpl-0',
+      { spec: { claim: { name: 'm-0' }, template: { name: 'tpl' }, index: 0 } },
+      {
+        ownerReferences: [owner('Metal3DataClaim', 'm-0')],
+      },
+    ),
+  );
+  const ipc = put(
+    'IPClaim',
+    obj(
+      'IPClaim',
+      'tpl-0-pool',
+      { spec: { pool: { name: 'pool' } } },
+      { ownerReferences: [owner('Metal3Data', 'tpl-0')] },
+    ),
+  );
+  put('IPClaim', obj('IPClaim', 'other-pool-claim', { spec: { pool: { name: 'other' } } }));
+  put(
+    'IPClaim',
+    obj('IPClaim', 'done-claim', { spec: { pool: { name: 'pool' } }, status: { address: { name: 'a' } } }),
+  );
+  put('Metal3Cluster', obj('Metal3Cluster', 'c1'));
+  return { c, m0, m1, mDel, host0, claim0, data0, ipc };
+}
+
+const summary = (ev: RoutingEvent, c: RelayCache) =>
+  route(ev, c)
+    .map((r) => `${r.msg.function} ${r.msg.kind}/${r.msg.name} ${r.msg.reason}`)
+    .sort();
+
+describe('routing table', () => {
+  it('is data: every route names its kind, function and what it reads; the relay watches what routes need', () => {
+    for (const r of ROUTES) {
+      expect(r.name.length).toBeGreaterThan(5);
+      expect(r.reads).toBeInstanceOf(Array);
+    }
+    const kinds = watchedKinds();
+    expect(kinds.workload).toEqual(['Node']);
+    for (const k of [
+      'Metal3Machine',
+      'BareMetalHost',
+      'Machine',
+      'Cluster',
+      'Secret',
+      'IPPool',
+      'IPAddress',
+      'Metal3DataClaim',
+      'Metal3Data',
+      'IPClaim',
+      'Metal3Cluster',
+      'Metal3MachineTemplate',
+    ]) {
+      expect(kinds.management).toContain(k);
+    }
+    expect(kindsReadFor('BareMetalHost')).toEqual(['Metal3Machine']);
+  });
+
+  it('a Metal3Machine goes to selectHost; with a host and not ready also to resolveProviderID', () => {
+    const { c, m0, m1 } = world();
+    expect(summary({ type: 'ADDED', object: m1 }, c)).toEqual(['selectHost Metal3Machine/m-1 added']);
+    expect(summary({ type: 'MODIFIED', object: m0 }, c)).toEqual([
+      'resolveProviderID Metal3Machine/m-0 modified',
+      'selectHost Metal3Machine/m-0 modified',
+    ]);
+    const ready = { ...m0, spec: { providerID: 'metal3://metal3/host-0/m-0' }, status: { ready: true } };
+    expect(summary({ type: 'MODIFIED', object: ready }, c)).toEqual([
+      'selectHost Metal3Machine/m-0 modified',
+    ]);
+    expect(summary({ type: 'MODIFIED', object: m0, resync: true }, c)).toContain(
+      'selectHost Metal3Machine/m-0 resync',
+    );
+  });
+
+  it('a deleting Metal3Machine goes to deprovision only; a DELETED one to nobody', () => {
+    const { c, mDel } = world();
+    expect(summary({ type: 'MODIFIED', object: mDel }, c)).toEqual([
+      'deprovision Metal3Machine/m-del modified',
+    ]);
+    expect(summary({ type: 'DELETED', object: mDel }, c)).toEqual([]);
+  });
+
+  it('a BareMetalHost event reaches its consumer; provisioned also wakes resolveProviderID, once per transition', () => {
+    const { c, host0, m0 } = world();
+    const msgs = route({ type: 'MODIFIED', object: host0 }, c);
+    expect(msgs.map((m) => `${m.msg.function} ${m.msg.name} ${m.msg.reason}`)).toEqual([
+      'selectHost m-0 related',
+    ]);
+    expect(msgs[0]!.msg.uid).toBe(m0.metadata.uid);
+    expect(msgs[0]!.msg.cause).toBe(`BareMetalHost/${NS}/host-0@${host0.metadata.resourceVersion}`);
+    const provisioned = { ...host0, status: { provisioning: { state: 'provisioned' } } };
+    expect(summary({ type: 'MODIFIED', object: provisioned, old: host0 }, c)).toContain(
+      'resolveProviderID Metal3Machine/m-0 related',
+    );
+    expect(summary({ type: 'MODIFIED', object: provisioned, old: provisioned }, c)).not.toContain(
+      'resolveProviderID Metal3Machine/m-0 related',
+    );
+  });
+
+  it('a host event for a deleting consumer goes to deprovision', () => {
+    const { c } = world();
+    const h = obj('BareMetalHost', 'host-d', {
+      spec: { consumerRef: { kind: 'Metal3Machine', name: 'm-del' } },
+      status: { provisioning: { state: 'deprovisioning' } },
+    });
+    expect(summary({ type: 'MODIFIED', object: h }, c)).toEqual(['deprovision Metal3Machine/m-del related']);
+  });
+
+  it('a host becoming free wakes the machines of its namespace that have no host yet', () => {
+    const { c } = world();
+    const busy = obj('BareMetalHost', 'host-1', {
+      spec: { consumerRef: { kind: 'Metal3Machine', name: 'x' } },
+      status: { provisioning: { state: 'deprovisioning' } },
+    });
+    const free = { ...busy, spec: {}, status: { provisioning: { state: 'available' } } };
+    expect(summary({ type: 'MODIFIED', object: free, old: busy }, c)).toEqual([
+      'selectHost Metal3Machine/m-1 related',
+    ]);
+    // Still free, nothing changed about that: no wake-up storm.
+    expect(summary({ type: 'MODIFIED', object: free, old: free }, c)).toEqual([]);
+  });
+
+  it('Machine, Cluster, claim status, data readiness and Secrets reach the machine', () => {
+    const { c, claim0, data0 } = world();
+    expect(summary({ type: 'MODIFIED', object: c.get('Machine', NS, 'machine-0')! }, c)).toEqual([
+      'selectHost Metal3Machine/m-0 related',
+    ]);
+    const cluster = obj('Cluster', 'c1', {
+      spec: { infrastructureRef: { kind: 'Metal3Cluster', name: 'c1' } },
+    });
+    expect(summary({ type: 'MODIFIED', object: cluster }, c)).toEqual([
+      'reconcileCluster Metal3Cluster/c1 related',
+      'selectHost Metal3Machine/m-0 related',
+      'selectHost Metal3Machine/m-1 related',
+    ]);
+    const claimDone = { ...claim0, status: { renderedData: { name: 'tpl-0' } } };
+    expect(summary({ type: 'MODIFIED', object: claimDone, old: claim0 }, c)).toEqual([
+      'allocateIndex Metal3DataClaim/m-0 modified',
+      'selectHost Metal3Machine/m-0 related',
+    ]);
+    // Same status: only the claim's own function.
+    expect(summary({ type: 'MODIFIED', object: claimDone, old: claimDone }, c)).toEqual([
+      'allocateIndex Metal3DataClaim/m-0 modified',
+    ]);
+    const ready = { ...data0, status: { ready: true } };
+    expect(summary({ type: 'MODIFIED', object: ready, old: data0 }, c)).toEqual([
+      'renderData Metal3Data/tpl-0 modified',
+      'selectHost Metal3Machine/m-0 related',
+    ]);
+    expect(summary({ type: 'ADDED', object: obj('Secret', 'user-meta') }, c)).toEqual([
+      'selectHost Metal3Machine/m-0 related',
+    ]);
+    expect(summary({ type: 'ADDED', object: obj('Secret', 'boot-0') }, c)).toEqual([
+      'selectHost Metal3Machine/m-0 related',
+    ]);
+    expect(summary({ type: 'ADDED', object: obj('Secret', 'unrelated') }, c)).toEqual([]);
+  });
+
+  it('allocations are grouped by template and by pool', () => {
+    const { c, claim0, ipc } = world();
+    const claimMsg = route({ type: 'ADDED', object: claim0 }, c).find(
+      (m) => m.msg.function === 'allocateIndex',
+    );
+    expect(claimMsg!.group).toBe(`Metal3DataTemplate/${NS}/tpl`);
+    const [ipMsg] = route({ type: 'ADDED', object: ipc }, c);
+    expect(ipMsg!.group).toBe(`IPPool/${NS}/pool`);
+    // Pool change and address deletion wake only that pool's pending claims.
+    const pool = obj('IPPool', 'pool');
+    expect(route({ type: 'MODIFIED', object: pool }, c).map((m) => [m.msg.name, m.group])).toEqual([
+      ['tpl-0-pool', `IPPool/${NS}/pool`],
+    ]);
+    const addr = obj('IPAddress', 'pool-10-0-0-5', { spec: { pool: { name: 'pool' } } });
+    expect(summary({ type: 'DELETED', object: addr }, c)).toEqual([
+      'allocateIndex IPClaim/tpl-0-pool related',
+    ]);
+    expect(summary({ type: 'MODIFIED', object: addr }, c)).toEqual([]);
+  });
+
+  it('renderData: address set on an IPClaim, and a deleted rendered Secret, wake the Metal3Data', () => {
+    const { c, ipc } = world();
+    const withAddr = { ...ipc, status: { address: { name: 'pool-10-0-0-5' } } };
+    expect(summary({ type: 'MODIFIED', object: withAddr, old: ipc }, c)).toEqual([
+      'allocateIndex IPClaim/tpl-0-pool modified',
+      'renderData Metal3Data/tpl-0 related',
+    ]);
+    const secret = obj('Secret', 'm-0-metadata-0', {}, { ownerReferences: [owner('Metal3Data', 'tpl-0')] });
+    expect(summary({ type: 'DELETED', object: secret }, c)).toEqual(['renderData Metal3Data/tpl-0 related']);
+    expect(summary({ type: 'MODIFIED', object: secret }, c)).toEqual([]);
+  });
+
+  it('deleting claims, data and IP claims go to deprovision; their disappearance wakes deleting owners', () => {
+    const { c, claim0, data0, ipc } = world();
+    const del = { deletionTimestamp: '2026-01-01T00:00:00Z' };
+    for (const o of [claim0, data0, ipc]) {
+      const deleting = { ...o, metadata: { ...o.metadata, ...del } };
+      const got = summary({ type: 'MODIFIED', object: deleting, old: deleting }, c);
+      expect(got).toEqual([`deprovision ${o.kind}/${o.metadata.name} modified`]);
+    }
+    c.store('Metal3Data').upsert({ ...data0, metadata: { ...data0.metadata, ...del } });
+    expect(summary({ type: 'DELETED', object: ipc }, c)).toEqual(['deprovision Metal3Data/tpl-0 related']);
+  });
+
+  it('workload Nodes reach their machine by uuid label, new and legacy providerID, and hostname', () => {
+    const { c, host0 } = world();
+    const cluster = `${NS}/c1`;
+    const node = (labels: Record<string, string>, providerID?: string) =>
+      ({
+        kind: 'Node',
+        metadata: { name: 'n', uid: 'n', resourceVersion: '7', labels },
+        spec: providerID ? { providerID } : {},
+      }) as KubeObject;
+    const names = (n: KubeObject) =>
+      route({ type: 'ADDED', object: n, cluster }, c).map((m) => `${m.msg.function} ${m.msg.name}`);
+    expect(names(node({ 'metal3.io/uuid': host0.metadata.uid! }))).toEqual(['resolveProviderID m-0']);
+    expect(names(node({}, `metal3://${NS}/host-0/m-0`))).toEqual(['resolveProviderID m-0']);
+    expect(names(node({}, `metal3://${host0.metadata.uid}`))).toEqual(['resolveProviderID m-0']);
+    expect(names(node({ 'kubernetes.io/hostname': 'node-one' }))).toEqual(['resolveProviderID m-1']);
+    expect(names(node({ 'kubernetes.io/hostname': 'node-one' }, `metal3://${NS}/host-0/m-0`))).toEqual([
+      'resolveProviderID m-0',
+      'resolveProviderID m-1',
+    ]);
+    // A heartbeat (status only) changes nothing routing cares about.
+    const n = node({ 'metal3.io/uuid': host0.metadata.uid! });
+    expect(route({ type: 'MODIFIED', object: n, old: n, cluster }, c)).toEqual([]);
+    // Nodes of another namespace's cluster never reach machines of this one.
+    expect(
+      route(
+        { type: 'ADDED', object: node({ 'kubernetes.io/hostname': 'node-one' }), cluster: 'other/c1' },
+        c,
+      ),
+    ).toEqual([]);
+  });
+
+  it('two causes for one unchanged machine have different dedup ids; one cause twice has the same', () => {
+    const { c, host0 } = world();
+    const a = route({ type: 'MODIFIED', object: host0 }, c)[0]!;
+    const b = route(
+      { type: 'MODIFIED', object: { ...host0, metadata: { ...host0.metadata, resourceVersion: '999' } } },
+      c,
+    )[0]!;
+    const a2 = route({ type: 'MODIFIED', object: host0 }, c)[0]!;
+    expect(deduplicationId(a.msg)).not.toBe(deduplicationId(b.msg));
+    expect(deduplicationId(a.msg)).toBe(deduplicationId(a2.msg));
+  });
+
+  it('names no envelope can carry are skipped, not thrown', () => {
+    const c = new RelayCache();
+    expect(route({ type: 'ADDED', object: obj('Metal3Machine', 'Bad_Name') }, c)).toEqual([]);
+  });
+});
