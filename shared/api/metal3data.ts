@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ObjectMetaSchema } from './meta.ts';
 import { parseObject } from './parse.ts';
-import { ObjectReferenceSchema, SecretReferenceSchema } from './refs.ts';
+import { foreignNamespaceIssues, ObjectReferenceSchema, SecretReferenceSchema } from './refs.ts';
 
 export const Metal3DataSpecSchema = z.object({
   index: z.int().min(0, 'index must be >= 0'),
@@ -39,13 +39,20 @@ export const Metal3DataClaimStatusSchema = z.object({
 });
 export type Metal3DataClaimStatus = z.infer<typeof Metal3DataClaimStatusSchema>;
 
-export const Metal3DataClaimSchema = z.object({
-  apiVersion: z.string().optional(),
-  kind: z.literal('Metal3DataClaim').optional(),
-  metadata: ObjectMetaSchema,
-  spec: Metal3DataClaimSpecSchema,
-  status: Metal3DataClaimStatusSchema.optional(),
-});
+export const Metal3DataClaimSchema = z
+  .object({
+    apiVersion: z.string().optional(),
+    kind: z.literal('Metal3DataClaim').optional(),
+    metadata: ObjectMetaSchema,
+    spec: Metal3DataClaimSpecSchema,
+    status: Metal3DataClaimStatusSchema.optional(),
+  })
+  .superRefine((claim, ctx) => {
+    for (const issue of foreignNamespaceIssues(claim.metadata.namespace, [
+      [['spec', 'template'], claim.spec.template],
+    ]))
+      ctx.addIssue({ code: 'custom', ...issue });
+  });
 export type Metal3DataClaim = z.infer<typeof Metal3DataClaimSchema>;
 
 export function parseMetal3Data(obj: unknown): Metal3Data {

@@ -4,7 +4,7 @@ import { HostSelectorSchema } from './hostselector.ts';
 import { CustomDeploySchema, type Image, ImageSchema } from './image.ts';
 import { ObjectMetaSchema, TimestampSchema } from './meta.ts';
 import { parseObject } from './parse.ts';
-import { ObjectReferenceSchema, SecretReferenceSchema } from './refs.ts';
+import { foreignNamespaceIssues, ObjectReferenceSchema, SecretReferenceSchema } from './refs.ts';
 
 export const AutomatedCleaningModeSchema = z.enum(['metadata', 'disabled']);
 export type AutomatedCleaningMode = z.infer<typeof AutomatedCleaningModeSchema>;
@@ -74,13 +74,24 @@ export const Metal3MachineStatusSchema = z.object({
 });
 export type Metal3MachineStatus = z.infer<typeof Metal3MachineStatusSchema>;
 
-export const Metal3MachineSchema = z.object({
-  apiVersion: z.string().optional(),
-  kind: z.literal('Metal3Machine').optional(),
-  metadata: ObjectMetaSchema,
-  spec: Metal3MachineSpecSchema,
-  status: Metal3MachineStatusSchema.optional(),
-});
+export const Metal3MachineSchema = z
+  .object({
+    apiVersion: z.string().optional(),
+    kind: z.literal('Metal3Machine').optional(),
+    metadata: ObjectMetaSchema,
+    spec: Metal3MachineSpecSchema,
+    status: Metal3MachineStatusSchema.optional(),
+  })
+  .superRefine((m3m, ctx) => {
+    const { spec } = m3m;
+    for (const issue of foreignNamespaceIssues(m3m.metadata.namespace, [
+      [['spec', 'userData'], spec.userData],
+      [['spec', 'metaData'], spec.metaData],
+      [['spec', 'networkData'], spec.networkData],
+      [['spec', 'dataTemplate'], spec.dataTemplate],
+    ]))
+      ctx.addIssue({ code: 'custom', ...issue });
+  });
 export type Metal3Machine = z.infer<typeof Metal3MachineSchema>;
 
 export function parseMetal3Machine(obj: unknown): Metal3Machine {

@@ -28,3 +28,20 @@ export const SecretReferenceSchema = z.object({
   namespace: z.string().optional(),
 });
 export type SecretReference = z.infer<typeof SecretReferenceSchema>;
+
+/**
+ * The reference webhook's rule: a ref's namespace, when given, is the referrer's own. Returns one
+ * issue per offending ref (path relative to the object), none when the referrer has no namespace.
+ */
+export function foreignNamespaceIssues(
+  namespace: string | undefined,
+  refs: [path: string[], ref: { namespace?: string } | undefined][],
+): { path: string[]; message: string }[] {
+  if (!namespace) return [];
+  return refs
+    .filter(([, ref]) => ref?.namespace && ref.namespace !== namespace)
+    .map(([path, ref]) => ({
+      path: [...path, 'namespace'],
+      message: `must be empty or the object's own namespace "${namespace}", got "${ref!.namespace}"`,
+    }));
+}
