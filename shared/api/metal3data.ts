@@ -4,7 +4,10 @@ import { parseObject } from './parse.ts';
 import { foreignNamespaceIssues, ObjectReferenceSchema, SecretReferenceSchema } from './refs.ts';
 
 export const Metal3DataSpecSchema = z.object({
-  index: z.int().min(0, 'index must be >= 0'),
+  index: z
+    .int()
+    .min(0, 'index must be >= 0')
+    .describe('Index within the template; the name is <template>-<index>'),
   templateReference: z.string().optional(),
   claim: ObjectReferenceSchema,
   template: ObjectReferenceSchema,
@@ -14,7 +17,7 @@ export const Metal3DataSpecSchema = z.object({
 export type Metal3DataSpec = z.infer<typeof Metal3DataSpecSchema>;
 
 export const Metal3DataStatusSchema = z.object({
-  ready: z.boolean().optional(),
+  ready: z.boolean().optional().describe('The rendered secrets exist'),
   /** v1beta1 flag next to errorMessage (seed 001 writes `error: false`). */
   error: z.boolean().optional(),
   errorMessage: z.string().optional(),
@@ -34,7 +37,7 @@ export const Metal3DataClaimSpecSchema = z.object({ template: ObjectReferenceSch
 export type Metal3DataClaimSpec = z.infer<typeof Metal3DataClaimSpecSchema>;
 
 export const Metal3DataClaimStatusSchema = z.object({
-  renderedData: ObjectReferenceSchema.optional(),
+  renderedData: ObjectReferenceSchema.optional().describe('The Metal3Data allocated for this claim'),
   errorMessage: z.string().optional(),
 });
 export type Metal3DataClaimStatus = z.infer<typeof Metal3DataClaimStatusSchema>;

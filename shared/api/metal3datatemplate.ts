@@ -219,16 +219,20 @@ export const Metal3DataTemplateSpecSchema = z.object({
   clusterName: z.string().optional(),
   /** Links templates that replace one another (seed 001). */
   templateReference: z.string().optional(),
-  metaData: MetaDataTemplateSchema.optional(),
-  networkData: NetworkDataTemplateSchema.optional(),
+  metaData: MetaDataTemplateSchema.optional().describe(
+    'Template of the metaData (a flat string map) rendered per machine',
+  ),
+  networkData: NetworkDataTemplateSchema.optional().describe(
+    'Template of the networkData (OpenStack network_data.json) rendered per machine',
+  ),
 });
 export type Metal3DataTemplateSpec = z.infer<typeof Metal3DataTemplateSpecSchema>;
 
 export const Metal3DataTemplateStatusSchema = z.object({
   /** index (as a string key) -> claim name, as seed 001 shows. */
-  indexes: StringMapSchema.optional(),
+  indexes: StringMapSchema.optional().describe('Allocated indexes: index -> Metal3DataClaim name'),
   /** claim name -> Metal3Data name. */
-  dataNames: StringMapSchema.optional(),
+  dataNames: StringMapSchema.optional().describe('Metal3DataClaim name -> Metal3Data name'),
   lastUpdated: TimestampSchema.optional(),
 });
 export type Metal3DataTemplateStatus = z.infer<typeof Metal3DataTemplateStatusSchema>;

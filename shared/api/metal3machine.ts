@@ -39,16 +39,36 @@ export function imageProblem(image: Image | undefined): { path: string[]; messag
 }
 
 const Metal3MachineSpecShape = z.object({
-  providerID: z.string().optional(),
-  image: ImageSchema.optional(),
-  customDeploy: CustomDeploySchema.optional(),
-  userData: SecretReferenceSchema.optional(),
-  metaData: SecretReferenceSchema.optional(),
-  networkData: SecretReferenceSchema.optional(),
-  hostSelector: HostSelectorSchema.optional(),
-  dataTemplate: ObjectReferenceSchema.optional(),
-  automatedCleaningMode: AutomatedCleaningModeSchema.optional(),
-  failureDomain: z.string().optional(),
+  providerID: z
+    .string()
+    .optional()
+    .describe('metal3://<namespace>/<host>/<machine>, set once the host is provisioned'),
+  image: ImageSchema.optional().describe(
+    'OS image written to the host; url and checksum required unless customDeploy is set',
+  ),
+  customDeploy: CustomDeploySchema.optional().describe(
+    'Custom deploy method of the host, instead of an image',
+  ),
+  userData: SecretReferenceSchema.optional().describe(
+    'Secret with user data; defaults to the Machine bootstrap data',
+  ),
+  metaData: SecretReferenceSchema.optional().describe(
+    'Secret with metaData given directly (overrides the template)',
+  ),
+  networkData: SecretReferenceSchema.optional().describe(
+    'Secret with networkData given directly (overrides the template)',
+  ),
+  hostSelector: HostSelectorSchema.optional().describe('Which BareMetalHosts this machine may take'),
+  dataTemplate: ObjectReferenceSchema.optional().describe(
+    'Metal3DataTemplate rendering metaData and networkData',
+  ),
+  automatedCleaningMode: AutomatedCleaningModeSchema.optional().describe(
+    'Ironic automated cleaning: metadata (on) or disabled',
+  ),
+  failureDomain: z
+    .string()
+    .optional()
+    .describe('Failure domain of the host (label infrastructure.cluster.x-k8s.io/failure-domain)'),
 });
 
 export const Metal3MachineSpecSchema = Metal3MachineSpecShape.superRefine((spec, ctx) => {

@@ -11,7 +11,10 @@ export const Metal3MachineTemplateResourceSchema = z.object({
 export const Metal3MachineTemplateSpecSchema = z.object({
   template: Metal3MachineTemplateResourceSchema,
   /** Book released hosts for the same KubeadmControlPlane/MachineDeployment (node-reuse label). */
-  nodeReuse: z.boolean().default(false),
+  nodeReuse: z
+    .boolean()
+    .default(false)
+    .describe('Keep released hosts for the same KubeadmControlPlane or MachineDeployment'),
 });
 export type Metal3MachineTemplateSpec = z.infer<typeof Metal3MachineTemplateSpecSchema>;
 
