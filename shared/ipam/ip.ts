@@ -112,13 +112,14 @@ function parseIpv6Value(text: string): bigint | undefined {
     }
   }
   if (gapAt < 0 ? groups.length !== 8 : groups.length > 7) return undefined;
-  const missing = 8 - groups.length;
-  const at = (k: number) =>
-    gapAt < 0 || k < gapAt ? groups[k]! : k < gapAt + missing ? 0 : groups[k - missing]!;
-  // Four exact 32-bit words, then one BigInt each: far cheaper than 8 BigInt shifts.
-  const word = (k: number) => BigInt(at(k) * 65536 + at(k + 1));
-  return (word(0) << 96n) | (word(2) << 64n) | (word(4) << 32n) | word(6);
+  if (gapAt >= 0) groups.splice(gapAt, 0, ...ZERO_GROUPS.slice(0, 8 - groups.length));
+  // Two exact 64-bit halves built from 32-bit words: far cheaper than 8 BigInt shifts.
+  const high = (BigInt(groups[0]! * 65536 + groups[1]!) << 32n) | BigInt(groups[2]! * 65536 + groups[3]!);
+  const low = (BigInt(groups[4]! * 65536 + groups[5]!) << 32n) | BigInt(groups[6]! * 65536 + groups[7]!);
+  return high === 0n ? low : (high << 64n) | low;
 }
+
+const ZERO_GROUPS: readonly number[] = [0, 0, 0, 0, 0, 0, 0, 0];
 
 /** Parses an IP address; undefined when the text is not one (no zones, no brackets, no spaces). */
 export function tryParseIp(text: string): Ip | undefined {
