@@ -56,7 +56,7 @@ export function validateCrd(crd: any, old: any | undefined): StatusCause[] {
       }
     }
   });
-  if (old && old.spec?.scope && old.spec.scope !== spec.scope)
+  if (old?.spec?.scope && old.spec.scope !== spec.scope)
     out.push(fieldError('Invalid', 'spec.scope', 'field is immutable', spec.scope));
   if (old && old.spec?.group !== spec.group)
     out.push(fieldError('Invalid', 'spec.group', 'field is immutable', spec.group));

@@ -29,18 +29,18 @@ function splitUnescaped(s: string, sep: string): string[] {
   return out;
 }
 
-const unescape = (s: string): string => s.replace(/\\(.)/g, '$1');
+const unescapeSelector = (s: string): string => s.replace(/\\(.)/g, '$1');
 
 export function parseFieldSelector(input: string | undefined | null, kind: ServedKind): FieldRequirement[] {
-  if (!input || !input.trim()) return [];
+  if (!input?.trim()) return [];
   const reqs: FieldRequirement[] = [];
   for (const part of splitUnescaped(input, ',')) {
     if (!part) continue;
     const m = /^(.*?)(!=|==|=)(.*)$/s.exec(
-      part.replace(/\\[=!]/g, (x) => (x === '\\=' ? '\u0000' : '\u0001')),
+      part.replace(/\\[=!]/g, (x) => (x === '\\=' ? '\uE000' : '\uE001')),
     );
     if (!m) throw badRequest(`invalid selector: '${input}'; can't understand '${part}'`);
-    const restore = (s: string) => unescape(s.replace(/\u0000/g, '\\=').replace(/\u0001/g, '\\!'));
+    const restore = (s: string) => unescapeSelector(s.replace(/\uE000/g, '\\=').replace(/\uE001/g, '\\!'));
     const field = restore(m[1]!).trim();
     const value = restore(m[3]!);
     if (field !== 'metadata.name' && field !== 'metadata.namespace' && !kind.fieldLabels.includes(field)) {

@@ -12,7 +12,6 @@ import { Controllers } from './gc.ts';
 import { KindRegistry } from './kinds.ts';
 import { RequestLog } from './log.ts';
 import { openapiV2 } from './openapi.ts';
-import { sqlitePersistence } from './persist.ts';
 import { Rbac, type RbacOptions } from './rbac.ts';
 import { Rest } from './rest.ts';
 import { createRequestHandler, type UserInfo } from './server.ts';
@@ -74,7 +73,10 @@ export const ADMIN_TOKEN = 'metal3fn-admin';
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServerHandle> {
   const host = opts.host ?? '127.0.0.1';
   const clock = opts.clock ?? systemClock;
-  const persistence = opts.dataFile ? sqlitePersistence(opts.dataFile) : undefined;
+  // node:sqlite is loaded only when asked for (it prints an experimental warning on load).
+  const persistence = opts.dataFile
+    ? (await import('./persist.ts')).sqlitePersistence(opts.dataFile)
+    : undefined;
   const store = new Store({ historySize: opts.historySize, persistence });
   const kinds = new KindRegistry();
   const rest = new Rest(store, kinds, clock, admit);

@@ -64,7 +64,7 @@ function fail(why: string): never {
 
 /** Parses a selector string; throws a 400 ApiError when it is invalid. */
 export function parseLabelSelector(input: string | undefined | null): LabelSelector {
-  if (!input || !input.trim()) return [];
+  if (!input?.trim()) return [];
   const toks = tokenize(input);
   const reqs: LabelRequirement[] = [];
   let p = 0;
@@ -86,7 +86,7 @@ export function parseLabelSelector(input: string | undefined | null): LabelSelec
       } else if (op.t === 'id' && (op.v === 'in' || op.v === 'notin')) {
         p++;
         const open = next();
-        if (!open || open.v !== '(') fail(`found '${open?.v ?? ''}', expected: '('`);
+        if (open?.v !== '(') fail(`found '${open?.v ?? ''}', expected: '('`);
         const values: string[] = [];
         for (;;) {
           const v = next() ?? fail(`found end of string, expected: ')'`);

@@ -167,7 +167,8 @@ export class Rest {
     const obj = clone(body);
     obj.apiVersion = av;
     obj.kind = kind.kind;
-    const meta = (obj.metadata ??= {});
+    obj.metadata ??= {};
+    const meta = obj.metadata;
     if (kind.namespaced) {
       if (meta.namespace && ns && meta.namespace !== ns) {
         throw badRequest(
@@ -241,7 +242,8 @@ export class Rest {
   /** Shared tail of update and patch: the proposed object replaces `current` under the usual rules. */
   private writeUpdate(kind: ServedKind, current: any, proposed: any, opts: WriteOptions): any {
     const name = current.metadata.name;
-    const pmeta = (proposed.metadata ??= {});
+    proposed.metadata ??= {};
+    const pmeta = proposed.metadata;
     if (pmeta.resourceVersion && pmeta.resourceVersion !== current.metadata.resourceVersion)
       throw conflict(kind, name);
     if (pmeta.uid && pmeta.uid !== current.metadata.uid) {

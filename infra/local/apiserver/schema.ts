@@ -273,7 +273,8 @@ export function validateValue(schema: Schema, v: unknown, path: string, out: Sta
         seen.add(k);
       });
     }
-    if (schema.items) v.forEach((it, i) => validateValue(schema.items!, it, `${path}[${i}]`, out));
+    if (schema.items)
+      for (let i = 0; i < v.length; i++) validateValue(schema.items, v[i], `${path}[${i}]`, out);
   }
   if (isObj(v)) {
     for (const r of schema.required ?? []) {
@@ -401,9 +402,9 @@ export function collectRules(
   out: { path: string; rule: string }[] = [],
 ): typeof out {
   if (!schema) return out;
-  (schema['x-kubernetes-validations'] ?? []).forEach((r, i) =>
-    out.push({ path: `${path}.x-kubernetes-validations[${i}].rule`, rule: r.rule }),
-  );
+  for (const [i, r] of (schema['x-kubernetes-validations'] ?? []).entries()) {
+    out.push({ path: `${path}.x-kubernetes-validations[${i}].rule`, rule: r.rule });
+  }
   for (const [k, s] of Object.entries(schema.properties ?? {}))
     collectRules(s, `${path}.properties[${k}]`, out);
   if (isObj(schema.additionalProperties))

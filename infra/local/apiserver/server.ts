@@ -111,9 +111,7 @@ function boolParam(q: URLSearchParams, k: string): boolean | undefined {
 }
 
 /** Splits a resource URL into group/version/namespace/plural/name/subresource. */
-function parseResourcePath(
-  segs: string[],
-):
+function parseResourcePath(segs: string[]):
   | {
       group: string;
       version: string;
@@ -429,18 +427,24 @@ function serveNonResource(req: IncomingMessage, res: ServerResponse, path: strin
   const kinds = deps.rest.kinds;
   if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed();
   switch (path) {
-    case '/version':
-      return send(res, 200, VERSION_INFO);
+    case '/version': {
+      send(res, 200, VERSION_INFO);
+      return;
+    }
     case '/healthz':
     case '/livez':
     case '/readyz':
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end('ok');
       return;
-    case '/api':
-      return send(res, 200, apiVersions(deps.serverAddress()));
-    case '/apis':
-      return send(res, 200, groupList(kinds));
+    case '/api': {
+      send(res, 200, apiVersions(deps.serverAddress()));
+      return;
+    }
+    case '/apis': {
+      send(res, 200, groupList(kinds));
+      return;
+    }
     case '/openapi/v2': {
       const doc = deps.openapiV2(req.headers.accept);
       if (!doc) throw notFoundPath();
@@ -461,15 +465,24 @@ function serveNonResource(req: IncomingMessage, res: ServerResponse, path: strin
   const segs = path.split('/').filter(Boolean);
   if (segs[0] === 'api' && segs.length === 2) {
     const doc = resourceList(kinds, '', segs[1]!);
-    if (doc) return send(res, 200, doc);
+    if (doc) {
+      send(res, 200, doc);
+      return;
+    }
   }
   if (segs[0] === 'apis' && segs.length === 2) {
     const doc = group(kinds, segs[1]!);
-    if (doc) return send(res, 200, doc);
+    if (doc) {
+      send(res, 200, doc);
+      return;
+    }
   }
   if (segs[0] === 'apis' && segs.length === 3) {
     const doc = resourceList(kinds, segs[1]!, segs[2]!);
-    if (doc) return send(res, 200, doc);
+    if (doc) {
+      send(res, 200, doc);
+      return;
+    }
   }
   throw notFoundPath();
 }

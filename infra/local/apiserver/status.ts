@@ -143,7 +143,7 @@ export const methodNotAllowed = (): ApiError =>
 export const notFoundPath = (): ApiError =>
   new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
-export const unsupportedMediaType = (type: string, accepted: string[]): ApiError =>
+export const unsupportedMediaType = (_type: string, accepted: string[]): ApiError =>
   new ApiError(
     415,
     'UnsupportedMediaType',

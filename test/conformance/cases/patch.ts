@@ -1,0 +1,198 @@
+/** Patch types: merge (RV precondition), JSON patch (test), strategic (built-ins only), apply; dryRun. */
+import { HttpMethod } from '@kubernetes/client-node';
+import { expect } from 'vitest';
+import { R } from '../../../shared/api/resources.ts';
+import type { KubeApiError } from '../../../shared/kube/errors.ts';
+import { kubeErrorFrom } from '../../../shared/kube/errors.ts';
+import { Widget, widget } from '../fixtures.ts';
+import type { ConformanceCase } from '../suite.ts';
+
+async function failure(p: Promise<unknown>): Promise<KubeApiError> {
+  try {
+    await p;
+  } catch (e) {
+    const x = e as any;
+    if (x.code && x.body !== undefined && !x.status) return kubeErrorFrom(x.code, x.body);
+    return e as KubeApiError;
+  }
+  throw new Error('expected the request to fail');
+}
+
+/** A raw request with any content type, through client-node's request machinery. */
+const raw = (
+  client: any,
+  method: HttpMethod,
+  path: string,
+  body: unknown,
+  contentType: string,
+  query: Record<string, string> = {},
+) => client.api.send(method, path, query, body, contentType);
+
+export const PATCH_CASES: ConformanceCase[] = [
+  {
+    name: 'merge patch: null deletes, maps merge, lists replace; a resourceVersion in the body is a precondition',
+    async run({ client, ns }) {
+      const w = await client.create<any>(
+        Widget,
+        widget(ns, 'm', { size: 1, tags: ['a', 'b'], extra: { x: 1, y: 2 } }),
+      );
+      const p = await client.patch<any>(Widget, ns, 'm', { spec: { tags: ['c'], extra: { x: null, z: 3 } } });
+      expect(p.spec).toEqual({ size: 1, color: 'red', tags: ['c'], extra: { y: 2, z: 3 } });
+      const e = await failure(
+        client.patch(Widget, ns, 'm', {
+          metadata: { resourceVersion: w.metadata.resourceVersion },
+          spec: { size: 5 },
+        }),
+      );
+      expect(e.code).toBe(409);
+      const ok = await client.patch<any>(Widget, ns, 'm', {
+        metadata: { resourceVersion: p.metadata.resourceVersion },
+        spec: { size: 5 },
+      });
+      expect(ok.spec.size).toBe(5);
+    },
+  },
+  {
+    name: 'JSON patch with test: success applies, a failed test is 422 and writes nothing',
+    async run({ client, ns }) {
+      await client.create(Widget, widget(ns, 'j', { size: 1 }));
+      const p = await client.patch<any>(
+        Widget,
+        ns,
+        'j',
+        [
+          { op: 'test', path: '/spec/size', value: 1 },
+          { op: 'replace', path: '/spec/size', value: 2 },
+          { op: 'add', path: '/metadata/labels', value: { a: 'b' } },
+        ],
+        'json',
+      );
+      expect(p.spec.size).toBe(2);
+      expect(p.metadata.labels).toEqual({ a: 'b' });
+      const e = await failure(
+        client.patch(
+          Widget,
+          ns,
+          'j',
+          [
+            { op: 'test', path: '/spec/size', value: 1 },
+            { op: 'replace', path: '/spec/size', value: 9 },
+          ],
+          'json',
+        ),
+      );
+      expect(e.code).toBe(422);
+      expect((await client.get<any>(Widget, ns, 'j')).spec.size).toBe(2);
+    },
+  },
+  {
+    name: 'strategic merge patch: 415 on custom resources, accepted on built-ins',
+    async run({ client, ns }) {
+      await client.create(Widget, widget(ns, 's'));
+      const e = await failure(
+        raw(
+          client,
+          HttpMethod.PATCH,
+          client.path(Widget, ns, 's'),
+          { spec: { size: 2 } },
+          'application/strategic-merge-patch+json',
+        ),
+      );
+      expect(e.code).toBe(415);
+      expect(e.status.reason).toBe('UnsupportedMediaType');
+      expect(e.status.message).toMatch(
+        /^the body of the request was in an unknown format - accepted media types include: /,
+      );
+      await client.create(R.ConfigMap, {
+        metadata: { name: 'c', namespace: ns, labels: { a: '1' } },
+        data: { x: '1' },
+      });
+      const p = await raw(
+        client,
+        HttpMethod.PATCH,
+        client.path(R.ConfigMap, ns, 'c'),
+        { metadata: { labels: { b: '2' } }, data: { y: '2' } },
+        'application/strategic-merge-patch+json',
+      );
+      expect(p.metadata.labels).toEqual({ a: '1', b: '2' });
+      expect(p.data).toEqual({ x: '1', y: '2' });
+    },
+  },
+  {
+    name: 'server-side apply creates and updates (fieldManager required)',
+    async run({ client, ns }) {
+      const body = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'ssa', namespace: ns },
+        data: { a: '1' },
+      };
+      const c = await raw(
+        client,
+        HttpMethod.PATCH,
+        client.path(R.ConfigMap, ns, 'ssa'),
+        body,
+        'application/apply-patch+yaml',
+        { fieldManager: 'test' },
+      );
+      expect(c.data).toEqual({ a: '1' });
+      const u = await raw(
+        client,
+        HttpMethod.PATCH,
+        client.path(R.ConfigMap, ns, 'ssa'),
+        { ...body, data: { a: '2' } },
+        'application/apply-patch+yaml',
+        { fieldManager: 'test' },
+      );
+      expect(u.data).toEqual({ a: '2' });
+      const e = await failure(
+        raw(
+          client,
+          HttpMethod.PATCH,
+          client.path(R.ConfigMap, ns, 'ssa'),
+          body,
+          'application/apply-patch+yaml',
+        ),
+      );
+      expect(e.code).toBe(422);
+    },
+  },
+  {
+    name: 'dryRun=All on update and patch validates and writes nothing',
+    async run({ client, ns }) {
+      const w = await client.create<any>(Widget, widget(ns, 'd', { size: 1 }));
+      const p = await raw(
+        client,
+        HttpMethod.PATCH,
+        client.path(Widget, ns, 'd'),
+        { spec: { size: 7 } },
+        'application/merge-patch+json',
+        { dryRun: 'All' },
+      );
+      expect(p.spec.size).toBe(7);
+      const u = await raw(
+        client,
+        HttpMethod.PUT,
+        client.path(Widget, ns, 'd'),
+        { ...w, spec: { size: 8 } },
+        'application/json',
+        { dryRun: 'All' },
+      );
+      expect(u.spec.size).toBe(8);
+      const e = await failure(
+        raw(
+          client,
+          HttpMethod.PATCH,
+          client.path(Widget, ns, 'd'),
+          { spec: { size: 0 } },
+          'application/merge-patch+json',
+          { dryRun: 'All' },
+        ),
+      );
+      expect(e.code).toBe(422);
+      const now = await client.get<any>(Widget, ns, 'd');
+      expect(now.spec.size).toBe(1);
+      expect(now.metadata.resourceVersion).toBe(w.metadata.resourceVersion);
+    },
+  },
+];
