@@ -72,10 +72,7 @@ export const reconcile: ReconcileFn = async (ctx, msg) => {
   const loaded = await load(ctx, msg);
   if (!('raw' in loaded)) return loaded.result;
   const { raw, machine } = loaded;
-  const now = ctx
-    .now()
-    .toISOString()
-    .replace(/\.\d+Z$/, 'Z');
+  const now = ctx.now();
 
   let workload: KubeClient;
   try {
@@ -131,7 +128,7 @@ async function execute(
   d: Decision,
   workload: KubeClient,
   fallbackAddresses: MachineAddress[],
-  now: string,
+  now: Date,
 ): Promise<ReconcileResult> {
   const base = { fallbackAddresses, ownErrorReasons: OWN_ERROR_REASONS };
   switch (d.kind) {
@@ -279,7 +276,7 @@ async function updateStatus(
   ctx: ReconcileContext,
   raw: KubeObject,
   edit: StatusEdit,
-  now: string,
+  now: Date,
 ): Promise<KubeObject | undefined> {
   const r = await optimisticUpdate(
     ctx.client,
@@ -302,7 +299,7 @@ async function fail(
   raw: KubeObject,
   reason: string,
   message: string,
-  now: string,
+  now: Date,
 ): Promise<ReconcileResult> {
   const m = await updateStatus(
     ctx,
@@ -333,10 +330,7 @@ async function load(
   if (msg.uid && raw.metadata.uid !== msg.uid) return { result: done('Metal3Machine was replaced') };
   if (raw.metadata.deletionTimestamp) return { result: done('Metal3Machine is being deleted') };
   if (raw.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined) return { result: done('paused') };
-  const now = ctx
-    .now()
-    .toISOString()
-    .replace(/\.\d+Z$/, 'Z');
+  const now = ctx.now();
 
   const annotation = raw.metadata.annotations?.[HOST_ANNOTATION];
   if (annotation === undefined) return { result: done('not associated with a host yet') };

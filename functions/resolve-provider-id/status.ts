@@ -1,9 +1,12 @@
 /**
- * Pure status edits for the Metal3Machine (v1beta1 shape): the `KubernetesNodeReady` condition,
- * the `Ready` summary, `ready`, addresses and the failure fields. They mutate the raw object
+ * Pure status edits for the Metal3Machine (v1beta1 shape): the `KubernetesNodeReady` condition
+ * (and the shared `Ready` summary), `ready`, addresses and the failure fields. They mutate the raw object
  * handed out by optimisticUpdate, so fields we do not model survive the read-modify-write.
  */
 import type { BareMetalHost, Condition, MachineAddress } from '../../shared/api/index.ts';
+// One Ready summary for every function that writes Metal3Machine conditions (selectHost's), so two
+// functions never flip Ready back and forth.
+import { setMachineCondition } from '../select-host/conditions.ts';
 
 export const NODE_READY = 'KubernetesNodeReady';
 export const READY = 'Ready';
@@ -33,50 +36,6 @@ interface StatusLike {
   [k: string]: unknown;
 }
 
-/** Sets one condition; lastTransitionTime moves only when the status flips. */
-export function setCondition(conditions: Condition[], c: ConditionInput, now: string): Condition[] {
-  const prev = conditions.find((x) => x.type === c.type);
-  const next: Condition = {
-    type: c.type,
-    status: c.status,
-    ...(c.status !== 'True' && c.severity ? { severity: c.severity } : {}),
-    ...(c.reason ? { reason: c.reason } : {}),
-    ...(c.message ? { message: c.message } : {}),
-    lastTransitionTime: prev && prev.status === c.status ? prev.lastTransitionTime : now,
-  };
-  const out = conditions.filter((x) => x.type !== c.type);
-  out.push(next);
-  return out.sort((a, b) => (a.type === READY ? -1 : b.type === READY ? 1 : a.type.localeCompare(b.type)));
-}
-
-const SEVERITY_RANK: Record<string, number> = { Error: 3, Warning: 2, Info: 1, '': 0 };
-
-/** v1beta1 summary: Ready mirrors the worst of the other conditions. */
-export function summarizeReady(conditions: Condition[], now: string): Condition[] {
-  const others = conditions.filter((c) => c.type !== READY);
-  if (others.length === 0) return conditions;
-  const falses = others
-    .filter((c) => c.status === 'False')
-    .sort((a, b) => (SEVERITY_RANK[b.severity ?? ''] ?? 0) - (SEVERITY_RANK[a.severity ?? ''] ?? 0));
-  const worst = falses[0];
-  if (worst) {
-    return setCondition(
-      conditions,
-      {
-        type: READY,
-        status: 'False',
-        ...(worst.reason ? { reason: worst.reason } : {}),
-        ...(worst.message ? { message: worst.message } : {}),
-        severity: (worst.severity || 'Info') as Severity,
-      },
-      now,
-    );
-  }
-  if (others.some((c) => c.status === 'Unknown'))
-    return setCondition(conditions, { type: READY, status: 'Unknown' }, now);
-  return setCondition(conditions, { type: READY, status: 'True' }, now);
-}
-
 /** Addresses from the host (hostname + NIC IPs), used only when association left none. */
 export function addressesFromHost(host: BareMetalHost): MachineAddress[] {
   const out: MachineAddress[] = [];
@@ -101,7 +60,7 @@ export interface StatusEdit {
 }
 
 /** Applies an edit to `obj.status` in place. */
-export function editStatus(obj: { [k: string]: unknown }, edit: StatusEdit, now: string): void {
+export function editStatus(obj: { [k: string]: unknown }, edit: StatusEdit, now: Date): void {
   if (!obj.status) obj.status = {};
   const status = obj.status as StatusLike;
   const prev = (status.conditions ?? []).find((c) => c.type === edit.condition.type);
@@ -118,5 +77,16 @@ export function editStatus(obj: { [k: string]: unknown }, edit: StatusEdit, now:
     delete status.failureReason;
     delete status.failureMessage;
   }
-  status.conditions = summarizeReady(setCondition(status.conditions ?? [], edit.condition, now), now);
+  const c = edit.condition;
+  status.conditions = setMachineCondition(
+    status.conditions,
+    {
+      type: c.type,
+      status: c.status,
+      ...(c.status !== 'True' && c.severity ? { severity: c.severity } : {}),
+      ...(c.reason ? { reason: c.reason } : {}),
+      ...(c.message ? { message: c.message } : {}),
+    },
+    now,
+  );
 }

@@ -169,9 +169,18 @@ export async function createMachine(
       ...(s.providerID ? { providerID: s.providerID } : {}),
     },
   });
-  if (s.addresses) {
-    m3m = await c.replaceStatus(R.Metal3Machine, { ...m3m, status: { addresses: s.addresses } });
-  }
+  // What selectHost and renderData leave behind: association and data conditions True.
+  const t = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  m3m = await c.replaceStatus(R.Metal3Machine, {
+    ...m3m,
+    status: {
+      ...(s.addresses ? { addresses: s.addresses } : {}),
+      conditions: [
+        { type: 'AssociateBMH', status: 'True', lastTransitionTime: t },
+        { type: 'Metal3DataReady', status: 'True', lastTransitionTime: t },
+      ],
+    },
+  });
   return { hostUid: host.metadata.uid!, m3m };
 }
 

@@ -116,7 +116,7 @@ describe('kubelet simulator', () => {
     });
     expect((node?.spec as { providerID?: string } | undefined)?.providerID).toBeUndefined();
     const fresh = await env.workload.client.get(R.Node, undefined, 'node-from-metadata');
-    expect((fresh?.status as { conditions: unknown[] }).conditions).toContainEqual(
+    expect((fresh?.status as { conditions?: unknown[] } | undefined)?.conditions).toContainEqual(
       expect.objectContaining({ type: 'Ready', status: 'True' }),
     );
 
@@ -156,8 +156,8 @@ describe('kubelet simulator', () => {
     await setState('h-k-d', 'provisioned');
     const c = await nodeWhen(env.workload.client, 'h-k-c', (n) => Boolean(n));
     const d = await nodeWhen(env.workload.client, 'h-k-d', (n) => Boolean(n));
-    expect((c?.spec as { providerID?: string }).providerID).toBe('metal3://metal3/h-k-c/k-c');
-    expect((d?.spec as { providerID?: string }).providerID).toBe(`metal3://${hostUid}`);
+    expect((c?.spec as { providerID?: string } | undefined)?.providerID).toBe('metal3://metal3/h-k-c/k-c');
+    expect((d?.spec as { providerID?: string } | undefined)?.providerID).toBe(`metal3://${hostUid}`);
     expect((await reconcile(env.ctx(), msg('k-c'))).kind).toBe('done');
     expect((await getMachine(env.mgmt.client, 'k-c')).spec.providerID).toBe('metal3://metal3/h-k-c/k-c');
     expect((await reconcile(env.ctx(), msg('k-d'))).kind).toBe('done');

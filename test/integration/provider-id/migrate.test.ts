@@ -92,7 +92,7 @@ beforeAll(async () => {
 afterAll(() => env?.stop());
 
 const rolloutAfter = async (t: typeof R.KubeadmControlPlane, name: string) =>
-  ((await env.mgmt.client.get(t, NS, name))?.spec as { rolloutAfter?: string }).rolloutAfter;
+  ((await env.mgmt.client.get(t, NS, name))?.spec as { rolloutAfter?: string } | undefined)?.rolloutAfter;
 
 describe('migrate-provider-ids', () => {
   it('dry run prints the plan and writes nothing', async () => {

@@ -58,7 +58,9 @@ describe('Step 3: metal3.io/uuid label', () => {
     expect(m.status?.ready).toBe(true);
     expect(m.status?.conditions).toEqual([
       expect.objectContaining({ type: 'Ready', status: 'True' }),
+      expect.objectContaining({ type: 'AssociateBMH', status: 'True' }),
       expect.objectContaining({ type: 'KubernetesNodeReady', status: 'True' }),
+      expect.objectContaining({ type: 'Metal3DataReady', status: 'True' }),
     ]);
     // addresses from the host kept/derived
     expect(m.status?.addresses).toEqual([
