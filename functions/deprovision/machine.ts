@@ -7,7 +7,7 @@
  */
 import { parseMetal3MachineTemplate } from '../../shared/api/metal3machinetemplate.ts';
 import { R } from '../../shared/api/resources.ts';
-import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import { SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
@@ -30,6 +30,7 @@ import { findOwnHost } from '../select-host/claim.ts';
 import { COND, falseCondition, REASON } from '../select-host/conditions.ts';
 import { MACHINE_FINALIZER } from '../select-host/data.ts';
 import { StatusDraft } from '../select-host/status.ts';
+import { updateOrGone } from '../select-host/update.ts';
 import { applyDeprovision, applyRelease, hostReleasable } from './hostrelease.ts';
 
 export async function deprovisionMachine(
@@ -81,7 +82,7 @@ export async function deprovisionMachine(
   const hostName = `${host.metadata.namespace}/${host.metadata.name}`;
 
   // 3. Clear image/data, power off (one optimistic update, once).
-  const cleared = await optimisticUpdate(
+  const cleared = await updateOrGone(
     ctx.client,
     R.BareMetalHost,
     host.metadata.namespace,
@@ -120,7 +121,7 @@ export async function deprovisionMachine(
 
   // 5. Release: consumerRef, cluster-name label, our paused annotation; node-reuse label if asked.
   const reuse = await nodeReuseLabel(ctx, raw, machine, clusterName, ns);
-  const released = await optimisticUpdate(
+  const released = await updateOrGone(
     ctx.client,
     R.BareMetalHost,
     host.metadata.namespace,
@@ -188,7 +189,7 @@ async function releaseDataClaim(ctx: ReconcileContext, m3m: KubeObject): Promise
     (o) => o.kind === 'Metal3Machine' && o.uid === m3m.metadata.uid,
   );
   if (!owned) return;
-  const res = await optimisticUpdate(
+  const res = await updateOrGone(
     ctx.client,
     R.Metal3DataClaim,
     ns,
@@ -205,7 +206,7 @@ async function releaseDataClaim(ctx: ReconcileContext, m3m: KubeObject): Promise
 }
 
 async function dropFinalizer(ctx: ReconcileContext, raw: KubeObject, why: string): Promise<ReconcileResult> {
-  await optimisticUpdate(
+  await updateOrGone(
     ctx.client,
     R.Metal3Machine,
     raw.metadata.namespace,

@@ -6,7 +6,7 @@
  */
 import type { Condition } from '../../shared/api/conditions.ts';
 import { R } from '../../shared/api/resources.ts';
-import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import { SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { MalformedMessageError } from '../../shared/reconcile/errors.ts';
@@ -14,6 +14,7 @@ import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared
 import { CLUSTER_NAME_LABEL } from '../../shared/selectors/hosts.ts';
 import { CAPI_PAUSED_ANNOTATION, ownerOf } from '../select-host/capi.ts';
 import { COND, falseCondition, setCondition, trueCondition } from '../select-host/conditions.ts';
+import { updateOrGone } from '../select-host/update.ts';
 import { endpointProblem } from './endpoint.ts';
 
 export const CLUSTER_FINALIZER = 'metal3cluster.infrastructure.cluster.x-k8s.io';
@@ -47,7 +48,7 @@ export async function reconcileMetal3Cluster(
     return requeueAfter(ctx.config.safetyRequeueSeconds, 'paused');
   }
 
-  const withFinalizer = await optimisticUpdate(
+  const withFinalizer = await updateOrGone(
     ctx.client,
     R.Metal3Cluster,
     ns,
@@ -65,7 +66,7 @@ export async function reconcileMetal3Cluster(
       ?.controlPlaneEndpoint,
   );
   const now = ctx.now();
-  const res = await optimisticUpdate(
+  const res = await updateOrGone(
     ctx.client,
     R.Metal3Cluster,
     ns,
@@ -127,7 +128,7 @@ async function reconcileDelete(
       );
     }
   }
-  await optimisticUpdate(
+  await updateOrGone(
     ctx.client,
     R.Metal3Cluster,
     ns,

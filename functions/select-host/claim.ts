@@ -12,7 +12,7 @@
 import { apiVersionOf, R } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { isConflict } from '../../shared/kube/errors.ts';
-import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import { SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import {
   type Choice,
@@ -26,6 +26,7 @@ import {
   type SelectionInput,
 } from '../../shared/selectors/hosts.ts';
 import { labelValueProblem, selectorMentions, serverLabelSelector } from '../../shared/selectors/labels.ts';
+import { updateOrGone } from './update.ts';
 
 export interface ClaimInput extends SelectionInput {
   client: KubeClient;
@@ -171,7 +172,7 @@ async function claimLoop(
     const picked = choice.host;
     pool.splice(pool.indexOf(picked), 1);
     try {
-      const res = await optimisticUpdate(
+      const res = await updateOrGone(
         input.client,
         R.BareMetalHost,
         picked.metadata.namespace,

@@ -6,7 +6,7 @@
 import type { Cluster, Machine } from '../../shared/api/capi.ts';
 import { type Metal3Machine, parseMetal3Machine } from '../../shared/api/metal3machine.ts';
 import { R } from '../../shared/api/resources.ts';
-import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import { SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError } from '../../shared/reconcile/errors.ts';
@@ -40,6 +40,7 @@ import {
   hostProvisioningRequested,
 } from './hostspec.ts';
 import { recordTerminal, StatusDraft } from './status.ts';
+import { updateOrGone } from './update.ts';
 
 export interface SelectHostOptions {
   random?: () => number;
@@ -242,7 +243,7 @@ export async function reconcileMachine(
     networkData: data.networkData,
   };
   const wasRequested = hostProvisioningRequested(host);
-  const res = await optimisticUpdate(
+  const res = await updateOrGone(
     ctx.client,
     R.BareMetalHost,
     host.metadata.namespace,
@@ -282,7 +283,7 @@ async function ensureFinalizerAndFailureDomain(
   machine: Machine,
 ): Promise<KubeObject> {
   const fd = machine.spec?.failureDomain;
-  const res = await optimisticUpdate(
+  const res = await updateOrGone(
     ctx.client,
     R.Metal3Machine,
     raw.metadata.namespace,
@@ -307,7 +308,7 @@ async function annotateHost(
   host: KubeObject,
 ): Promise<{ ok: true; m3m: KubeObject } | { ok: false }> {
   const value = `${host.metadata.namespace}/${host.metadata.name}`;
-  const res = await optimisticUpdate(
+  const res = await updateOrGone(
     ctx.client,
     R.Metal3Machine,
     raw.metadata.namespace,
@@ -330,7 +331,7 @@ export async function releaseClaim(
   host: KubeObject,
   machine: { name: string; namespace: string },
 ): Promise<void> {
-  await optimisticUpdate(ctx.client, R.BareMetalHost, host.metadata.namespace, host.metadata.name!, (h) => {
+  await updateOrGone(ctx.client, R.BareMetalHost, host.metadata.namespace, host.metadata.name!, (h) => {
     if (!isConsumedBy(hostConsumerRef(h), machine, h.metadata.namespace)) return SKIP;
     if (hostProvisioningRequested(h)) return SKIP;
     delete (h.spec as Record<string, unknown>).consumerRef;
@@ -351,7 +352,7 @@ async function syncHostPause(
 ): Promise<KubeObject | undefined> {
   const clusterPaused = cluster.spec?.paused === true;
   const machine = { name: raw.metadata.name!, namespace: raw.metadata.namespace! };
-  const res = await optimisticUpdate(
+  const res = await updateOrGone(
     ctx.client,
     R.BareMetalHost,
     host.metadata.namespace,

@@ -4,12 +4,12 @@
  */
 import type { Condition } from '../../shared/api/conditions.ts';
 import { R } from '../../shared/api/resources.ts';
-import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import type { TerminalError } from '../../shared/reconcile/errors.ts';
 import { type ReconcileResult, terminal } from '../../shared/reconcile/result.ts';
 import { COND, type ConditionInput, falseCondition, setMachineCondition } from './conditions.ts';
+import { updateOrGone } from './update.ts';
 
 export type StatusEdit = (status: Record<string, unknown>, now: Date) => void;
 
@@ -40,7 +40,7 @@ export class StatusDraft {
   async flush(ctx: ReconcileContext, current: KubeObject): Promise<KubeObject> {
     if (this.empty) return current;
     const now = ctx.now();
-    const res = await optimisticUpdate(
+    const res = await updateOrGone(
       ctx.client,
       R.Metal3Machine,
       current.metadata.namespace,

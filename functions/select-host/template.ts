@@ -5,12 +5,13 @@
  */
 import { parseMetal3MachineTemplate } from '../../shared/api/metal3machinetemplate.ts';
 import { R } from '../../shared/api/resources.ts';
-import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import { SKIP } from '../../shared/kube/optimistic.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, terminal } from '../../shared/reconcile/result.ts';
 import { HOST_ANNOTATION, hostConsumerRef, isConsumedBy } from '../../shared/selectors/hosts.ts';
 import { CLONED_FROM_GROUPKIND, CLONED_FROM_NAME, M3MT_GROUPKIND } from './capi.ts';
+import { updateOrGone } from './update.ts';
 
 export async function reconcileTemplate(
   ctx: ReconcileContext,
@@ -35,7 +36,7 @@ export async function reconcileTemplate(
     const ann = m.metadata.annotations ?? {};
     if (ann[CLONED_FROM_NAME] !== name || ann[CLONED_FROM_GROUPKIND] !== M3MT_GROUPKIND) continue;
     if (m.metadata.deletionTimestamp) continue;
-    const r = await optimisticUpdate(
+    const r = await updateOrGone(
       ctx.client,
       R.Metal3Machine,
       ns,
@@ -50,7 +51,7 @@ export async function reconcileTemplate(
     const hostRef = ann[HOST_ANNOTATION];
     if (!hostRef?.includes('/')) continue;
     const [hns, hname] = [hostRef.slice(0, hostRef.indexOf('/')), hostRef.slice(hostRef.indexOf('/') + 1)];
-    const h = await optimisticUpdate(ctx.client, R.BareMetalHost, hns, hname, (o) => {
+    const h = await updateOrGone(ctx.client, R.BareMetalHost, hns, hname, (o) => {
       if (!isConsumedBy(hostConsumerRef(o), { name: m.metadata.name!, namespace: ns }, o.metadata.namespace))
         return SKIP;
       (o.spec as Record<string, unknown>).automatedCleaningMode = mode;

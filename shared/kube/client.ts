@@ -65,6 +65,23 @@ class RawApi extends KubernetesObjectApi {
   }
 }
 
+/**
+ * client-node 2.0 builds a new undici Agent (its own keep-alive connection pool) for every request;
+ * under load the idle sockets pile up until the process runs out of file descriptors (EMFILE).
+ * One dispatcher per KubeConfig keeps a single pool, as client-go does.
+ */
+function reuseDispatcher(kc: KubeConfig): void {
+  const k = kc as unknown as { createDispatcher?: (...a: unknown[]) => unknown; __dispatcherReused?: boolean };
+  if (typeof k.createDispatcher !== 'function' || k.__dispatcherReused) return;
+  const create = k.createDispatcher.bind(kc);
+  let cached: unknown;
+  k.createDispatcher = (...a: unknown[]) => {
+    cached ??= create(...a);
+    return cached;
+  };
+  k.__dispatcherReused = true;
+}
+
 export interface KubeClientOptions {
   /** Shared counters; pass one instance to several clients to count a whole process. */
   stats?: RequestStats;
@@ -78,6 +95,7 @@ export class KubeClient {
   private readonly fieldManager: string;
 
   constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
+    reuseDispatcher(kc);
     this.kc = kc;
     this.api = kc.makeApiClient(RawApi);
     this.stats = opts.stats ?? new RequestStats();

@@ -46,7 +46,7 @@ export function startBmoSimulator(opts: BmoSimulatorOptions): BmoSimulator {
   const delays = opts.delays ?? {};
   const random = opts.random ?? Math.random;
   const events = createEventRecorder(client, 'baremetal-operator-sim', log);
-  const pending = new Map<string, { stage: StageName; timer: NodeJS.Timeout }>(); // host key -> scheduled stage
+  const pending = new Map<string, { stage: StageName | 'retry'; timer: NodeJS.Timeout }>(); // host key -> scheduled stage
   const running = new Set<Promise<void>>();
   const stats: Record<string, number> = {};
   let stopped = false;
@@ -79,9 +79,14 @@ export function startBmoSimulator(opts: BmoSimulatorOptions): BmoSimulator {
     const timer = setTimeout(() => {
       pending.delete(key);
       const p = fire(h.metadata.namespace!, h.metadata.name!, stage.name)
-        .catch((e: unknown) =>
-          log?.warn('bmo sim: stage failed', { host: key, stage: stage.name, error: (e as Error).message }),
-        )
+        .catch((e: unknown) => {
+          log?.warn('bmo sim: stage failed, retrying', {
+            host: key,
+            stage: stage.name,
+            error: (e as Error).message,
+          });
+          retryLater(h.metadata.namespace!, h.metadata.name!);
+        })
         .finally(() => {
           running.delete(p);
           checkIdle();
@@ -89,6 +94,27 @@ export function startBmoSimulator(opts: BmoSimulatorOptions): BmoSimulator {
       running.add(p);
     }, stage.delayMs);
     pending.set(key, { stage: stage.name, timer });
+  }
+
+  /** After a failed write (5xx, repeated conflicts): re-read the host and schedule again. */
+  function retryLater(ns: string, name: string): void {
+    if (stopped) return;
+    const key = `${ns}/${name}`;
+    const timer = setTimeout(() => {
+      pending.delete(key);
+      const p = client
+        .get(R.BareMetalHost, ns, name)
+        .then((h) => {
+          if (h) schedule(h);
+        })
+        .catch(() => retryLater(ns, name))
+        .finally(() => {
+          running.delete(p);
+          checkIdle();
+        });
+      running.add(p);
+    }, 50);
+    pending.set(key, { stage: 'retry', timer });
   }
 
   async function fire(ns: string, name: string, expected: StageName): Promise<void> {

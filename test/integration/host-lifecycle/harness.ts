@@ -62,7 +62,7 @@ export async function createCluster(
   opts: { name?: string; infrastructureReady?: boolean; paused?: boolean } = {},
 ): Promise<KubeObject> {
   const name = opts.name ?? CLUSTER;
-  const c = await client.create(R.Cluster, {
+  const c: KubeObject = await client.create<KubeObject>(R.Cluster, {
     metadata: { name, namespace: NS },
     spec: {
       ...(opts.paused ? { paused: true } : {}),
@@ -112,7 +112,7 @@ export async function createMachinePair(
       },
     });
   }
-  const machine = await client.create(R.Machine, {
+  const machine: KubeObject = await client.create<KubeObject>(R.Machine, {
     metadata: {
       name,
       namespace: NS,
@@ -132,7 +132,7 @@ export async function createMachinePair(
       version: 'v1.28.1',
     },
   });
-  const m3m = await client.create(R.Metal3Machine, {
+  const m3m: KubeObject = await client.create<KubeObject>(R.Metal3Machine, {
     metadata: {
       name,
       namespace: NS,

@@ -7,6 +7,7 @@ import { startBmoSimulator } from '../../../infra/local/sim/bmo.ts';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { apiVersionOf, R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
+import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
 import {
@@ -143,9 +144,9 @@ describe('selectHost + deprovision lifecycle', () => {
     await createMachinePair(tc.client, 'm2');
     expect((await selectHost(ctx, 'm2')).kind).toBe('done');
     const key = (await getM3m('m2'))!.metadata.annotations!['metal3.io/BareMetalHost']!;
-    const host = await getHost(key.split('/')[1]!);
-    delete (host!.spec as any).consumerRef;
-    await tc.client.replace(R.BareMetalHost, host!);
+    await optimisticUpdate(tc.client, R.BareMetalHost, NS, key.split('/')[1]!, (h) => {
+      delete (h.spec as any).consumerRef;
+    });
     const r = await selectHost(ctx, 'm2');
     expect(r).toMatchObject({ kind: 'terminal', reason: 'UpdateError' });
     const m = await getM3m('m2');
