@@ -344,6 +344,16 @@ async function load(
     if (e instanceof TerminalError) return { result: await fail(ctx, raw, e.reason, e.message, now) };
     throw e;
   }
+  // CAPI v1beta1 contract: a machine another step marked failed is left alone. Failures this
+  // step recorded are re-evaluated (the user may have fixed the Nodes) and cleared on success.
+  const nodeCond = machine.status?.conditions?.find((c) => c.type === NODE_READY);
+  if (machine.status?.failureReason && !(nodeCond?.reason && OWN_ERROR_REASONS.has(nodeCond.reason))) {
+    return {
+      result: done(
+        `machine failed (${machine.status.failureReason}): ${machine.status.failureMessage ?? ''}`,
+      ),
+    };
+  }
 
   const hostRaw = await ctx.client.get(R.BareMetalHost, ref.host.namespace, ref.host.name);
   if (!hostRaw) return { result: done(`BareMetalHost ${annotation} not found`) };

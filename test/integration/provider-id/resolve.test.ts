@@ -450,6 +450,23 @@ describe('gates and bad input', () => {
     expect(m.status?.failureReason).toBeUndefined();
   });
 
+  it('a machine another step marked failed is left alone (CAPI v1beta1 contract)', async () => {
+    const { hostUid, m3m } = await createMachine(env.mgmt.client, { name: 'g-failed', host: 'h-g-failed' });
+    const fresh = await getMachine(env.mgmt.client, 'g-failed');
+    await env.mgmt.client.replaceStatus(R.Metal3Machine, {
+      ...fresh,
+      status: { ...fresh.status, failureReason: 'InvalidConfiguration', failureMessage: 'bad hostSelector' },
+    });
+    void m3m;
+    await createNode(env.workload.client, 'h-g-failed', { uid: hostUid });
+    log.reset();
+    expect(await reconcile(env.ctx(), msg('g-failed'))).toEqual({
+      kind: 'done',
+      note: 'machine failed (InvalidConfiguration): bad hostSelector',
+    });
+    expect(log.writes).toEqual([]);
+  });
+
   it('a message of another kind or a vanished machine is a no-op', async () => {
     expect(await reconcile(env.ctx(), { ...msg('x'), kind: 'BareMetalHost' })).toEqual({
       kind: 'done',
