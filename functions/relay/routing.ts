@@ -280,7 +280,7 @@ export const ROUTES: readonly Route[] = [
       const ns = nsOf(ev.object);
       const name = ev.object.metadata.name;
       const refers = (ref: Any | undefined, owner: KubeObject) =>
-        ref?.name === name && (ref.namespace || nsOf(owner)) === ns;
+        ref !== undefined && ref.name === name && (ref.namespace || nsOf(owner)) === ns;
       const direct = c
         .list('Metal3Machine', ns)
         .filter((m) => refers(spec(m).metaData, m) || refers(spec(m).networkData, m));

@@ -182,7 +182,10 @@ export class Worker {
     while (!this.stopping) {
       await this.slots.waitFree();
       if (this.stopping) break;
-      const n = Math.min(10, this.slots.available);
+      // A fair share per queue: one busy queue's long poll must not hold every slot while the
+      // other queues wait (the slots are reserved for the duration of the receive).
+      const share = Math.max(1, Math.ceil((this.o.concurrency ?? 10) / Math.max(1, this.functions.length)));
+      const n = Math.min(10, share, this.slots.available);
       this.slots.take(n);
       let messages: Message[] = [];
       try {

@@ -1,0 +1,202 @@
+/**
+ * The relay (`metal3fn relay`): list + watch every kind the routing table needs in the management
+ * cluster, and Nodes in each workload cluster (started and stopped as Clusters and their
+ * `<cluster>-kubeconfig` Secrets come and go), route each event through the table against the
+ * cache, and send key-only messages in batches.
+ *
+ * Initial lists are routed only after every kind has been listed, so related lookups (a host's
+ * consumer machine, a Node's host) see a complete cache instead of whatever was listed first.
+ */
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { FunctionName } from '../../events/envelope.ts';
+import type { KindName } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import {
+  clusterNameOfSecret,
+  createWorkloadClientCache,
+  kubeconfigSecretName,
+  type WorkloadClientCache,
+} from '../../shared/kube/workload.ts';
+import { type Logger, silentLogger } from '../../shared/observability/logger.ts';
+import type { RoutedMessage } from '../../shared/queue/message.ts';
+import { QueueSender, type SenderOptions } from '../../shared/queue/sender.ts';
+import type { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
+import { ObjectStore, RelayCache, stripSecret } from './cache.ts';
+import { isDeleting, ROUTES, type Route, type RoutingEvent, route, watchedKinds } from './routing.ts';
+import { ResourceWatcher, type WatcherOptions } from './watcher.ts';
+
+export type WatchTuning = Partial<
+  Pick<WatcherOptions, 'resyncMs' | 'silenceMs' | 'jitter' | 'watchTimeoutSeconds' | 'pageSize'>
+>;
+
+export interface RelayOptions {
+  /** The management cluster. */
+  client: KubeClient;
+  sqs: SQSClient;
+  queues: { main: Partial<Record<FunctionName, string>> };
+  log?: Logger | undefined;
+  metrics?: PipelineMetrics | undefined;
+  /** Watch one namespace only (default: all namespaces). */
+  namespace?: string | undefined;
+  routes?: readonly Route[] | undefined;
+  /** Workload clients for Node watches; false: do not watch workload clusters. */
+  workloads?: WorkloadClientCache | false | undefined;
+  watch?: WatchTuning | undefined;
+  /** Tuning of the workload Node watches (default: `watch`). */
+  workloadWatch?: WatchTuning | undefined;
+  sender?: SenderOptions | undefined;
+  /** Sees every event's messages before they are sent (tests, bench, the dev view). */
+  onMessages?: ((msgs: RoutedMessage[], ev: RoutingEvent) => void) | undefined;
+}
+
+export interface Relay {
+  readonly cache: RelayCache;
+  readonly sender: QueueSender;
+  readonly watchers: ReadonlyMap<string, ResourceWatcher>;
+  /** `<ns>/<cluster>` of the workload clusters whose Nodes are watched. */
+  workloadClusters(): string[];
+  /** Sends everything buffered; resolves when SQS has accepted it. */
+  flush(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startRelay(opts: RelayOptions): Promise<Relay> {
+  const log = (opts.log ?? silentLogger).child({ component: 'relay' });
+  const routes = opts.routes ?? ROUTES;
+  const cache = new RelayCache();
+  const sender = new QueueSender(opts.sqs, opts.queues.main, { log, metrics: opts.metrics, ...opts.sender });
+  const workloads =
+    opts.workloads === false ? undefined : (opts.workloads ?? createWorkloadClientCache(opts.client));
+  const watchers = new Map<string, ResourceWatcher>();
+  const nodeWatchers = new Map<string, { watcher: ResourceWatcher; secretRv: string }>();
+  let ready = false;
+  let stopping = false;
+  const pending: RoutingEvent[] = [];
+
+  const dispatch = (ev: RoutingEvent) => {
+    const msgs = route(ev, cache, routes);
+    opts.onMessages?.(msgs, ev);
+    if (msgs.length > 0) sender.enqueue(msgs);
+  };
+
+  const onEvent = (ev: RoutingEvent) => {
+    if (!ready) {
+      pending.push(ev);
+      return;
+    }
+    dispatch(ev);
+    if (workloads && (ev.object.kind === 'Cluster' || ev.object.kind === 'Secret')) syncWorkload(ev.object);
+  };
+
+  // ---- workload clusters: one Node watch per Cluster that has a kubeconfig Secret
+
+  const clusterKeyOf = (o: KubeObject): { ns: string; name: string } | undefined => {
+    const ns = o.metadata.namespace ?? '';
+    if (o.kind === 'Cluster') return { ns, name: o.metadata.name ?? '' };
+    const name = clusterNameOfSecret(o.metadata.name ?? '');
+    return name ? { ns, name } : undefined;
+  };
+
+  const syncWorkload = (o: KubeObject) => {
+    const key = clusterKeyOf(o);
+    if (!key || !workloads || stopping) return;
+    const id = `${key.ns}/${key.name}`;
+    const cluster = cache.get('Cluster', key.ns, key.name);
+    const secret = cache.get('Secret', key.ns, kubeconfigSecretName(key.name));
+    const want = cluster !== undefined && !isDeleting(cluster) && secret !== undefined;
+    const current = nodeWatchers.get(id);
+    const secretRv = secret?.metadata.resourceVersion ?? '';
+    if (current && (!want || current.secretRv !== secretRv)) {
+      nodeWatchers.delete(id);
+      void current.watcher.stop();
+      workloads.invalidate(key.ns, key.name);
+      log.info('workload Node watch stopped', {
+        cluster: id,
+        reason: want ? 'kubeconfig changed' : 'cluster gone',
+      });
+    }
+    if (want && !nodeWatchers.has(id)) void startNodeWatch(key.ns, key.name, secretRv);
+  };
+
+  const startNodeWatch = async (ns: string, name: string, secretRv: string) => {
+    const id = `${ns}/${name}`;
+    const placeholder = { watcher: undefined as unknown as ResourceWatcher, secretRv };
+    nodeWatchers.set(id, placeholder);
+    try {
+      const client = await workloads!.get(ns, name);
+      if (nodeWatchers.get(id) !== placeholder || stopping) return; // superseded meanwhile
+      const watcher = new ResourceWatcher({
+        client,
+        kind: 'Node',
+        store: new ObjectStore(),
+        onEvent: dispatch,
+        cluster: id,
+        log,
+        metrics: opts.metrics,
+        ...opts.watch,
+        ...opts.workloadWatch,
+      });
+      placeholder.watcher = watcher;
+      log.info('workload Node watch started', { cluster: id });
+      await watcher
+        .start()
+        .catch((e: Error) => log.warn('workload list failed; retrying', { cluster: id, error: e.message }));
+    } catch (e) {
+      // Secret unusable right now: forget the attempt; the Secret's next event tries again.
+      if (nodeWatchers.get(id) === placeholder) nodeWatchers.delete(id);
+      log.warn('workload cluster unavailable', { cluster: id, error: (e as Error).message });
+    }
+  };
+
+  // ---- management watches
+
+  const kinds: KindName[] = watchedKinds(routes).management;
+  for (const k of ['Cluster', 'Secret'] as KindName[]) if (workloads && !kinds.includes(k)) kinds.push(k);
+  for (const kind of kinds) {
+    watchers.set(
+      kind,
+      new ResourceWatcher({
+        client: opts.client,
+        kind,
+        namespace: opts.namespace,
+        store: cache.store(kind),
+        onEvent,
+        transform: kind === 'Secret' ? stripSecret : undefined,
+        cluster: 'management',
+        log,
+        metrics: opts.metrics,
+        ...opts.watch,
+      }),
+    );
+  }
+  const results = await Promise.allSettled([...watchers.values()].map((w) => w.start()));
+  const failed = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+  if (failed.length > 0) {
+    // Fail fast on a broken start (wrong kubeconfig, missing CRDs, no RBAC): better than a relay
+    // that silently never syncs.
+    await Promise.all([...watchers.values()].map((w) => w.stop()));
+    throw new Error(`relay could not list: ${failed.map((f) => (f.reason as Error).message).join('; ')}`);
+  }
+  ready = true;
+  for (const ev of pending.splice(0)) dispatch(ev);
+  if (workloads) for (const c of cache.list('Cluster', opts.namespace)) syncWorkload(c);
+  log.info('relay synced', { objects: cache.sizes() });
+
+  return {
+    cache,
+    sender,
+    watchers,
+    workloadClusters: () => [...nodeWatchers.keys()],
+    flush: () => sender.flush(),
+    async stop() {
+      stopping = true;
+      await Promise.all([
+        ...[...watchers.values()].map((w) => w.stop()),
+        ...[...nodeWatchers.values()].map((n) => n.watcher?.stop()),
+      ]);
+      await sender.close();
+      log.info('relay stopped');
+    },
+  };
+}

@@ -1,0 +1,299 @@
+/**
+ * List + watch of one kind, made robust the way kubernetes-fluent-client does it (JS watches stop
+ * silently; ApiServerSource loses 410 gaps):
+ *   - LIST, then WATCH from the list's resourceVersion, with bookmarks keeping it fresh;
+ *   - on 410 (HTTP or ERROR event) re-list and diff against the uid-keyed store, emitting the
+ *     ADDED / MODIFIED / DELETED the gap swallowed;
+ *   - a watchdog reconnects (from the last resourceVersion) when nothing, not even a bookmark,
+ *     arrived for `silenceMs`;
+ *   - a periodic re-list (resync, with jitter) re-emits every object as a safety net;
+ *   - errors back off exponentially with jitter; a clean end reconnects at once.
+ * Events are emitted synchronously after the store is updated, so routing sees the new state.
+ */
+import type { KindName } from '../../shared/api/resources.ts';
+import { R } from '../../shared/api/resources.ts';
+import type { KubeClient, WatchEvent } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import { type Logger, silentLogger } from '../../shared/observability/logger.ts';
+import type { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
+import type { ObjectStore } from './cache.ts';
+import { uidOf } from './cache.ts';
+import type { RoutingEvent } from './routing.ts';
+
+export interface WatcherOptions {
+  client: KubeClient;
+  kind: KindName;
+  /** Watch one namespace only (default: all). */
+  namespace?: string | undefined;
+  store: ObjectStore;
+  onEvent: (ev: RoutingEvent) => void;
+  /** Applied to every object before it is stored or emitted (Secrets lose their data). */
+  transform?: ((o: KubeObject) => KubeObject) | undefined;
+  /** `management` or `<ns>/<cluster>` (stamped on events). */
+  cluster?: string | undefined;
+  /** Periodic re-list; 0 disables (default 10 min). */
+  resyncMs?: number | undefined;
+  /** ± fraction of resyncMs (default 0.1). */
+  jitter?: number | undefined;
+  /** Reconnect when the stream is silent this long (default 90 s; bookmarks come every ~60 s). */
+  silenceMs?: number | undefined;
+  /** Server-side watch timeout (default 5–10 min, randomised so watches do not end together). */
+  watchTimeoutSeconds?: number | undefined;
+  pageSize?: number | undefined;
+  log?: Logger | undefined;
+  metrics?: PipelineMetrics | undefined;
+}
+
+type WatchEnd = 'closed' | 'gone' | 'silence' | 'error' | 'resync' | 'stopped';
+
+export class ResourceWatcher {
+  resourceVersion = '';
+  /** Counters for tests and logs. */
+  readonly counts = { relists: 0, watches: 0, silences: 0, gones: 0, errors: 0, events: 0 };
+  private readonly o: WatcherOptions;
+  private readonly log: Logger;
+  private stopped = false;
+  private nextResyncAt = 0;
+  private finishCurrent: ((r: WatchEnd) => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private syncedResolve: (() => void) | undefined;
+  private syncedReject: ((e: unknown) => void) | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(opts: WatcherOptions) {
+    this.o = opts;
+    this.log = (opts.log ?? silentLogger).child({ watch: opts.kind, cluster: opts.cluster ?? 'management' });
+  }
+
+  /** Starts the loop; resolves after the first LIST has been emitted (rejects if it fails, once). */
+  start(): Promise<void> {
+    const synced = new Promise<void>((resolve, reject) => {
+      this.syncedResolve = resolve;
+      this.syncedReject = reject;
+    });
+    this.loop = this.run();
+    return synced;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.finishCurrent?.('stopped');
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** Forces a reconnect now (tests, and the relay when credentials rotate). */
+  reconnect(): void {
+    this.finishCurrent?.('closed');
+  }
+
+  private scheduleResync(): void {
+    const every = this.o.resyncMs ?? 600_000;
+    if (every <= 0) {
+      this.nextResyncAt = Number.POSITIVE_INFINITY;
+      return;
+    }
+    const j = this.o.jitter ?? 0.1;
+    this.nextResyncAt = Date.now() + every * (1 - j + 2 * j * Math.random());
+  }
+
+  private async run(): Promise<void> {
+    let relist: 'start' | 'gone' | 'resync' | 'error' | undefined = 'start';
+    let failures = 0;
+    while (!this.stopped) {
+      if (relist) {
+        try {
+          await this.relist(relist);
+          relist = undefined;
+          failures = 0;
+          this.scheduleResync();
+          this.syncedResolve?.();
+          this.syncedResolve = undefined;
+        } catch (e) {
+          failures++;
+          this.counts.errors++;
+          this.log.warn('list failed', { error: (e as Error).message, failures });
+          if (relist === 'start' && failures === 1 && this.syncedReject) {
+            // The caller learns about a broken start once; the loop keeps trying regardless.
+            this.syncedReject(e);
+            this.syncedReject = undefined;
+            this.syncedResolve = undefined;
+          }
+          await this.backoff(failures);
+          continue;
+        }
+      }
+      const end = await this.watchOnce();
+      if (end !== 'stopped') this.o.metrics?.relayWatchRestarts.inc({ kind: this.o.kind, cause: end });
+      switch (end) {
+        case 'stopped':
+          return;
+        case 'gone':
+          this.counts.gones++;
+          relist = 'gone';
+          break;
+        case 'resync':
+          relist = 'resync';
+          break;
+        case 'silence':
+          this.counts.silences++;
+          this.log.info('watch silent; reconnecting', { resourceVersion: this.resourceVersion });
+          break;
+        case 'error':
+          failures++;
+          this.counts.errors++;
+          await this.backoff(failures);
+          break;
+        case 'closed':
+          failures = 0;
+          break;
+      }
+    }
+  }
+
+  private async backoff(failures: number): Promise<void> {
+    const ms = Math.min(30_000, 200 * 2 ** Math.min(failures, 8)) * (0.5 + Math.random() / 2);
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+    this.wake = undefined;
+  }
+
+  private emit(ev: RoutingEvent): void {
+    this.counts.events++;
+    this.o.metrics?.relayEvents.inc({ kind: this.o.kind, type: ev.resync ? 'RESYNC' : ev.type });
+    try {
+      this.o.onEvent(ev);
+    } catch (e) {
+      // A routing bug must not stop the watch: log it and keep the stream.
+      this.log.error('event handler failed', { error: (e as Error).message });
+    }
+  }
+
+  private prepare(o: KubeObject): KubeObject {
+    const t = this.o.transform ? this.o.transform(o) : o;
+    t.kind ??= R[this.o.kind].kind;
+    return t;
+  }
+
+  /** LIST and diff against the store: what changed in between is emitted, as the watch would have. */
+  private async relist(cause: 'start' | 'gone' | 'resync' | 'error'): Promise<void> {
+    this.counts.relists++;
+    this.o.metrics?.relayRelists.inc({ kind: this.o.kind, cause });
+    const list = await this.o.client.list(R[this.o.kind], this.o.namespace, {
+      limit: this.o.pageSize ?? 500,
+    });
+    const store = this.o.store;
+    const seen = new Set<string>();
+    const cluster = this.o.cluster;
+    for (const raw of list.items) {
+      const obj = this.prepare(raw);
+      const uid = uidOf(obj);
+      seen.add(uid);
+      const old = store.getByUid(uid);
+      if (!old) {
+        store.upsert(obj);
+        this.emit({ type: 'ADDED', object: obj, cluster });
+      } else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) {
+        store.upsert(obj);
+        this.emit({ type: 'MODIFIED', object: obj, old, cluster });
+      } else if (cause === 'resync') {
+        this.emit({ type: 'MODIFIED', object: old, old, resync: true, cluster });
+      }
+    }
+    for (const old of [...store.values()]) {
+      if (seen.has(uidOf(old))) continue;
+      store.remove(old);
+      this.emit({ type: 'DELETED', object: old, cluster });
+    }
+    this.resourceVersion = list.resourceVersion;
+  }
+
+  private watchOnce(): Promise<WatchEnd> {
+    this.counts.watches++;
+    return new Promise<WatchEnd>((resolve) => {
+      let finished = false;
+      let controller: AbortController | undefined;
+      let silence: NodeJS.Timeout | undefined;
+      let resync: NodeJS.Timeout | undefined;
+      const finish = (r: WatchEnd) => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(silence);
+        clearTimeout(resync);
+        this.finishCurrent = undefined;
+        controller?.abort();
+        resolve(r);
+      };
+      this.finishCurrent = finish;
+      const silenceMs = this.o.silenceMs ?? 90_000;
+      const arm = () => {
+        clearTimeout(silence);
+        silence = setTimeout(() => finish('silence'), silenceMs);
+      };
+      arm();
+      if (Number.isFinite(this.nextResyncAt)) {
+        resync = setTimeout(() => finish('resync'), Math.max(0, this.nextResyncAt - Date.now()));
+      }
+      const store = this.o.store;
+      const cluster = this.o.cluster;
+      const onEvent = (ev: WatchEvent) => {
+        if (finished) return; // a late event of an abandoned stream: the next list/watch covers it
+        arm();
+        const obj = ev.object;
+        switch (ev.type) {
+          case 'BOOKMARK':
+            if (obj?.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+            return;
+          case 'ERROR': {
+            const code = Number((obj as { code?: number } | undefined)?.code ?? 0);
+            finish(code === 410 ? 'gone' : 'error');
+            return;
+          }
+          case 'ADDED':
+          case 'MODIFIED': {
+            const o = this.prepare(obj);
+            const old = store.getByUid(uidOf(o));
+            this.resourceVersion = o.metadata.resourceVersion ?? this.resourceVersion;
+            if (old && old.metadata.resourceVersion === o.metadata.resourceVersion) return; // already seen
+            store.upsert(o);
+            this.emit({ type: old ? 'MODIFIED' : 'ADDED', object: o, old, cluster });
+            return;
+          }
+          case 'DELETED': {
+            const o = this.prepare(obj);
+            this.resourceVersion = o.metadata.resourceVersion ?? this.resourceVersion;
+            const old = store.remove(o);
+            this.emit({ type: 'DELETED', object: o, old, cluster });
+            return;
+          }
+        }
+      };
+      const timeoutSeconds = this.o.watchTimeoutSeconds ?? Math.round(300 + Math.random() * 300);
+      this.o.client
+        .watch(
+          R[this.o.kind],
+          this.o.namespace,
+          { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
+          onEvent,
+          (err) => finish(err ? (statusOf(err) === 410 ? 'gone' : 'error') : 'closed'),
+        )
+        .then(
+          (c) => {
+            controller = c;
+            if (finished) c.abort();
+          },
+          (err) => finish(statusOf(err) === 410 ? 'gone' : 'error'),
+        );
+    });
+  }
+}
+
+function statusOf(err: unknown): number {
+  const e = err as { statusCode?: number; code?: number };
+  return Number(e?.statusCode ?? e?.code ?? 0);
+}

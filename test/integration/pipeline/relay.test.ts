@@ -1,0 +1,161 @@
+/**
+ * The relay against the embedded API server, through real SQS to a worker running a recording
+ * function: under injected watch drops, a compaction (410 on resume) and a silent (black-holed)
+ * watch connection, every object's final state still reaches a function, and the relay's cache
+ * converges on the server's state (changes missed in the gap are synthesized from the re-list).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_NAMES, type FunctionName } from '../../../events/envelope.ts';
+import { type Relay, startRelay } from '../../../functions/relay/relay.ts';
+import { R } from '../../../shared/api/resources.ts';
+import { KubeClient } from '../../../shared/kube/client.ts';
+import { noEvents } from '../../../shared/observability/events.ts';
+import { silentLogger } from '../../../shared/observability/logger.ts';
+import { ensureQueues, type QueueUrls } from '../../../shared/queue/ensure.ts';
+import {
+  DEFAULT_CONFIG,
+  type ReconcileContext,
+  type ReconcileFn,
+} from '../../../shared/reconcile/context.ts';
+import { done } from '../../../shared/reconcile/result.ts';
+import { Worker } from '../../../shared/runtimes/worker.ts';
+import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { startSqs, until } from '../../unit/pipeline/helpers.ts';
+import { type FreezableProxy, startFreezableProxy } from './proxy.ts';
+
+const NS = 'metal3';
+let cluster: TestCluster;
+let proxy: FreezableProxy;
+let local: Awaited<ReturnType<typeof startSqs>>;
+let queues: QueueUrls;
+let relay: Relay;
+let worker: Worker;
+/** `fn kind/name` → resourceVersions the function saw when it re-read the object ('gone' if absent). */
+const seen = new Map<string, string[]>();
+
+const recording: ReconcileFn = async (ctx, msg) => {
+  const obj = await ctx.client.get(R[msg.kind as keyof typeof R], msg.namespace, msg.name);
+  const key = `${msg.function} ${msg.kind}/${msg.name}`;
+  seen.set(key, [...(seen.get(key) ?? []), obj?.metadata.resourceVersion ?? 'gone']);
+  return done();
+};
+
+beforeAll(async () => {
+  cluster = await startTestCluster({ bookmarkIntervalMs: 250 });
+  proxy = await startFreezableProxy(cluster.server.port);
+  local = await startSqs();
+  queues = await ensureQueues(local.sqs, { prefix: 'relay-it-' });
+  const viaProxy = KubeClient.fromString(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url));
+  relay = await startRelay({
+    client: viaProxy,
+    sqs: local.sqs,
+    queues,
+    workloads: false,
+    // No periodic resync: convergence must come from the watch, the 410 re-list and the watchdog alone.
+    watch: { silenceMs: 1_500, resyncMs: 0 },
+  });
+  const ctx: ReconcileContext = {
+    client: cluster.client,
+    workloadClient: async () => cluster.client,
+    events: noEvents,
+    log: silentLogger,
+    config: DEFAULT_CONFIG,
+    now: () => new Date(),
+  };
+  const fns = Object.fromEntries(FUNCTION_NAMES.map((f) => [f, recording])) as Record<
+    FunctionName,
+    ReconcileFn
+  >;
+  worker = new Worker({
+    sqs: local.sqs,
+    fns,
+    context: ctx,
+    queues,
+    waitTimeSeconds: 1,
+    concurrency: 16,
+  }).start();
+});
+
+afterAll(async () => {
+  await worker?.stop({ graceMs: 2_000 });
+  await relay?.stop();
+  await proxy?.stop();
+  local?.sqs.destroy();
+  await local?.stop();
+  await cluster?.stop();
+});
+
+const machine = (name: string, extra: Record<string, unknown> = {}) => ({
+  metadata: { name, namespace: NS, labels: { step: '0' }, ...extra },
+  spec: {},
+});
+
+async function bump(name: string, step: number): Promise<void> {
+  await cluster.client.patch(R.Metal3Machine, NS, name, { metadata: { labels: { step: String(step) } } });
+}
+
+describe('relay under watch faults', () => {
+  it('loses no change: drops, a 410 gap with deletions, and a silent connection', async () => {
+    const names = Array.from({ length: 20 }, (_, i) => `m-${i}`);
+    for (const n of names) await cluster.client.create(R.Metal3Machine, machine(n));
+
+    // 1. Watches of machines end after every 2 events, five times over.
+    cluster.server.faults.add({ verb: 'watch', resource: 'metal3machines', dropWatchAfter: 2, times: 5 });
+    for (let step = 1; step <= 3; step++) for (const n of names) await bump(n, step);
+
+    // 2. The machine watch goes silent (black hole), changes happen, history is compacted: the
+    //    watchdog reconnects, the resume answers 410, the re-list diff must produce what was missed.
+    await until(() => cluster.server.watchCount() > 0 && proxy.freezeWatches() > 0);
+    for (const n of names.slice(0, 5)) await bump(n, 99);
+    for (const n of names.slice(15)) await cluster.client.delete(R.Metal3Machine, NS, n);
+    for (const n of ['late-a', 'late-b']) await cluster.client.create(R.Metal3Machine, machine(n));
+    cluster.server.faults.compact();
+
+    const w = relay.watchers.get('Metal3Machine')!;
+    const expected = async () => {
+      const list = await cluster.client.list(R.Metal3Machine, NS);
+      return new Map(list.items.map((m) => [m.metadata.name!, m.metadata.resourceVersion!]));
+    };
+    const finalState = await expected();
+    expect(finalState.size).toBe(17);
+
+    // Every existing machine's final resourceVersion reached selectHost.
+    await until(async () => {
+      for (const [name, rv] of finalState) {
+        const rvs = seen.get(`selectHost Metal3Machine/${name}`) ?? [];
+        if (!rvs.includes(rv)) return undefined;
+      }
+      return true;
+    }, 25_000);
+
+    // The relay's cache converged on the server (deleted machines gone, new ones present).
+    const cached = new Map(
+      relay.cache.list('Metal3Machine', NS).map((m) => [m.metadata.name!, m.metadata.resourceVersion!]),
+    );
+    expect(cached).toEqual(finalState);
+    expect(w.counts.silences).toBeGreaterThanOrEqual(1);
+    expect(w.counts.gones).toBeGreaterThanOrEqual(1);
+    expect(w.counts.relists).toBeGreaterThanOrEqual(2);
+  });
+
+  it('routes related events: a host claimed by a machine wakes that machine; its deletion mark wakes deprovision', async () => {
+    await cluster.client.create(R.Metal3Machine, machine('owner-0', { finalizers: ['test/hold'] }));
+    await cluster.client.create(R.BareMetalHost, {
+      metadata: { name: 'host-0', namespace: NS },
+      spec: {
+        consumerRef: {
+          apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+          kind: 'Metal3Machine',
+          name: 'owner-0',
+          namespace: NS,
+        },
+      },
+    });
+    await until(() => (seen.get('selectHost Metal3Machine/owner-0')?.length ?? 0) >= 1);
+    await cluster.client.delete(R.Metal3Machine, NS, 'owner-0');
+    await cluster.client.patch(R.BareMetalHost, NS, 'host-0', { metadata: { labels: { touched: 'yes' } } });
+    await until(() => (seen.get('deprovision Metal3Machine/owner-0')?.length ?? 0) >= 2, 10_000);
+    await relay.flush();
+    expect(relay.sender.stats.sent).toBeGreaterThan(0);
+  });
+});
