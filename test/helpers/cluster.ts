@@ -3,10 +3,7 @@
  * infra/local/crds, created through the API like `kubectl apply` would), the namespaces
  * `default` and `metal3`, and a KubeClient talking to it over HTTP.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { loadCrdFiles, PROJECT_CRD_DIRS } from '../../infra/local/apiserver/crds.ts';
 import {
   type ApiServerHandle,
   type ApiServerOptions,
@@ -16,8 +13,7 @@ import { R } from '../../shared/api/resources.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const CRD_DIRS = [join(ROOT, 'infra/crds'), join(ROOT, 'infra/local/crds')];
+export const CRD_DIRS = PROJECT_CRD_DIRS;
 
 export interface TestCluster {
   server: ApiServerHandle;
@@ -35,21 +31,7 @@ export interface TestClusterOptions extends Omit<ApiServerOptions, 'faults'> {
 }
 
 /** Every CustomResourceDefinition document in the project's CRD folders (missing folders: none). */
-export function loadProjectCrds(dirs: string[] = CRD_DIRS): KubeObject[] {
-  const out: KubeObject[] = [];
-  for (const dir of dirs) {
-    if (!existsSync(dir)) continue;
-    for (const f of readdirSync(dir).sort()) {
-      if (!/\.ya?ml$/.test(f)) continue;
-      for (const doc of parseAllDocuments(readFileSync(join(dir, f), 'utf8'))) {
-        if (doc.errors.length) throw new Error(`${join(dir, f)}: ${doc.errors[0]!.message}`);
-        const obj = doc.toJS() as KubeObject | null;
-        if (obj && obj.kind === 'CustomResourceDefinition') out.push(obj);
-      }
-    }
-  }
-  return out;
-}
+export const loadProjectCrds = (dirs: string[] = CRD_DIRS): KubeObject[] => loadCrdFiles(dirs);
 
 export async function startTestCluster(opts: TestClusterOptions = {}): Promise<TestCluster> {
   const { crds = true, namespaces = [], ...serverOpts } = opts;

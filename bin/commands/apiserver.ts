@@ -1,0 +1,91 @@
+/**
+ * `metal3fn apiserver`: the embedded Kubernetes API server alone, on 127.0.0.1, until SIGINT or
+ * SIGTERM. Prints the URL and the path of a kubeconfig kubectl can use.
+ */
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadCrdFiles } from '../../infra/local/apiserver/crds.ts';
+import { startApiServer } from '../../infra/local/apiserver/index.ts';
+import { R } from '../../shared/api/resources.ts';
+import { KubeClient } from '../../shared/kube/client.ts';
+
+const USAGE = `usage: metal3fn apiserver [--port N] [--host H] [--data FILE] [--kubeconfig-out FILE] [--crds]
+
+  --port N              listen port (default 6443; 0 picks a free one)
+  --host H              listen address (default 127.0.0.1)
+  --data FILE           keep state in this SQLite file (survives restarts and kill -9)
+  --kubeconfig-out F    where to write the kubeconfig (default $TMPDIR/metal3fn/kubeconfig-<port>)
+  --crds                create the project's CRDs (infra/crds, infra/local/crds) at start`;
+
+export async function run(argv: string[]): Promise<number> {
+  let args: ReturnType<typeof parseOpts>;
+  try {
+    args = parseOpts(argv);
+  } catch (e) {
+    process.stderr.write(`metal3fn apiserver: ${(e as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (args.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const port = args.port === undefined ? 6443 : Number(args.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    process.stderr.write(`metal3fn apiserver: invalid --port ${args.port}\n`);
+    return 2;
+  }
+  const server = await startApiServer({
+    port,
+    host: args.host ?? '127.0.0.1',
+    dataFile: args.data ? resolve(args.data) : undefined,
+  });
+  const kubeconfigPath = resolve(
+    args['kubeconfig-out'] ?? join(tmpdir(), 'metal3fn', `kubeconfig-${server.port}`),
+  );
+  mkdirSync(dirname(kubeconfigPath), { recursive: true });
+  await server.writeKubeconfig(kubeconfigPath);
+  if (args.crds) {
+    const client = KubeClient.fromString(server.kubeconfig());
+    let n = 0;
+    for (const crd of loadCrdFiles()) {
+      if (!(await client.get(R.CustomResourceDefinition, undefined, crd.metadata.name))) {
+        await client.create(R.CustomResourceDefinition, crd);
+        n++;
+      }
+    }
+    process.stdout.write(`created ${n} CRDs\n`);
+  }
+  process.stdout.write(
+    `API server listening on ${server.url}\nkubeconfig: ${kubeconfigPath}\n  export KUBECONFIG=${kubeconfigPath}\n`,
+  );
+  await new Promise<void>((done) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      done();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await server.stop();
+  process.stdout.write('API server stopped\n');
+  return 0;
+}
+
+function parseOpts(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      data: { type: 'string' },
+      'kubeconfig-out': { type: 'string' },
+      crds: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  }).values;
+}

@@ -1,0 +1,228 @@
+import { request } from 'node:http';
+import { Watch } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { R } from '../../../shared/api/resources.ts';
+import { KubeClient } from '../../../shared/kube/client.ts';
+import { ConflictError, type KubeApiError } from '../../../shared/kube/errors.ts';
+import { eventually } from '../../../test/conformance/fixtures.ts';
+import { type ApiServerHandle, startApiServer } from './index.ts';
+
+async function failure(p: Promise<unknown>): Promise<KubeApiError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as KubeApiError;
+  }
+  throw new Error('expected the request to fail');
+}
+
+describe('fault injection and the request log', () => {
+  let server: ApiServerHandle;
+  let client: KubeClient;
+  beforeAll(async () => {
+    server = await startApiServer({ faults: true, seed: 42 });
+    client = KubeClient.fromString(server.kubeconfig());
+  });
+  afterAll(() => server.stop());
+
+  it('fails N matching requests with 409, then lets them through', async () => {
+    await client.create(R.ConfigMap, { metadata: { name: 'c', namespace: 'default' } });
+    const remove = server.faults.add({
+      verb: 'patch',
+      resource: 'configmaps',
+      name: 'c',
+      error: 409,
+      times: 2,
+    });
+    expect(await failure(client.patch(R.ConfigMap, 'default', 'c', { data: { a: '1' } }))).toBeInstanceOf(
+      ConflictError,
+    );
+    expect(await failure(client.patch(R.ConfigMap, 'default', 'c', { data: { a: '1' } }))).toBeInstanceOf(
+      ConflictError,
+    );
+    const ok = await client.patch<any>(R.ConfigMap, 'default', 'c', { data: { a: '1' } });
+    expect(ok.data.a).toBe('1');
+    expect(server.faults.hits().at(-1)).toBe(2);
+    remove();
+  });
+
+  it('429 and 503 carry Retry-After; 500 is an InternalError; wildcards match anything', async () => {
+    const remove = server.faults.add({ verb: 'get', error: 429, retryAfterSeconds: 3, times: 1 });
+    const e = await failure(
+      client
+        .patch(R.ConfigMap, 'default', 'c', {})
+        .then(() => client.list(R.ConfigMap, 'default'))
+        .then(() => client.get(R.ConfigMap, 'default', 'c')),
+    );
+    expect(e.code).toBe(429);
+    expect(e.retryAfterSeconds).toBe(3);
+    remove();
+    const r2 = server.faults.add({
+      resource: '*',
+      namespace: 'default',
+      error: 503,
+      retryAfterSeconds: 1,
+      times: 1,
+    });
+    const e2 = await failure(client.list(R.Secret, 'default'));
+    expect(e2.code).toBe(503);
+    expect(e2.retryAfterSeconds).toBe(1);
+    r2();
+    const r3 = server.faults.add({ verb: 'create', resource: 'secrets', error: 500, times: 1 });
+    const e3 = await failure(client.create(R.Secret, { metadata: { name: 's', namespace: 'default' } }));
+    expect(e3.code).toBe(500);
+    expect(e3.status.reason).toBe('InternalError');
+    r3();
+  });
+
+  it('probability with a seed is deterministic', async () => {
+    const run = async () => {
+      server.faults.seed(7);
+      const remove = server.faults.add({
+        verb: 'list',
+        resource: 'configmaps',
+        error: 500,
+        probability: 0.5,
+      });
+      const outcomes: boolean[] = [];
+      for (let i = 0; i < 12; i++)
+        outcomes.push(
+          await client.list(R.ConfigMap, 'default').then(
+            () => true,
+            () => false,
+          ),
+        );
+      remove();
+      return outcomes;
+    };
+    const a = await run();
+    const b = await run();
+    expect(a).toEqual(b);
+    expect(a).toContain(true);
+    expect(a).toContain(false);
+  });
+
+  it('latency is added to matching requests', async () => {
+    const remove = server.faults.add({ verb: 'get', resource: 'configmaps', latencyMs: 150, times: 1 });
+    server.log.reset();
+    await client.get(R.ConfigMap, 'default', 'c');
+    remove();
+    const entry = server.log.entries.find((x) => x.verb === 'get' && x.resource === 'configmaps');
+    expect(entry!.ms).toBeGreaterThanOrEqual(140);
+  });
+
+  it('drops a watch after K events', async () => {
+    for (const n of ['d1', 'd2'])
+      await client.create(R.ConfigMap, { metadata: { name: n, namespace: 'default' } });
+    const remove = server.faults.add({ verb: 'watch', resource: 'configmaps', dropWatchAfter: 2, times: 1 });
+    const events: string[] = [];
+    const done = new Promise((resolve) => {
+      void client.watch(
+        R.ConfigMap,
+        'default',
+        { resourceVersion: '0' },
+        (e) => events.push(e.type),
+        resolve,
+      );
+    });
+    await done;
+    expect(events).toEqual(['ADDED', 'ADDED']);
+    remove();
+  });
+
+  it('forced compaction expires continue tokens (410)', async () => {
+    for (let i = 0; i < 4; i++)
+      await client.create(R.ConfigMap, { metadata: { name: `p${i}`, namespace: 'default' } });
+    const first = await (client as any).api.send('GET', client.path(R.ConfigMap, 'default'), { limit: '2' });
+    await client.create(R.ConfigMap, { metadata: { name: 'later', namespace: 'default' } });
+    server.faults.compact();
+    const e = await failure(
+      (client as any).api.send('GET', client.path(R.ConfigMap, 'default'), {
+        limit: '2',
+        continue: first.metadata.continue,
+      }),
+    );
+    expect((e as any).code).toBe(410);
+  });
+
+  it('the request log counts per verb and resource and resets', async () => {
+    server.log.reset();
+    await client.list(R.ConfigMap, 'default');
+    await client.get(R.ConfigMap, 'default', 'c');
+    await client.get(R.ConfigMap, 'default', 'c');
+    expect(server.log.count('get', 'configmaps')).toBe(2);
+    expect(server.log.count('list', 'configmaps')).toBe(1);
+    expect(server.log.counts()).toEqual({ 'get configmaps': 2, 'list configmaps': 1 });
+    const e = server.log.entries[0]!;
+    expect(e).toMatchObject({
+      verb: 'list',
+      resource: 'configmaps',
+      namespace: 'default',
+      status: 200,
+      user: 'admin',
+      method: 'GET',
+    });
+    server.log.reset();
+    expect(server.log.entries).toHaveLength(0);
+  });
+});
+
+describe('watch flow control', () => {
+  it('a consumer that stops reading gets 410 and the server does not buffer without bound', async () => {
+    const server = await startApiServer({ maxWatchBufferBytes: 256 * 1024 });
+    const client = KubeClient.fromString(server.kubeconfig());
+    try {
+      const url = new URL(`${server.url}/api/v1/namespaces/default/configmaps?watch=true`);
+      const got: Buffer[] = [];
+      const res = await new Promise<import('node:http').IncomingMessage>((resolve) =>
+        request(url, resolve).end(),
+      );
+      res.pause();
+      const big = 'x'.repeat(200 * 1024);
+      for (let i = 0; i < 200 && server.watchCount() > 0; i++) {
+        await client.create(R.ConfigMap, {
+          metadata: { name: `big-${i}`, namespace: 'default' },
+          data: { v: big },
+        });
+      }
+      expect(server.watchCount()).toBe(0);
+      res.on('data', (d) => got.push(d));
+      res.resume();
+      await new Promise((r) => res.on('end', r));
+      const lines = Buffer.concat(got).toString().trim().split('\n');
+      const last = JSON.parse(lines.at(-1)!);
+      expect(last).toMatchObject({ type: 'ERROR', object: { code: 410, reason: 'Expired' } });
+      expect(lines.length).toBeLessThan(200);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('client-node Watch sees 410 as an ERROR event on a compacted resume', async () => {
+    const server = await startApiServer({ historySize: 16 });
+    const client = KubeClient.fromString(server.kubeconfig());
+    try {
+      const first = await client.create<any>(R.ConfigMap, { metadata: { name: 'a0', namespace: 'default' } });
+      for (let i = 1; i < 40; i++)
+        await client.create(R.ConfigMap, { metadata: { name: `a${i}`, namespace: 'default' } });
+      const types: string[] = [];
+      const codes: number[] = [];
+      await new Promise((resolve) => {
+        void new Watch(client.kc).watch(
+          client.path(R.ConfigMap, 'default'),
+          { resourceVersion: first.metadata.resourceVersion },
+          (t, o) => {
+            types.push(t);
+            codes.push(o.code);
+          },
+          resolve,
+        );
+      });
+      expect(types).toEqual(['ERROR']);
+      expect(codes).toEqual([410]);
+      await eventually(() => server.watchCount() === 0, 'watch closed');
+    } finally {
+      await server.stop();
+    }
+  });
+});
