@@ -47,6 +47,8 @@ interface Registered {
 }
 
 const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
+/** Where the BMO simulator exposes the meta_data it rendered for the config drive (JSON). */
+const BMO_META_DATA_ANNOTATION = 'sim.metal3.io/meta-data';
 
 export function startKubeletSimulator(opts: KubeletSimulatorOptions): KubeletSimulator {
   const { management: mgmt, log } = opts;
@@ -119,8 +121,24 @@ export function startKubeletSimulator(opts: KubeletSimulatorOptions): KubeletSim
     return cluster ? { cluster, machine: consumer.name } : undefined;
   }
 
-  /** The rendered meta_data as cloud-init sees it: BMO defaults overlaid by the metaData Secret. */
+  /**
+   * The rendered meta_data as cloud-init sees it: the BMO simulator's computed copy (annotation
+   * `sim.metal3.io/meta-data`) when present, else BMO defaults overlaid by the metaData Secret.
+   */
   async function metaDataOf(host: KubeObject): Promise<Record<string, string>> {
+    const computed = host.metadata.annotations?.[BMO_META_DATA_ANNOTATION];
+    if (computed) {
+      try {
+        const parsed = JSON.parse(computed) as unknown;
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+          return Object.fromEntries(
+            Object.entries(parsed as Record<string, unknown>).map(([k, v]) => [k, String(v)]),
+          );
+        }
+      } catch {
+        // fall through to the Secret
+      }
+    }
     const meta: Record<string, string> = {
       uuid: host.metadata.uid!,
       'metal3-namespace': host.metadata.namespace!,
@@ -132,10 +150,11 @@ export function startKubeletSimulator(opts: KubeletSimulatorOptions): KubeletSim
     const ref = (host.spec as { metaData?: { name?: string; namespace?: string } } | undefined)?.metaData;
     if (ref?.name) {
       const secret = await mgmt.get(R.Secret, ref.namespace || host.metadata.namespace, ref.name);
-      const b64 = (secret?.data as Record<string, string> | undefined)?.metaData;
+      const data = (secret?.data ?? {}) as Record<string, string>;
+      const b64 = data.metaData ?? data.value;
       if (b64) {
         const parsed = parseYaml(Buffer.from(b64, 'base64').toString('utf8')) as unknown;
-        if (parsed && typeof parsed === 'object') {
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
           for (const [k, v] of Object.entries(parsed as Record<string, unknown>))
             if (v !== null && v !== undefined) meta[k] = String(v);
         }

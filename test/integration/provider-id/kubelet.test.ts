@@ -128,6 +128,25 @@ describe('kubelet simulator', () => {
     expect(await nodeWhen(env.workload.client, 'node-from-metadata', (n) => !n)).toBeUndefined();
   });
 
+  it('prefers the meta_data the BMO simulator computed (annotation sim.metal3.io/meta-data)', async () => {
+    const { hostUid } = await createMachine(env.mgmt.client, {
+      name: 'k-ann',
+      host: 'h-k-ann',
+      state: 'provisioning',
+    });
+    await env.mgmt.client.patch(R.BareMetalHost, NS, 'h-k-ann', {
+      metadata: {
+        annotations: { 'sim.metal3.io/meta-data': JSON.stringify({ name: 'from-bmo-sim', uuid: hostUid }) },
+      },
+    });
+    await setState('h-k-ann', 'provisioned');
+    const node = await nodeWhen(env.workload.client, 'from-bmo-sim', (n) => Boolean(n));
+    expect(node?.metadata.labels).toMatchObject({
+      'metal3.io/uuid': hostUid,
+      'kubernetes.io/hostname': 'from-bmo-sim',
+    });
+  });
+
   it('no-label mode: resolved by the hostname fallback (Step 4)', async () => {
     modes.set('h-k-b', 'no-label');
     await createMachine(env.mgmt.client, {
