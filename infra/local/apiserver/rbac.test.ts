@@ -160,7 +160,9 @@ describe('RBAC enforcement', () => {
       headers: { authorization: 'Bearer alice-token' },
     });
     expect(metricsAlice.status).toBe(403);
-    expect((await metricsAlice.json()).message).toBe('forbidden: User "alice" cannot get path "/metrics"');
+    expect(((await metricsAlice.json()) as { message: string }).message).toBe(
+      'forbidden: User "alice" cannot get path "/metrics"',
+    );
   });
 
   it('discovery is open to every authenticated user; the request log records users', async () => {
