@@ -204,7 +204,9 @@ async function recordAllocation(
       status.renderedData = dataRef;
       delete status.errorMessage;
     },
-    { current: claimRaw, expectedUid: claimRaw.metadata.uid, status: true },
+    // A fresh read, not our copy: a duplicate delivery may have written the same status meanwhile
+    // (then nothing is written) and a stale copy would only buy a 409.
+    { expectedUid: claimRaw.metadata.uid, status: true },
   );
   const status = (templateRaw.status ?? {}) as Metal3DataTemplate['status'] & object;
   const key = String(data.spec.index);

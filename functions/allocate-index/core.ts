@@ -4,6 +4,7 @@
  * status and cluster label. Deleting claims are released here too (release.ts), so a message that
  * arrives after the deletion started never allocates.
  */
+import { serializeByKey } from '../../shared/allocation/keyed.ts';
 import type { ReconcileFn } from '../../shared/reconcile/context.ts';
 import { done } from '../../shared/reconcile/result.ts';
 import { reconcileDataClaim } from './claim.ts';
@@ -12,11 +13,12 @@ import { reconcileTemplate } from './template.ts';
 
 export const reconcile: ReconcileFn = async (ctx, msg) => {
   const ns = msg.namespace ?? 'default';
+  const key = `${msg.kind}/${ns}/${msg.name}`;
   switch (msg.kind) {
     case 'Metal3DataClaim':
-      return reconcileDataClaim(ctx, ns, msg.name);
+      return serializeByKey(key, () => reconcileDataClaim(ctx, ns, msg.name));
     case 'IPClaim':
-      return reconcileIPClaim(ctx, ns, msg.name);
+      return serializeByKey(key, () => reconcileIPClaim(ctx, ns, msg.name));
     case 'Metal3DataTemplate':
       return reconcileTemplate(ctx, ns, msg.name);
     default:

@@ -174,7 +174,9 @@ async function recordAllocation(
       const status = statusOf(o);
       status.address = { name: address.metadata.name, namespace: ns };
     },
-    { current: claimRaw, expectedUid: claimRaw.metadata.uid, status: true },
+    // A fresh read, not our copy: a duplicate delivery may have written the same status meanwhile
+    // (then nothing is written) and a stale copy would only buy a 409.
+    { expectedUid: claimRaw.metadata.uid, status: true },
   );
   const indexes = (poolRaw.status as IPPool['status'])?.indexes ?? {};
   if (indexes[claimName] !== address.spec.address) {

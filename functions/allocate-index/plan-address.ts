@@ -13,8 +13,11 @@ import { type AllocatedAddress, allocateAddress, UsedAddresses } from '../../sha
 import { IpamError } from '../../shared/ipam/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 
-/** Beyond this many pending claims ahead, a claim just probes from the lowest free address. */
-export const MAX_RANK = 64;
+/**
+ * Beyond this many pending claims ahead, a claim probes from the MAX_RANK-th free address (each
+ * step is one O(used) scan, so the cap only bounds pathological backlogs).
+ */
+export const MAX_RANK = 4096;
 
 export type AddressPlan =
   | { kind: 'reuse'; address: IPAddress }

@@ -10,6 +10,12 @@ import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
 import type { Metal3Data, Metal3DataClaim, Metal3DataTemplate } from '../../shared/api/index.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 
+/**
+ * Spread concurrent claims by rank (the default). Off, every claim takes the plain lowest free
+ * index; the benchmark turns it off once to show what the spreading saves.
+ */
+export const indexPlanTuning = { spreadByRank: true };
+
 export type IndexPlan =
   | { kind: 'reuse'; data: Metal3Data }
   | { kind: 'wait'; reason: string }
@@ -77,6 +83,8 @@ export function planIndex(input: IndexPlanInput): IndexPlan {
   }
   const used = new Set<number>(linked.map((d) => d.spec.index));
   for (const i of input.tried ?? []) used.add(i);
-  const rank = rankAmong(claim.metadata.name ?? '', pendingClaims(template, claim, input.claims, linked));
+  const rank = indexPlanTuning.spreadByRank
+    ? rankAmong(claim.metadata.name ?? '', pendingClaims(template, claim, input.claims, linked))
+    : 0;
   return { kind: 'create', index: nthFreeIndex(used, rank), rank };
 }

@@ -87,3 +87,40 @@ describe('object helpers', () => {
     expect(networkDataSecretName('machine-1', 3)).toBe('machine-1-networkdata-3');
   });
 });
+
+describe('serializeByKey', () => {
+  it('runs deliveries of one key one after the other, other keys in parallel, and forgets idle keys', async () => {
+    const { serializeByKey, keysInFlight } = await import('./keyed.ts');
+    const log: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const a1 = serializeByKey('a', async () => {
+      log.push('a1 start');
+      await gate;
+      log.push('a1 end');
+      return 1;
+    });
+    const a2 = serializeByKey('a', async () => {
+      log.push('a2 start');
+      return 2;
+    });
+    const b = serializeByKey('b', async () => {
+      log.push('b');
+      return 3;
+    });
+    await b;
+    expect(log).toEqual(['a1 start', 'b']);
+    release();
+    expect(await Promise.all([a1, a2])).toEqual([1, 2]);
+    expect(log).toEqual(['a1 start', 'b', 'a1 end', 'a2 start']);
+    expect(keysInFlight()).toBe(0);
+  });
+
+  it('a failure does not block the next delivery of the key', async () => {
+    const { serializeByKey } = await import('./keyed.ts');
+    await expect(serializeByKey('k', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(await serializeByKey('k', async () => 'ok')).toBe('ok');
+  });
+});

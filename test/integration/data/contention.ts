@@ -1,0 +1,138 @@
+/**
+ * The contention scenario shared by the concurrency test and the benchmark: N claims on one
+ * template (or N IPClaims on one pool), W workers calling the core directly and concurrently,
+ * with some messages delivered twice (at-least-once queues), duplicates placed right next to the
+ * original so they really run at the same time.
+ */
+import { allocationCounters, reconcileDataClaim } from '../../../functions/allocate-index/claim.ts';
+import { addressCounters, reconcileIPClaim } from '../../../functions/allocate-index/ipclaim.ts';
+import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
+import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
+import { allocate, createClaim, makeCtx, NS } from './harness.ts';
+
+/** Deterministic PRNG (mulberry32) so every run sees the same message order. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Message order: every name once, shuffled, and a `dupRate` share delivered twice back to back. */
+export function deliveries(names: string[], dupRate: number, seed = 1): string[] {
+  const rnd = prng(seed);
+  const order = [...names];
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  const out: string[] = [];
+  for (const n of order) {
+    out.push(n);
+    if (rnd() < dupRate) out.push(n);
+  }
+  return out;
+}
+
+/** Runs `fn` over `items` with `workers` concurrent workers; returns the results in delivery order. */
+export async function runWorkers<T, R>(
+  items: T[],
+  workers: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i]!);
+    }),
+  );
+  return results;
+}
+
+export interface ContentionResult {
+  allocations: number;
+  deliveries: number;
+  /** Every 409 the API server answered (AlreadyExists on create and Conflict on update). */
+  http409: number;
+  /** AlreadyExists on a Metal3Data/IPAddress create. */
+  alreadyExists: number;
+  /** ... of which the existing object was this very claim's (a duplicate delivery racing itself). */
+  duplicateCreates: number;
+  ms: number;
+}
+
+export interface ContentionOptions {
+  claims: number;
+  workers: number;
+  dupRate: number;
+  seed?: number;
+  /**
+   * Call the unserialized per-kind function instead of the core, so duplicates race each other as
+   * they would in two processes (the core serializes one key per process).
+   */
+  crossProcess?: boolean;
+}
+
+export async function indexContention(
+  client: KubeClient,
+  opts: ContentionOptions & { template?: string },
+): Promise<ContentionResult> {
+  const template = opts.template ?? 'contended';
+  await client.create(R.Metal3DataTemplate, { metadata: { name: template, namespace: NS }, spec: {} });
+  const names = Array.from(
+    { length: opts.claims },
+    (_, i) => `${template}-claim-${String(i).padStart(4, '0')}`,
+  );
+  await runWorkers(names, 16, (n) => createClaim(client, n, template));
+  return contend(client, R.Metal3DataClaim, names, opts, allocationCounters);
+}
+
+export async function addressContention(
+  client: KubeClient,
+  opts: ContentionOptions & { pool: string },
+): Promise<ContentionResult> {
+  const names = Array.from({ length: opts.claims }, (_, i) => `ipc-${String(i).padStart(4, '0')}`);
+  await runWorkers(names, 16, (n) =>
+    client.create(R.IPClaim, {
+      metadata: { name: n, namespace: NS },
+      spec: { pool: { name: opts.pool, namespace: NS } },
+    }),
+  );
+  return contend(client, R.IPClaim, names, opts, addressCounters);
+}
+
+async function contend(
+  client: KubeClient,
+  t: ResourceType,
+  names: string[],
+  opts: ContentionOptions,
+  counters: { alreadyExists: number; duplicateCreate?: number },
+): Promise<ContentionResult> {
+  const ctx: ReconcileContext = makeCtx(client);
+  const order = deliveries(names, opts.dupRate, opts.seed ?? 1);
+  const conflicts0 = client.stats.conflicts;
+  const exists0 = counters.alreadyExists;
+  const dup0 = counters.duplicateCreate ?? 0;
+  const started = performance.now();
+  const direct = t === R.IPClaim ? reconcileIPClaim : reconcileDataClaim;
+  const results = await runWorkers(order, opts.workers, (n) =>
+    opts.crossProcess ? direct(ctx, NS, n) : allocate(ctx, t, n),
+  );
+  const ms = performance.now() - started;
+  const bad = results.filter((r) => r.kind !== 'done');
+  if (bad.length > 0) throw new Error(`${bad.length} reconciles did not finish: ${JSON.stringify(bad[0])}`);
+  return {
+    allocations: names.length,
+    deliveries: order.length,
+    http409: client.stats.conflicts - conflicts0,
+    alreadyExists: counters.alreadyExists - exists0,
+    duplicateCreates: (counters.duplicateCreate ?? 0) - dup0,
+    ms,
+  };
+}
