@@ -135,7 +135,7 @@ describe('HTTP runtime', () => {
     const before = calls.length;
     const r1 = await binary('io.metal3fn.message', envelope({ name: 'bin-mode' }));
     expect(r1.status).toBe(200);
-    expect((await r1.json()).results).toEqual([
+    expect(((await r1.json()) as any).results).toEqual([
       { function: 'selectHost', kind: 'Metal3Machine', key: `${NS}/bin-mode`, outcome: 'done' },
     ]);
     const r2 = await structured(messageCloudEvent(envelope({ name: 'structured-mode' })));
@@ -150,10 +150,10 @@ describe('HTTP runtime', () => {
       body: '{}',
     });
     expect(noType.status).toBe(400);
-    expect((await noType.json()).error).toMatch(/ce-specversion/);
+    expect(((await noType.json()) as any).error).toMatch(/ce-specversion/);
     const bad = await binary('io.metal3fn.message', { ...envelope(), kind: 'lowercase' });
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error).toMatch(/kind/);
+    expect(((await bad.json()) as any).error).toMatch(/kind/);
     // A function this service does not run is malformed here, not silently dropped.
     expect((await binary('io.metal3fn.message', envelope({ function: 'resolveProviderID' }))).status).toBe(
       400,
@@ -204,7 +204,7 @@ describe('HTTP runtime', () => {
       data: { ...ref, name: 'gone' },
     });
     expect(gone.status).toBe(200);
-    expect((await gone.json()).results).toEqual([]);
+    expect(((await gone.json()) as any).results).toEqual([]);
   });
 
   it('counts outcomes on /metrics', async () => {
