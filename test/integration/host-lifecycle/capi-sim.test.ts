@@ -204,19 +204,17 @@ describe('CAPI + baremetal-operator simulators around the cores', () => {
     const hostName = m.metadata.annotations!['metal3.io/BareMetalHost']!.split('/')[1]!;
     const providerID = `metal3://${NS}/${hostName}/${m.metadata.name}`;
     // resolveProviderID's part, done by hand here.
+    await optimisticUpdate(tc.client, R.Metal3Machine, NS, m.metadata.name!, (o) => {
+      (o.spec as any).providerID = providerID;
+    });
     await optimisticUpdate(
       tc.client,
       R.Metal3Machine,
       NS,
       m.metadata.name!,
-      (o) => void ((o.spec as any).providerID = providerID),
-    );
-    await optimisticUpdate(
-      tc.client,
-      R.Metal3Machine,
-      NS,
-      m.metadata.name!,
-      (o) => void ((o.status as any).ready = true),
+      (o) => {
+        (o.status as any).ready = true;
+      },
       { status: true },
     );
     const machine = await eventually(async () => {
