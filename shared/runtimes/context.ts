@@ -12,7 +12,7 @@ import { DEFAULT_CONFIG, type ProductConfig, type ReconcileContext } from '../re
 export interface RuntimeContextOptions {
   /** An existing client (tests, dev); otherwise one is built from `kubeconfig` or the defaults. */
   client?: KubeClient | undefined;
-  /** Path of a kubeconfig file; absent: KUBECONFIG, ~/.kube/config, or in-cluster. */
+  /** Path of a kubeconfig file; absent: METAL3FN_KUBECONFIG (contents), KUBECONFIG, ~/.kube/config, or in-cluster. */
   kubeconfig?: string | undefined;
   log?: Logger | undefined;
   /** false: record no Kubernetes Events (replays that must not write). */
@@ -29,8 +29,18 @@ export interface RuntimeContext extends ReconcileContext {
 
 export function buildContext(opts: RuntimeContextOptions = {}): RuntimeContext {
   const component = opts.component ?? 'metal3-functions';
+  const inline = process.env.METAL3FN_KUBECONFIG;
   const client =
     opts.client ??
+    (inline && !opts.kubeconfig
+      ? // Lambda has no kubeconfig file: the whole kubeconfig in an env var (plain or base64).
+        KubeClient.fromString(
+          inline.trimStart().startsWith('apiVersion') || inline.includes('\n')
+            ? inline
+            : Buffer.from(inline, 'base64').toString('utf8'),
+          { fieldManager: component },
+        )
+      : undefined) ??
     (opts.kubeconfig
       ? KubeClient.fromFile(opts.kubeconfig, { fieldManager: component })
       : KubeClient.fromDefault({ fieldManager: component }));

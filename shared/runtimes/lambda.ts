@@ -14,10 +14,10 @@ import {
 } from '@aws-lambda-powertools/batch';
 import { GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { FunctionName } from '../../events/envelope.ts';
+import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
 import { sendToDlq } from '../queue/dlq.ts';
 import { ATTR_GROUP } from '../queue/message.ts';
-import { dlqName, functionOfQueue, parseQueueArn, type QueueNaming } from '../queue/names.ts';
+import { dlqName, functionOfQueue, parseQueueArn, type QueueNaming, queueName } from '../queue/names.ts';
 import { forwardOne, scheduleRequeue } from '../queue/requeue.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import { dispatch, type FunctionTable } from './dispatch.ts';
@@ -116,37 +116,53 @@ export function createSqsHandler(
 export interface RequeueForwarderOptions {
   sqs: SQSClient;
   naming?: QueueNaming | undefined;
-  functions: readonly FunctionName[];
 }
 
 /**
- * The small Lambda on the standard requeue queue: forwards due messages into their FIFO queue and
- * sends early ones round again (chained hops beyond 900 s).
+ * The small Lambda on the standard requeue queue: forwards due messages into their function's
+ * FIFO queue and sends early ones round again (chained hops beyond 900 s). Queue URLs are looked up
+ * by name on first use, so it needs no configuration beyond the prefix.
  */
 export function createRequeueForwarder(
   opts: RequeueForwarderOptions,
 ): (event: SQSEvent) => Promise<SQSBatchResponse> {
-  let urls: Promise<{ main: Partial<Record<FunctionName, string>>; requeue: string }> | undefined;
-  return async (event) => {
-    const first = event.Records[0];
-    if (!first) return { batchItemFailures: [] };
-    const arn = parseQueueArn(first.eventSourceARN);
-    urls ??= (async () => {
-      const main: Partial<Record<FunctionName, string>> = {};
-      const { resolveQueues } = await import('../queue/ensure.ts');
-      const q = await resolveQueues(opts.sqs, { ...opts.naming, functions: opts.functions });
-      for (const fn of opts.functions) main[fn] = q.main[fn];
-      return { main, requeue: q.requeue };
-    })();
-    const u = await urls;
-    void arn;
-    return processPartialResponse(
+  const urls = new Map<string, Promise<string>>();
+  const urlOf = (name: string, account: string): Promise<string> => {
+    let p = urls.get(name);
+    if (!p) {
+      p = opts.sqs
+        .send(
+          new GetQueueUrlCommand({
+            QueueName: name,
+            ...(account ? { QueueOwnerAWSAccountId: account } : {}),
+          }),
+        )
+        .then((r) => r.QueueUrl!);
+      p.catch(() => urls.delete(name));
+      urls.set(name, p);
+    }
+    return p;
+  };
+  return async (event) =>
+    processPartialResponse(
       event,
       async (record: SQSRecord) => {
-        await forwardOne(opts.sqs, u, record.body, record.messageAttributes[ATTR_GROUP]?.stringValue);
+        const source = parseQueueArn(record.eventSourceARN);
+        if (!source) throw new Error(`not an SQS queue ARN: ${record.eventSourceARN}`);
+        // The function is read from the body here only to find its queue; forwardOne validates it.
+        const fn = (JSON.parse(record.body) as { function?: FunctionName }).function;
+        if (!fn || !(FUNCTION_NAMES as readonly string[]).includes(fn))
+          throw new Error(`requeue message names no function`);
+        const main = { [fn]: await urlOf(queueName(fn, opts.naming), source.account) };
+        const requeue = await urlOf(source.name, source.account);
+        await forwardOne(
+          opts.sqs,
+          { main, requeue },
+          record.body,
+          record.messageAttributes[ATTR_GROUP]?.stringValue,
+        );
       },
       new BatchProcessor(EventType.SQS),
       { throwOnFullBatchFailure: false },
     );
-  };
 }

@@ -1,0 +1,96 @@
+/** `metal3fn http`: serve the functions over HTTP (CloudEvents, for Knative; shared/runtimes/http.ts). */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { serve } from '@hono/node-server';
+import { FUNCTIONS } from '../../functions/registry.ts';
+import { createLogger } from '../../shared/observability/logger.ts';
+import { buildContext, parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
+import { createHttpApp } from '../../shared/runtimes/http.ts';
+import { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
+import { parseFunctions, parsePositiveInt, untilSignal, type Values } from '../../shared/runtimes/options.ts';
+
+const HELP = `usage: metal3fn http [options]
+
+  --port N                  listen port (default PORT or 8080)
+  --host H                  listen address (default 127.0.0.1; 0.0.0.0 in a pod)
+  --functions a,b           the functions this service runs (default all)
+  --token-file F            accepted bearer tokens, one per line (or METAL3FN_HTTP_TOKENS, comma-separated)
+  --hmac-secret-file F      shared secret for X-Metal3fn-Signature (or METAL3FN_HMAC_SECRET)
+  --allow-unauthenticated   accept requests without credentials (never on a reachable network)
+  --max-body N              largest request body in bytes (default 65536)
+  --kubeconfig F            management cluster (default KUBECONFIG, ~/.kube/config, or in-cluster)
+  --legacy-provider-ids accept|refuse   (default accept)
+`;
+
+export async function run(argv: string[]): Promise<number> {
+  let v: Values;
+  try {
+    v = parseArgs({
+      args: argv,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        functions: { type: 'string' },
+        'token-file': { type: 'string' },
+        'hmac-secret-file': { type: 'string' },
+        'allow-unauthenticated': { type: 'boolean' },
+        'max-body': { type: 'string' },
+        kubeconfig: { type: 'string' },
+        'legacy-provider-ids': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }).values;
+  } catch (e) {
+    process.stderr.write(`metal3fn http: ${(e as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  if (v.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  try {
+    const tokens = v['token-file']
+      ? readFileSync(v['token-file'] as string, 'utf8')
+          .split('\n')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : (process.env.METAL3FN_HTTP_TOKENS ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+    const hmacSecret = v['hmac-secret-file']
+      ? readFileSync(v['hmac-secret-file'] as string, 'utf8').trim()
+      : process.env.METAL3FN_HMAC_SECRET || undefined;
+    const log = createLogger({ base: { component: 'http' } });
+    const metrics = new PipelineMetrics();
+    const context = buildContext({
+      kubeconfig: v.kubeconfig as string | undefined,
+      log,
+      component: 'metal3-functions',
+      config: v['legacy-provider-ids']
+        ? { legacyProviderIds: parseLegacyProviderIds(v['legacy-provider-ids'] as string) }
+        : {},
+    });
+    const app = createHttpApp({
+      fns: FUNCTIONS,
+      functions: parseFunctions(v.functions as string | undefined),
+      context,
+      auth: { bearerTokens: tokens, hmacSecret, allowUnauthenticated: Boolean(v['allow-unauthenticated']) },
+      maxBodyBytes: parsePositiveInt('max-body', v['max-body'], 64 * 1024),
+      metrics,
+    });
+    const port = parsePositiveInt('port', v.port ?? process.env.PORT, 8080);
+    const hostname = (v.host as string | undefined) ?? '127.0.0.1';
+    const server = serve({ fetch: app.fetch, port, hostname }, (info) =>
+      log.info('listening', { address: info.address, port: info.port }),
+    );
+    const sig = await untilSignal();
+    log.info('stopping', { signal: sig });
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return 0;
+  } catch (e) {
+    process.stderr.write(`metal3fn http: ${(e as Error).message}\n`);
+    return 1;
+  }
+}

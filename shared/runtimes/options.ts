@@ -1,0 +1,92 @@
+/**
+ * Command-line plumbing shared by the long-running commands (relay, worker, http): SQS settings,
+ * function lists, a small metrics/health server, and shutdown on SIGTERM/SIGINT.
+ */
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
+import { ensureQueues, type QueueUrls, resolveQueues } from '../queue/ensure.ts';
+import { createSqsClient, sqsEndpointFromEnv } from '../queue/sqs.ts';
+import type { PipelineMetrics } from './metrics.ts';
+
+export const SQS_OPTIONS = {
+  'sqs-endpoint': { type: 'string' },
+  region: { type: 'string' },
+  'queue-prefix': { type: 'string' },
+  'create-queues': { type: 'boolean' },
+  'no-create-queues': { type: 'boolean' },
+} as const;
+
+export const SQS_HELP = `  --sqs-endpoint URL    SQS endpoint (default AWS_ENDPOINT_URL_SQS, else AWS)
+  --region R            AWS region (default AWS_REGION, else us-east-1)
+  --queue-prefix P      queue name prefix (default QUEUE_PREFIX or none)
+  --create-queues       create the queues if missing (default: only with a custom endpoint)
+  --no-create-queues    never create queues (IaC owns them)
+`;
+
+export type Values = Record<string, string | boolean | undefined>;
+
+export function parseFunctions(raw: string | undefined): FunctionName[] {
+  if (!raw) return [...FUNCTION_NAMES];
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const f of list) {
+    if (!(FUNCTION_NAMES as readonly string[]).includes(f)) {
+      throw new Error(`unknown function '${f}' (one of ${FUNCTION_NAMES.join(', ')})`);
+    }
+  }
+  return list as FunctionName[];
+}
+
+export function parsePositiveInt(name: string, raw: string | boolean | undefined, fallback: number): number {
+  if (raw === undefined || typeof raw === 'boolean') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`--${name} must be a non-negative integer, not '${raw}'`);
+  return n;
+}
+
+/** The SQS client and the queue URLs (created or looked up) the options describe. */
+export async function sqsFromOptions(v: Values, functions: readonly FunctionName[]) {
+  const endpoint = (v['sqs-endpoint'] as string | undefined) ?? sqsEndpointFromEnv();
+  const sqs = createSqsClient({ endpoint, region: v.region as string | undefined });
+  const prefix = (v['queue-prefix'] as string | undefined) ?? process.env.QUEUE_PREFIX ?? '';
+  const create = v['no-create-queues'] ? false : v['create-queues'] ? true : endpoint !== undefined;
+  const queues: QueueUrls = create
+    ? await ensureQueues(sqs, { prefix, functions })
+    : await resolveQueues(sqs, { prefix, functions });
+  return { sqs, queues, prefix, endpoint };
+}
+
+/** /healthz and /metrics on a port of their own (0 = none). */
+export function startMetricsServer(
+  port: number,
+  host: string,
+  metrics: PipelineMetrics,
+  healthy: () => boolean = () => true,
+) {
+  if (!port) return { close: () => {} };
+  const app = new Hono();
+  app.get('/healthz', (c) => (healthy() ? c.text('ok') : c.text('unhealthy', 503)));
+  app.get('/metrics', async (c) =>
+    c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }),
+  );
+  const server = serve({ fetch: app.fetch, port, hostname: host });
+  return { close: () => server.close() };
+}
+
+/** Resolves on the first SIGTERM or SIGINT (a second one exits at once). */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    let seen = false;
+    const on = (sig: NodeJS.Signals) => {
+      if (seen) process.exit(130);
+      seen = true;
+      resolve(sig);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
+}
