@@ -8,6 +8,7 @@ import { type Metal3Machine, parseMetal3Machine } from '../../shared/api/metal3m
 import { R } from '../../shared/api/resources.ts';
 import { SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { parseHostAnnotation } from '../../shared/providerid/ids.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
@@ -75,6 +76,10 @@ export async function reconcileMachine(
     compileHostSelector(m3m.spec.hostSelector);
     const cross = crossNamespaceProblem(m3m);
     if (cross) throw new TerminalError('InvalidConfiguration', cross);
+    // A malformed or foreign host annotation can never name our host: refuse it before any read.
+    const ann = raw.metadata.annotations?.[HOST_ANNOTATION];
+    const parsedAnn = ann ? parseHostAnnotation(ann, ns) : undefined;
+    if (parsedAnn && !parsedAnn.ok) throw new TerminalError('InvalidConfiguration', parsedAnn.message);
   } catch (e) {
     if (e instanceof TerminalError) return recordTerminal(ctx, raw, e);
     throw e;
