@@ -11,7 +11,16 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.ts';
 import { createMachine } from '../integration/data/harness.ts';
-import { describeWrites, expectRejected, makeCtx, NS, run, statusOf, warningEvents, writes } from './harness.ts';
+import {
+  describeWrites,
+  expectRejected,
+  makeCtx,
+  NS,
+  run,
+  statusOf,
+  warningEvents,
+  writes,
+} from './harness.ts';
 
 let tc: TestCluster;
 let ctx: ReconcileContext;
@@ -47,15 +56,24 @@ interface RenderCase {
 const SEMANTIC: RenderCase[] = [
   {
     name: 'mac-annotation-not-a-mac',
-    spec: { networkData: { links: { ethernets: [eth({ fromAnnotation: { object: 'machine', annotation: 'primary-mac' } })] } } },
+    spec: {
+      networkData: {
+        links: { ethernets: [eth({ fromAnnotation: { object: 'machine', annotation: 'primary-mac' } })] },
+      },
+    },
     machineAnnotations: { 'primary-mac': 'not-a-mac' },
     reason: 'RenderFailed',
-    message: /spec\.networkData\.links\.ethernets\[0\]\.macAddress\.fromAnnotation.*bad MAC address "not-a-mac"/,
+    message:
+      /spec\.networkData\.links\.ethernets\[0\]\.macAddress\.fromAnnotation.*bad MAC address "not-a-mac"/,
     outcome: 'terminal',
   },
   {
     name: 'mac-annotation-missing',
-    spec: { networkData: { links: { ethernets: [eth({ fromAnnotation: { object: 'machine', annotation: 'no-such' } })] } } },
+    spec: {
+      networkData: {
+        links: { ethernets: [eth({ fromAnnotation: { object: 'machine', annotation: 'no-such' } })] },
+      },
+    },
     reason: 'RenderFailed',
     message: /macAddress\.fromAnnotation.*bad MAC address ""/,
     outcome: 'terminal',
@@ -133,8 +151,12 @@ describe('Metal3DataTemplate: accepted by the CRD, refused by renderData', () =>
     expect(events.map((e) => String((e as { message?: string }).message))).toEqual(
       expect.arrayContaining([expect.stringMatching(c.message)]),
     );
-    expect(describeWrites(writes(tc.server.log, ['secrets', 'ipaddresses', 'ipclaims', 'baremetalhosts']))).toEqual([]);
-    expect((await tc.client.list(R.Secret, NS)).items.filter((s) => s.metadata.name?.startsWith(c.name))).toEqual([]);
+    expect(
+      describeWrites(writes(tc.server.log, ['secrets', 'ipaddresses', 'ipclaims', 'baremetalhosts'])),
+    ).toEqual([]);
+    expect(
+      (await tc.client.list(R.Secret, NS)).items.filter((s) => s.metadata.name?.startsWith(c.name)),
+    ).toEqual([]);
 
     // A redelivery records nothing new (no second Event, no status churn).
     tc.server.log.reset();
@@ -159,7 +181,11 @@ const REJECTED_BY_CRD: CrdCase[] = [
     name: 'vlan-without-id',
     spec: {
       networkData: {
-        links: { vlans: [{ id: 'vlan1', mtu: 1500, vlanLink: 'enp1s0', macAddress: { string: '52:54:00:aa:bb:00' } }] },
+        links: {
+          vlans: [
+            { id: 'vlan1', mtu: 1500, vlanLink: 'enp1s0', macAddress: { string: '52:54:00:aa:bb:00' } },
+          ],
+        },
       },
     },
     field: 'spec.networkData.links.vlans[0].vlanID',
@@ -169,7 +195,15 @@ const REJECTED_BY_CRD: CrdCase[] = [
     spec: {
       networkData: {
         links: {
-          vlans: [{ id: 'vlan1', mtu: 1500, vlanID: 5000, vlanLink: 'enp1s0', macAddress: { string: '52:54:00:aa:bb:00' } }],
+          vlans: [
+            {
+              id: 'vlan1',
+              mtu: 1500,
+              vlanID: 5000,
+              vlanLink: 'enp1s0',
+              macAddress: { string: '52:54:00:aa:bb:00' },
+            },
+          ],
         },
       },
     },
@@ -182,7 +216,9 @@ const REJECTED_BY_CRD: CrdCase[] = [
   },
   {
     name: 'unknown-bond-mode',
-    spec: { networkData: { links: { bonds: [{ id: 'bond0', mtu: 1500, bondMode: 'fastest', bondLinks: [] }] } } },
+    spec: {
+      networkData: { links: { bonds: [{ id: 'bond0', mtu: 1500, bondMode: 'fastest', bondLinks: [] }] } },
+    },
     field: 'spec.networkData.links.bonds[0].bondMode',
   },
 ];

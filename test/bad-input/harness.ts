@@ -86,7 +86,8 @@ export async function warningEvents(client: KubeClient, obj: KubeObject): Promis
   return items.filter(
     (e) =>
       (e as { type?: string }).type === 'Warning' &&
-      (e as { involvedObject?: { name?: string; kind?: string } }).involvedObject?.name === obj.metadata.name &&
+      (e as { involvedObject?: { name?: string; kind?: string } }).involvedObject?.name ===
+        obj.metadata.name &&
       (e as { involvedObject?: { kind?: string } }).involvedObject?.kind === obj.kind,
   );
 }

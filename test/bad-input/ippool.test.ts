@@ -88,13 +88,20 @@ describe('IPPool: accepted by the API, refused by allocateIndex', () => {
 
 describe('IPPool: a prefix that does not fit its family', () => {
   it('is handed out as ip-address-manager would, and the render records the error on the Metal3Data', async () => {
-    await tc.client.create(R.IPPool, ipPool('wide', { pools: [{ start: '10.3.0.10', end: '10.3.0.20' }], prefix: 99 }));
+    await tc.client.create(
+      R.IPPool,
+      ipPool('wide', { pools: [{ start: '10.3.0.10', end: '10.3.0.20' }], prefix: 99 }),
+    );
     await tc.client.create(R.Metal3DataTemplate, {
       metadata: { name: 'wide-t', namespace: NS },
       spec: {
         clusterName: 'cluster',
         networkData: {
-          links: { ethernets: [{ type: 'phy', id: 'enp1s0', mtu: 1500, macAddress: { string: '52:54:00:aa:bb:00' } }] },
+          links: {
+            ethernets: [
+              { type: 'phy', id: 'enp1s0', mtu: 1500, macAddress: { string: '52:54:00:aa:bb:00' } },
+            ],
+          },
           networks: { ipv4: [{ id: 'prov', link: 'enp1s0', ipAddressFromIPPool: 'wide' }] },
         },
       },
@@ -106,14 +113,19 @@ describe('IPPool: a prefix that does not fit its family', () => {
     tc.server.log.reset();
     expect((await run(ctx, 'renderData', R.Metal3Data, 'wide-t-0')).kind).toBe('terminal');
     const data = await tc.client.get(R.Metal3Data, NS, 'wide-t-0');
-    expect(String(statusOf(data).errorMessage)).toMatch(/spec\.networkData\.networks\.ipv4\[0\]\.ipAddressFromIPPool.*99/);
+    expect(String(statusOf(data).errorMessage)).toMatch(
+      /spec\.networkData\.networks\.ipv4\[0\]\.ipAddressFromIPPool.*99/,
+    );
     expect(describeWrites(writes(tc.server.log, ['secrets']))).toEqual([]);
   });
 });
 
 describe('IPPool exhausted', () => {
   it('the claims that fit get addresses, the one that does not gets an error and no address', async () => {
-    await tc.client.create(R.IPPool, ipPool('small', { pools: [{ start: '10.1.0.10', end: '10.1.0.11' }], prefix: 24 }));
+    await tc.client.create(
+      R.IPPool,
+      ipPool('small', { pools: [{ start: '10.1.0.10', end: '10.1.0.11' }], prefix: 24 }),
+    );
     for (const n of ['a', 'b', 'c']) await tc.client.create(R.IPClaim, ipClaim(`small-${n}`, 'small'));
     expect((await run(ctx, 'allocateIndex', R.IPClaim, 'small-a')).kind).toBe('done');
     expect((await run(ctx, 'allocateIndex', R.IPClaim, 'small-b')).kind).toBe('done');
@@ -123,12 +135,20 @@ describe('IPPool exhausted', () => {
     const claim = await tc.client.get(R.IPClaim, NS, 'small-c');
     expect(String(statusOf(claim).errorMessage)).toMatch(/exhausted|no (free|available) address/i);
     expect(describeWrites(writes(tc.server.log, ['ipaddresses']))).toEqual([]);
-    const addrs = (await tc.client.list(R.IPAddress, NS)).items.filter((a) => a.metadata.name?.startsWith('small-'));
-    expect(addrs.map((a) => (a.spec as { claim: { name: string } }).claim.name).sort()).toEqual(['small-a', 'small-b']);
+    const addrs = (await tc.client.list(R.IPAddress, NS)).items.filter((a) =>
+      a.metadata.name?.startsWith('small-'),
+    );
+    expect(addrs.map((a) => (a.spec as { claim: { name: string } }).claim.name).sort()).toEqual([
+      'small-a',
+      'small-b',
+    ]);
   });
 
   it('through renderData: the Metal3Data records the allocation error and no Secret is written', async () => {
-    await tc.client.create(R.IPPool, ipPool('tiny', { pools: [{ start: '10.2.0.10', end: '10.2.0.10' }], prefix: 24 }));
+    await tc.client.create(
+      R.IPPool,
+      ipPool('tiny', { pools: [{ start: '10.2.0.10', end: '10.2.0.10' }], prefix: 24 }),
+    );
     await tc.client.create(R.Metal3DataTemplate, {
       metadata: { name: 'tiny-t', namespace: NS },
       spec: {
@@ -137,14 +157,18 @@ describe('IPPool exhausted', () => {
       },
     });
     for (const m of ['tiny-0', 'tiny-1']) await createMachine(tc.client, m, 'tiny-t');
-    for (const m of ['tiny-0', 'tiny-1']) expect((await run(ctx, 'allocateIndex', R.Metal3DataClaim, m)).kind).toBe('done');
+    for (const m of ['tiny-0', 'tiny-1'])
+      expect((await run(ctx, 'allocateIndex', R.Metal3DataClaim, m)).kind).toBe('done');
     // Pass 1 creates the IPClaims; allocation; pass 2 renders (or records the error).
     for (const d of ['tiny-t-0', 'tiny-t-1']) await run(ctx, 'renderData', R.Metal3Data, d);
-    for (const c of (await tc.client.list(R.IPClaim, NS)).items.filter((c) => c.metadata.name?.startsWith('tiny-t-')))
+    for (const c of (await tc.client.list(R.IPClaim, NS)).items.filter((c) =>
+      c.metadata.name?.startsWith('tiny-t-'),
+    ))
       await run(ctx, 'allocateIndex', R.IPClaim, c.metadata.name!);
     tc.server.log.reset();
     const outcomes = [];
-    for (const d of ['tiny-t-0', 'tiny-t-1']) outcomes.push((await run(ctx, 'renderData', R.Metal3Data, d)).kind);
+    for (const d of ['tiny-t-0', 'tiny-t-1'])
+      outcomes.push((await run(ctx, 'renderData', R.Metal3Data, d)).kind);
     expect(outcomes.sort()).toEqual(['done', 'terminal']);
     const datas = await Promise.all(['tiny-t-0', 'tiny-t-1'].map((d) => tc.client.get(R.Metal3Data, NS, d)));
     const failed = datas.find((d) => statusOf(d).error === true)!;

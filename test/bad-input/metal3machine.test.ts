@@ -65,7 +65,10 @@ const SEMANTIC: SemanticCase[] = [
   },
   {
     name: 'lt-two-values',
-    spec: { image, hostSelector: { matchExpressions: [{ key: 'size', operator: 'Lt', values: ['1', '2'] }] } },
+    spec: {
+      image,
+      hostSelector: { matchExpressions: [{ key: 'size', operator: 'Lt', values: ['1', '2'] }] },
+    },
     reason: 'InvalidConfiguration',
     message: /hostSelector\.matchExpressions\[0\]\.values/,
   },
@@ -121,7 +124,9 @@ const SEMANTIC: SemanticCase[] = [
 
 describe('Metal3Machine: accepted by the CRD, refused by selectHost', () => {
   it.each(SEMANTIC)('$name: $reason recorded on the object, no host or Secret written', async (c) => {
-    const { m3m } = await createMachinePair(tc.client, `bad-${c.name}`, { m3mSpec: { image: undefined, ...c.spec } });
+    const { m3m } = await createMachinePair(tc.client, `bad-${c.name}`, {
+      m3mSpec: { image: undefined, ...c.spec },
+    });
     // createMachinePair merges the spec; make sure the case's own spec is what the server holds.
     expect(m3m.spec).toMatchObject(c.spec);
     tc.server.log.reset();
@@ -135,9 +140,9 @@ describe('Metal3Machine: accepted by the CRD, refused by selectHost', () => {
     expect(st.failureReason).toBe(c.reason);
     expect(String(st.failureMessage)).toMatch(c.message);
     expect(st.ready).toBe(false);
-    const cond = (st.conditions as { type: string; status: string; severity?: string; message?: string }[]).find(
-      (x) => x.type === 'AssociateBMH',
-    );
+    const cond = (
+      st.conditions as { type: string; status: string; severity?: string; message?: string }[]
+    ).find((x) => x.type === 'AssociateBMH');
     expect(cond).toMatchObject({ status: 'False', reason: c.reason, severity: 'Error' });
     expect(cond?.message).toMatch(c.message);
     expect(after?.metadata.annotations?.['metal3.io/BareMetalHost']).toBeUndefined();
@@ -147,7 +152,8 @@ describe('Metal3Machine: accepted by the CRD, refused by selectHost', () => {
     // Nothing partial: the only writes are to the machine itself (status, finalizer) and the Event.
     expectNoPreciousWrites(tc.server.log);
     const others = writes(tc.server.log).filter(
-      (w) => !(w.resource.startsWith('metal3machines') && w.name === m3m.metadata.name) && w.resource !== 'events',
+      (w) =>
+        !(w.resource.startsWith('metal3machines') && w.name === m3m.metadata.name) && w.resource !== 'events',
     );
     expect(describeWrites(others)).toEqual([]);
     expect(await tc.client.list(R.Metal3DataClaim, NS)).toMatchObject({ items: [] });
