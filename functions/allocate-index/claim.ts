@@ -11,6 +11,7 @@ import {
   dataName,
   FINALIZER,
   isDeleting,
+  ownerOfKind,
   ownerRef,
   statusOf,
   timestamp,
@@ -30,6 +31,7 @@ import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts'
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
 import { planIndex } from './plan-index.ts';
 import { releaseDataClaim } from './release.ts';
+import { pointAtCluster } from './template.ts';
 
 /** Creates tried per reconcile before giving up (the queue retries later). */
 export const MAX_CREATE_ATTEMPTS = 25;
@@ -235,6 +237,10 @@ async function recordAllocation(
     await client.patch(R.Metal3DataTemplate, ns, templateRaw.metadata.name!, {
       metadata: { labels: { [CLUSTER_NAME_LABEL]: cluster } },
     });
+  }
+  if (cluster && !ownerOfKind(templateRaw, 'Metal3Cluster')) {
+    // The owner reference needs the Metal3Cluster's uid; written once per template, when it exists.
+    await pointAtCluster(ctx, ns, templateRaw.metadata.name!, cluster, { ownerOnly: true });
   }
 }
 

@@ -81,11 +81,12 @@ export async function reconcileTemplate(
 }
 
 /** Label `cluster.x-k8s.io/cluster-name` and an owner reference to the cluster's Metal3Cluster. */
-async function pointAtCluster(
+export async function pointAtCluster(
   ctx: ReconcileContext,
   namespace: string,
   name: string,
   clusterName: string,
+  opts: { ownerOnly?: boolean } = {},
 ): Promise<void> {
   const { client } = ctx;
   const cluster = (await client.get(R.Cluster, namespace, clusterName)) as (Cluster & KubeObject) | undefined;
@@ -96,6 +97,7 @@ async function pointAtCluster(
     infra?.kind === 'Metal3Cluster' && infra.name
       ? await client.get(R.Metal3Cluster, infra.namespace || namespace, infra.name)
       : undefined;
+  if (!m3c && opts.ownerOnly) return;
   await optimisticUpdate(client, R.Metal3DataTemplate, namespace, name, (o) => {
     let changed = false;
     if (o.metadata.labels?.[CLUSTER_NAME_LABEL] !== clusterName && !o.metadata.labels?.[CLUSTER_NAME_LABEL]) {

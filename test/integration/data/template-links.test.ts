@@ -4,9 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { allocate, createClaim, makeCtx, NS } from './harness.ts';
+import { allocate, CLUSTER, createClaim, makeCtx, NS } from './harness.ts';
 
 let tc: TestCluster;
 let ctx: ReconcileContext;
@@ -77,5 +78,42 @@ describe('template links', () => {
     tc.server.log.reset();
     expect(await allocate(ctx, R.Metal3DataClaim, 'c4')).toEqual({ kind: 'done', note: 'index 2' });
     expect(tc.server.log.count('create', 'metal3datas')).toBe(2);
+  });
+
+  it('the claim path labels the template and makes its Metal3Cluster the controller owner', async () => {
+    const m3c = await tc.client.create<KubeObject>(R.Metal3Cluster, {
+      metadata: { name: 'm3c', namespace: NS },
+      spec: {},
+    });
+    await tc.client.create(R.Cluster, {
+      metadata: { name: CLUSTER, namespace: NS },
+      spec: {
+        infrastructureRef: {
+          apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+          kind: 'Metal3Cluster',
+          name: 'm3c',
+        },
+      },
+    });
+    await tc.client.create(R.Metal3DataTemplate, { metadata: { name: 'owned', namespace: NS }, spec: {} });
+    await createClaim(tc.client, 'c5', 'owned');
+    await allocate(ctx, R.Metal3DataClaim, 'c5');
+    const t = (await tc.client.get(R.Metal3DataTemplate, NS, 'owned'))!;
+    expect(t.metadata.labels).toEqual({ 'cluster.x-k8s.io/cluster-name': CLUSTER });
+    expect(t.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+        kind: 'Metal3Cluster',
+        name: 'm3c',
+        uid: m3c.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    // Once owned, further allocations do not look the cluster up again.
+    await createClaim(tc.client, 'c6', 'owned');
+    tc.server.log.reset();
+    await allocate(ctx, R.Metal3DataClaim, 'c6');
+    expect(tc.server.log.count('get', 'clusters')).toBe(0);
   });
 });
