@@ -13,6 +13,7 @@ import { apiVersionOf, type ServedKind } from './kinds.ts';
 import { parseLabelSelector } from './labels.ts';
 import type { RequestLog } from './log.ts';
 import { APPLY_YAML } from './patch.ts';
+import { decodeProtobuf, PROTOBUF } from './protobuf.ts';
 import type { DeleteBody, Rest } from './rest.ts';
 import {
   ApiError,
@@ -79,7 +80,7 @@ function sendError(res: ServerResponse, e: unknown): number {
   return err.code;
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req) {
@@ -88,10 +89,12 @@ async function readBody(req: IncomingMessage): Promise<string> {
       throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
     chunks.push(c as Buffer);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
-function decode(text: string, contentType: string): any {
+function decode(raw: Buffer, contentType: string): any {
+  if (contentType === PROTOBUF) return raw.length ? decodeProtobuf(raw) : undefined;
+  const text = raw.toString('utf8');
   if (!text.trim()) return undefined;
   try {
     if (contentType === APPLY_YAML || contentType.includes('yaml')) return parseYaml(text);

@@ -25,6 +25,26 @@ export function kubectl(kubeconfig: string, args: string[], input?: string): Pro
   });
 }
 
+/** Runs kubectl and resolves with its exit code and stdout, whatever the code. */
+export function kubectlExit(
+  kubeconfig: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      KUBECTL,
+      args,
+      { env: { ...process.env, KUBECONFIG: kubeconfig }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Fully qualified, so a same-named kind of another group on the target cannot shadow ours. */
+const W = `widgets.${GROUP}`;
+
 const yamlOf = (docs: object[]) => docs.map((d) => stringify(d)).join('---\n');
 
 export const KUBECTL_CASES: ConformanceCase[] = [
@@ -69,7 +89,7 @@ export const KUBECTL_CASES: ConformanceCase[] = [
         'merge',
         { status: true },
       );
-      const out = await kubectl(kubeconfigPath, ['get', 'widgets', '-n', ns]);
+      const out = await kubectl(kubeconfigPath, ['get', W, '-n', ns]);
       const [header, row] = out.trim().split('\n');
       expect(header!.split(/\s+/)).toEqual(['NAME', 'SIZE', 'READY', 'AGE']);
       expect(row!.split(/\s+/).slice(0, 3)).toEqual(['tbl', '7', 'True']);
@@ -94,9 +114,9 @@ export const KUBECTL_CASES: ConformanceCase[] = [
       );
       expect(j.metadata.uid).toBe(w.metadata.uid);
       expect(j.spec.size).toBe(3);
-      const list = JSON.parse(await kubectl(kubeconfigPath, ['get', 'widgets', '-n', ns, '-o', 'json']));
+      const list = JSON.parse(await kubectl(kubeconfigPath, ['get', W, '-n', ns, '-o', 'json']));
       expect(list.items.map((i: any) => i.metadata.name)).toEqual(['out']);
-      const y = await kubectl(kubeconfigPath, ['get', 'widget', 'out', '-n', ns, '-o', 'yaml']);
+      const y = await kubectl(kubeconfigPath, ['get', W, 'out', '-n', ns, '-o', 'yaml']);
       expect(y).toContain('size: 3');
       expect(y).toContain(`uid: ${w.metadata.uid}`);
     },
@@ -108,7 +128,7 @@ export const KUBECTL_CASES: ConformanceCase[] = [
       expect(
         await kubectl(kubeconfigPath, [
           'patch',
-          'widget',
+          W,
           'pt',
           '-n',
           ns,
@@ -120,7 +140,7 @@ export const KUBECTL_CASES: ConformanceCase[] = [
       ).toContain('patched');
       await kubectl(kubeconfigPath, [
         'patch',
-        'widget',
+        W,
         'pt',
         '-n',
         ns,
@@ -135,19 +155,9 @@ export const KUBECTL_CASES: ConformanceCase[] = [
       expect(got.spec.size).toBe(4);
       expect(got.status.phase).toBe('Up');
       await expect(
-        kubectl(kubeconfigPath, [
-          'patch',
-          'widget',
-          'pt',
-          '-n',
-          ns,
-          '--type',
-          'merge',
-          '-p',
-          '{"spec":{"size":0}}',
-        ]),
+        kubectl(kubeconfigPath, ['patch', W, 'pt', '-n', ns, '--type', 'merge', '-p', '{"spec":{"size":0}}']),
       ).rejects.toThrow(/is invalid/);
-      expect(await kubectl(kubeconfigPath, ['delete', 'widget', 'pt', '-n', ns])).toContain(
+      expect(await kubectl(kubeconfigPath, ['delete', W, 'pt', '-n', ns])).toContain(
         `widget.${GROUP} "pt" deleted`,
       );
       expect(await client.get(Widget, ns, 'pt')).toBeUndefined();
@@ -161,7 +171,7 @@ export const KUBECTL_CASES: ConformanceCase[] = [
         'wait',
         '-n',
         ns,
-        'widget/wt',
+        `${W}/wt`,
         '--for=jsonpath={.status.phase}=Ready',
         '--timeout=20s',
       ]);
@@ -174,7 +184,7 @@ export const KUBECTL_CASES: ConformanceCase[] = [
     name: 'kubectl get -w streams changes',
     async run({ kubeconfigPath, client, ns }) {
       await client.create(Widget, widget(ns, 'first', { size: 1 }));
-      const child = spawn(KUBECTL, ['get', 'widgets', '-n', ns, '-w'], {
+      const child = spawn(KUBECTL, ['get', W, '-n', ns, '-w'], {
         env: { ...process.env, KUBECONFIG: kubeconfigPath },
       });
       let out = '';
@@ -214,6 +224,83 @@ export const KUBECTL_CASES: ConformanceCase[] = [
       expect(s.metadata.annotations).toEqual({ x: 'y' });
       expect(Buffer.from(s.data.k, 'base64').toString()).toBe('v');
       expect(await kubectl(kubeconfigPath, ['get', 'ns', ns, '-o', 'name'])).toBe(`namespace/${ns}\n`);
+    },
+  },
+  {
+    name: 'kubectl create configmap|secret generic|serviceaccount|role|rolebinding (typed clients, protobuf bodies)',
+    async run({ kubeconfigPath, client, ns }) {
+      await kubectl(kubeconfigPath, ['create', 'configmap', 'gen', '-n', ns, '--from-literal=a=b']);
+      await kubectl(kubeconfigPath, [
+        'create',
+        'secret',
+        'generic',
+        'gen',
+        '-n',
+        ns,
+        '--from-literal=pw=hunter2',
+      ]);
+      await kubectl(kubeconfigPath, ['create', 'serviceaccount', 'robot', '-n', ns]);
+      await kubectl(kubeconfigPath, [
+        'create',
+        'role',
+        'reader',
+        '-n',
+        ns,
+        '--verb=get,list',
+        '--resource=configmaps',
+      ]);
+      await kubectl(kubeconfigPath, [
+        'create',
+        'rolebinding',
+        'reader',
+        '-n',
+        ns,
+        '--role=reader',
+        '--user=alice',
+      ]);
+      expect((await client.get<any>(R.ConfigMap, ns, 'gen')).data).toEqual({ a: 'b' });
+      expect(Buffer.from((await client.get<any>(R.Secret, ns, 'gen')).data.pw, 'base64').toString()).toBe(
+        'hunter2',
+      );
+      const role = JSON.parse(
+        await kubectl(kubeconfigPath, ['get', 'role', 'reader', '-n', ns, '-o', 'json']),
+      );
+      expect(role.rules).toEqual([{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }]);
+      const rb = JSON.parse(
+        await kubectl(kubeconfigPath, ['get', 'rolebinding', 'reader', '-n', ns, '-o', 'json']),
+      );
+      expect(rb.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' });
+      expect(rb.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }]);
+    },
+  },
+  {
+    name: 'kubectl diff (server dry-run), replace -f, apply --server-side, delete -f',
+    async run({ kubeconfigPath, client, ns }) {
+      const file = join(tempDir(), 'w.yaml');
+      const doc = (size: number) =>
+        stringify({
+          apiVersion: `${GROUP}/v1`,
+          kind: 'Widget',
+          metadata: { name: 'df', namespace: ns },
+          spec: { size },
+        });
+      writeFileSync(file, doc(1));
+      await kubectl(kubeconfigPath, ['apply', '-f', file]);
+      writeFileSync(file, doc(2));
+      const diff = await kubectlExit(kubeconfigPath, ['diff', '-f', file]);
+      expect(diff.code).toBe(1); // kubectl diff exits 1 when there are differences
+      expect(diff.stdout).toMatch(/^-\s+size: 1$/m);
+      expect(diff.stdout).toMatch(/^\+\s+size: 2$/m);
+      expect((await client.get<any>(Widget, ns, 'df')).spec.size).toBe(1);
+      await kubectl(kubeconfigPath, ['replace', '-f', file]);
+      expect((await client.get<any>(Widget, ns, 'df')).spec.size).toBe(2);
+      writeFileSync(file, doc(3));
+      expect(await kubectl(kubeconfigPath, ['apply', '--server-side', '-f', file])).toContain(
+        'serverside-applied',
+      );
+      expect((await client.get<any>(Widget, ns, 'df')).spec.size).toBe(3);
+      await kubectl(kubeconfigPath, ['delete', '-f', file]);
+      expect(await client.get(Widget, ns, 'df')).toBeUndefined();
     },
   },
 ];
