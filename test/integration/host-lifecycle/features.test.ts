@@ -1,0 +1,425 @@
+/**
+ * selectHost / deprovision / reconcileCluster rules against the embedded API server, one scenario
+ * each: data template path and seed 001's hybrid rule, user secrets waited for, pause, failure
+ * domain, Metal3MachineTemplate propagation, power handling on release, foreign hosts untouched,
+ * Metal3Cluster endpoint and deletion.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reconcileCluster } from '../../../functions/metal3-cluster/core.ts';
+import { reconcile as selectHostCore } from '../../../functions/select-host/core.ts';
+import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
+import { apiVersionOf, R } from '../../../shared/api/resources.ts';
+import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { createCluster, createMachinePair, deprovision, makeCtx, msg, NS, selectHost } from './harness.ts';
+
+let tc: TestCluster;
+let ctx: ReturnType<typeof makeCtx>;
+
+beforeAll(async () => {
+  tc = await startTestCluster();
+  ctx = makeCtx(tc.client);
+  await createCluster(tc.client);
+}, 30_000);
+afterAll(async () => {
+  await tc?.stop();
+});
+
+const get = (t: typeof R.Metal3Machine, name: string) => tc.client.get(t, NS, name);
+const hostOf = async (m3m: string): Promise<KubeObject> => {
+  const m = await get(R.Metal3Machine, m3m);
+  const key = m!.metadata.annotations!['metal3.io/BareMetalHost']!;
+  return (await tc.client.get(R.BareMetalHost, NS, key.split('/')[1]!))!;
+};
+const cond = (o: KubeObject | undefined, type: string) =>
+  ((o?.status as any)?.conditions ?? []).find((c: any) => c.type === type);
+const setState = (name: string, state: string, extra: Record<string, unknown> = {}) =>
+  optimisticUpdate(
+    tc.client,
+    R.BareMetalHost,
+    NS,
+    name,
+    (h) => {
+      (h.status as any).provisioning.state = state;
+      Object.assign(h.status as object, extra);
+    },
+    { status: true },
+  );
+const secret = (name: string, key: string) =>
+  tc.client.create(R.Secret, {
+    metadata: { name, namespace: NS },
+    data: { [key]: Buffer.from('{}').toString('base64') },
+  });
+
+describe('data: template claim, hybrid override, user secrets', () => {
+  it('creates the Metal3DataClaim, waits for Metal3Data, then gives the host its secrets (spec.metaData overriding the template)', async () => {
+    await createSampleHosts(tc.client, NS, 1, {
+      prefix: 'data',
+      bmcSecrets: false,
+      labels: () => ({ pool: 'data' }),
+    });
+    await tc.client.create(R.Metal3DataTemplate, {
+      metadata: { name: 'tmpl', namespace: NS },
+      spec: { clusterName: 'cluster', metaData: { strings: [{ key: 'a', value: 'b' }] } },
+    });
+    await secret('user-meta', 'metaData');
+    const { m3m } = await createMachinePair(tc.client, 'dm', {
+      m3mSpec: {
+        dataTemplate: { name: 'tmpl' },
+        metaData: { name: 'user-meta' },
+        hostSelector: { matchLabels: { pool: 'data' } },
+      },
+    });
+    const r1 = await selectHost(ctx, 'dm');
+    expect(r1.kind).toBe('requeue');
+    const claim = await tc.client.get(R.Metal3DataClaim, NS, 'dm');
+    expect(claim!.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: apiVersionOf(R.Metal3Machine),
+        kind: 'Metal3Machine',
+        name: 'dm',
+        uid: m3m.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    expect(claim!.metadata.finalizers).toEqual(['metal3machine.infrastructure.cluster.x-k8s.io']);
+    expect(claim!.metadata.labels).toEqual({ 'cluster.x-k8s.io/cluster-name': 'cluster' });
+    expect((claim!.spec as any).template).toEqual({ name: 'tmpl', namespace: NS });
+    let host = await hostOf('dm');
+    expect((host.spec as any).image).toBeUndefined(); // associated, but not provisioned before data is ready
+    expect(cond(await get(R.Metal3Machine, 'dm'), 'Metal3DataReady')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForMetal3Data',
+    });
+
+    // The data path (allocateIndex + renderData) is simulated: renderedData, Metal3Data ready.
+    await tc.client.create(R.Metal3Data, {
+      metadata: { name: 'tmpl-0', namespace: NS },
+      spec: {
+        index: 0,
+        claim: { name: 'dm', namespace: NS },
+        template: { name: 'tmpl', namespace: NS },
+        metaData: { name: 'dm-metadata', namespace: NS },
+        networkData: { name: 'dm-networkdata', namespace: NS },
+      },
+    });
+    await optimisticUpdate(
+      tc.client,
+      R.Metal3DataClaim,
+      NS,
+      'dm',
+      (c) => {
+        c.status ??= {};
+        Object.assign(c.status as object, { renderedData: { name: 'tmpl-0', namespace: NS } });
+      },
+      { status: true },
+    );
+    expect((await selectHost(ctx, 'dm')).kind).toBe('requeue'); // Metal3Data not ready yet
+    await optimisticUpdate(
+      tc.client,
+      R.Metal3Data,
+      NS,
+      'tmpl-0',
+      (d) => {
+        d.status ??= {};
+        Object.assign(d.status as object, { ready: true });
+      },
+      { status: true },
+    );
+    expect((await selectHost(ctx, 'dm')).kind).toBe('done');
+    host = await hostOf('dm');
+    expect((host.spec as any).metaData).toEqual({ name: 'user-meta', namespace: NS }); // the user's secret wins for that part
+    expect((host.spec as any).networkData).toEqual({ name: 'dm-networkdata', namespace: NS });
+    const st = (await get(R.Metal3Machine, 'dm'))!.status as any;
+    expect(st.renderedData).toEqual({ name: 'tmpl-0', namespace: NS });
+    expect(st.metaData).toEqual({ name: 'user-meta', namespace: NS });
+    expect(st.networkData).toEqual({ name: 'dm-networkdata', namespace: NS });
+
+    // Deletion deletes the claim (the data path releases the rest) and clears the refs.
+    await tc.client.delete(R.Metal3Machine, NS, 'dm');
+    await deprovision(ctx, 'dm');
+    const c2 = await tc.client.get(R.Metal3DataClaim, NS, 'dm');
+    expect(c2 === undefined || Boolean(c2.metadata.deletionTimestamp)).toBe(true);
+    expect(c2?.metadata.finalizers ?? []).not.toContain('metal3machine.infrastructure.cluster.x-k8s.io');
+  });
+
+  it('waits for the user secrets that do not exist yet, without a template', async () => {
+    await createSampleHosts(tc.client, NS, 1, {
+      prefix: 'usec',
+      bmcSecrets: false,
+      labels: () => ({ pool: 'usec' }),
+    });
+    await createMachinePair(tc.client, 'um', {
+      m3mSpec: { networkData: { name: 'um-net' }, hostSelector: { matchLabels: { pool: 'usec' } } },
+    });
+    const r = await selectHost(ctx, 'um');
+    expect(r.kind).toBe('requeue');
+    expect(cond(await get(R.Metal3Machine, 'um'), 'Metal3DataReady')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForSecrets',
+    });
+    expect((await hostOf('um')).spec).not.toHaveProperty('image');
+    await secret('um-net', 'networkData');
+    expect((await selectHost(ctx, 'um')).kind).toBe('done');
+    expect(((await hostOf('um')).spec as any).networkData).toEqual({ name: 'um-net', namespace: NS });
+  });
+});
+
+describe('contract: pause, failure domain, owner', () => {
+  it('a paused Cluster pauses the associated host and stops; unpausing removes only our annotation', async () => {
+    await createCluster(tc.client, { name: 'pc' });
+    await createSampleHosts(tc.client, NS, 1, {
+      prefix: 'pause',
+      bmcSecrets: false,
+      labels: () => ({ pool: 'pause' }),
+    });
+    await createMachinePair(tc.client, 'pm', {
+      cluster: 'pc',
+      m3mSpec: { hostSelector: { matchLabels: { pool: 'pause' } } },
+    });
+    expect((await selectHost(ctx, 'pm')).kind).toBe('done');
+    await optimisticUpdate(tc.client, R.Cluster, NS, 'pc', (c) => {
+      (c.spec as any).paused = true;
+    });
+    const r = await selectHost(ctx, 'pm');
+    expect(r.kind).toBe('requeue');
+    expect((await hostOf('pm')).metadata.annotations?.['baremetalhost.metal3.io/paused']).toBe(
+      'metal3.io/capm3',
+    );
+    expect(cond(await get(R.Metal3Machine, 'pm'), 'Paused')?.status).toBe('True');
+    await optimisticUpdate(tc.client, R.Cluster, NS, 'pc', (c) => {
+      (c.spec as any).paused = false;
+    });
+    expect((await selectHost(ctx, 'pm')).kind).toBe('done');
+    expect((await hostOf('pm')).metadata.annotations?.['baremetalhost.metal3.io/paused']).toBeUndefined();
+    expect(cond(await get(R.Metal3Machine, 'pm'), 'Paused')?.status).toBe('False');
+  });
+
+  it('copies the failure domain from the Machine and only takes a host in it', async () => {
+    await createSampleHosts(tc.client, NS, 3, {
+      prefix: 'fd',
+      bmcSecrets: false,
+      labels: (i) => ({
+        pool: 'fd',
+        'infrastructure.cluster.x-k8s.io/failure-domain': i === 1 ? 'fd-b' : 'fd-a',
+      }),
+    });
+    await createMachinePair(tc.client, 'fm', {
+      failureDomain: 'fd-b',
+      m3mSpec: { hostSelector: { matchLabels: { pool: 'fd' } } },
+    });
+    expect((await selectHost(ctx, 'fm')).kind).toBe('done');
+    expect((await get(R.Metal3Machine, 'fm'))!.spec).toMatchObject({ failureDomain: 'fd-b' });
+    expect((await hostOf('fm')).metadata.name).toBe('fd-0001');
+    await createMachinePair(tc.client, 'fm2', {
+      failureDomain: 'fd-b',
+      m3mSpec: { hostSelector: { matchLabels: { pool: 'fd' } } },
+    });
+    const r = await selectHost(ctx, 'fm2');
+    expect(r).toMatchObject({ kind: 'requeue' });
+    expect(cond(await get(R.Metal3Machine, 'fm2'), 'AssociateBMH')).toMatchObject({
+      status: 'False',
+      reason: 'NoAvailableHost',
+    });
+    expect(cond(await get(R.Metal3Machine, 'fm2'), 'AssociateBMH').message).toMatch(
+      /no available host found in failure domain "fd-b"/,
+    );
+  });
+
+  it('without an owner Machine it waits; deleting it just drops the finalizer', async () => {
+    await tc.client.create(R.Metal3Machine, {
+      metadata: {
+        name: 'orphan',
+        namespace: NS,
+        finalizers: ['metal3machine.infrastructure.cluster.x-k8s.io'],
+      },
+      spec: { image: { url: 'http://x/i.img', checksum: 'abc' } },
+    });
+    expect((await selectHost(ctx, 'orphan')).kind).toBe('done');
+    expect(cond(await get(R.Metal3Machine, 'orphan'), 'AssociateBMH')).toMatchObject({
+      reason: 'WaitingForMetal3MachineOwnerRef',
+    });
+    await tc.client.delete(R.Metal3Machine, NS, 'orphan');
+    expect((await deprovision(ctx, 'orphan')).kind).toBe('done');
+    expect(await get(R.Metal3Machine, 'orphan')).toBeUndefined();
+  });
+});
+
+describe('deprovision: power, foreign hosts, administrator power-off', () => {
+  async function provisioned(
+    name: string,
+    hostLabels: Record<string, string>,
+    hostSpec: Record<string, unknown> = {},
+  ) {
+    const pool = Object.values(hostLabels)[0]!;
+    const [h] = await createSampleHosts(tc.client, NS, 1, {
+      prefix: pool,
+      bmcSecrets: false,
+      labels: () => hostLabels,
+    });
+    if (Object.keys(hostSpec).length)
+      await optimisticUpdate(tc.client, R.BareMetalHost, NS, h!.metadata.name!, (x) => {
+        x.status ??= {};
+        Object.assign(x.spec as object, hostSpec);
+      });
+    const cleaning = hostSpec.automatedCleaningMode
+      ? { automatedCleaningMode: hostSpec.automatedCleaningMode }
+      : {};
+    await createMachinePair(tc.client, name, {
+      m3mSpec: { hostSelector: { matchLabels: hostLabels }, ...cleaning },
+    });
+    expect((await selectHost(ctx, name)).kind).toBe('done');
+    await setState(h!.metadata.name!, 'provisioned', { poweredOn: true });
+    return h!.metadata.name!;
+  }
+
+  it.each([
+    ['powers off by default', {}, {}, false],
+    ['keeps power with disablePowerOff', { disablePowerOff: true }, {}, true],
+    ['keeps power with fast track while cleaning is enabled', {}, { fastTrack: true }, true],
+    [
+      'powers off with fast track when cleaning is disabled',
+      { automatedCleaningMode: 'disabled' },
+      { fastTrack: true },
+      false,
+    ],
+  ] as const)('%s', async (title, hostSpec, config, online) => {
+    const name = `pw-${title.length}-${String(online)}-${Object.keys(config).length}`;
+    const hostName = await provisioned(name, { pool: name }, hostSpec);
+    await tc.client.delete(R.Metal3Machine, NS, name);
+    const c = makeCtx(tc.client, config);
+    expect((await deprovision(c, name)).kind).toBe('requeue');
+    const h = await tc.client.get(R.BareMetalHost, NS, hostName);
+    expect((h!.spec as any).online).toBe(online);
+    expect((h!.spec as any).image).toBeUndefined();
+
+    // An administrator's later power change is never overridden by a repeat pass.
+    await optimisticUpdate(tc.client, R.BareMetalHost, NS, hostName, (x) => {
+      (x.spec as any).online = !online;
+    });
+    await deprovision(c, name);
+    expect(((await tc.client.get(R.BareMetalHost, NS, hostName))!.spec as any).online).toBe(!online);
+
+    await setState(hostName, 'available');
+    expect((await deprovision(c, name)).kind).toBe('done');
+    const released = await tc.client.get(R.BareMetalHost, NS, hostName);
+    expect((released!.spec as any).consumerRef).toBeUndefined();
+    expect(await get(R.Metal3Machine, name)).toBeUndefined();
+  });
+
+  it('never touches a host consumed by another machine', async () => {
+    const hostName = await provisioned('fa', { pool: 'foreign' });
+    // Someone re-pointed the host at another machine.
+    await optimisticUpdate(tc.client, R.BareMetalHost, NS, hostName, (x) => {
+      (x.spec as any).consumerRef = {
+        apiVersion: apiVersionOf(R.Metal3Machine),
+        kind: 'Metal3Machine',
+        name: 'other',
+        namespace: NS,
+      };
+    });
+    const before = await tc.client.get(R.BareMetalHost, NS, hostName);
+    await tc.client.delete(R.Metal3Machine, NS, 'fa');
+    expect((await deprovision(ctx, 'fa')).kind).toBe('done');
+    const after = await tc.client.get(R.BareMetalHost, NS, hostName);
+    expect(after!.metadata.resourceVersion).toBe(before!.metadata.resourceVersion);
+    expect(await get(R.Metal3Machine, 'fa')).toBeUndefined();
+  });
+});
+
+describe('Metal3MachineTemplate: automatedCleaningMode propagation', () => {
+  it('updates the machines cloned from it and their hosts', async () => {
+    await tc.client.create(R.Metal3MachineTemplate, {
+      metadata: { name: 'mt', namespace: NS },
+      spec: {
+        template: {
+          spec: { image: { url: 'http://x/i.img', checksum: 'abc' }, automatedCleaningMode: 'disabled' },
+        },
+      },
+    });
+    await createSampleHosts(tc.client, NS, 1, {
+      prefix: 'mt',
+      bmcSecrets: false,
+      labels: () => ({ pool: 'mt' }),
+    });
+    await createMachinePair(tc.client, 'mtm', { m3mSpec: { hostSelector: { matchLabels: { pool: 'mt' } } } });
+    await optimisticUpdate(tc.client, R.Metal3Machine, NS, 'mtm', (m) => {
+      m.metadata.annotations = {
+        ...(m.metadata.annotations ?? {}),
+        'cluster.x-k8s.io/cloned-from-name': 'mt',
+        'cluster.x-k8s.io/cloned-from-groupkind': 'Metal3MachineTemplate.infrastructure.cluster.x-k8s.io',
+      };
+    });
+    await createMachinePair(tc.client, 'notcloned', {
+      m3mSpec: { hostSelector: { matchLabels: { pool: 'none' } } },
+    });
+    expect((await selectHost(ctx, 'mtm')).kind).toBe('done');
+    expect(((await hostOf('mtm')).spec as any).automatedCleaningMode).toBe('metadata');
+    const r = await selectHostCore(ctx, msg('selectHost', R.Metal3MachineTemplate, 'mt'));
+    expect(r).toEqual({
+      kind: 'done',
+      note: 'automatedCleaningMode disabled: 1 machine(s), 1 host(s) updated',
+    });
+    expect(((await get(R.Metal3Machine, 'mtm'))!.spec as any).automatedCleaningMode).toBe('disabled');
+    expect(((await hostOf('mtm')).spec as any).automatedCleaningMode).toBe('disabled');
+    expect(((await get(R.Metal3Machine, 'notcloned'))!.spec as any).automatedCleaningMode).toBe('metadata');
+  });
+});
+
+describe('reconcileCluster', () => {
+  const m3c = (name: string, endpoint: unknown, labels: Record<string, string> = {}) =>
+    tc.client.create(R.Metal3Cluster, {
+      metadata: { name, namespace: NS, labels },
+      spec: { controlPlaneEndpoint: endpoint },
+    });
+  const run = (name: string) => reconcileCluster(ctx, msg('reconcileCluster', R.Metal3Cluster, name));
+
+  it('is ready with a valid endpoint and fails terminally without one', async () => {
+    await m3c('good', { host: '192.168.111.249', port: 6443 });
+    expect((await run('good')).kind).toBe('done');
+    let o = await tc.client.get(R.Metal3Cluster, NS, 'good');
+    expect(o!.metadata.finalizers).toEqual(['metal3cluster.infrastructure.cluster.x-k8s.io']);
+    expect((o!.status as any).ready).toBe(true);
+    expect(cond(o, 'Ready')?.status).toBe('True');
+
+    await m3c('bad', { host: '', port: 6443 });
+    const r = await run('bad');
+    expect(r).toEqual({
+      kind: 'terminal',
+      reason: 'InvalidConfiguration',
+      message: 'spec.controlPlaneEndpoint.host must not be empty',
+    });
+    o = await tc.client.get(R.Metal3Cluster, NS, 'bad');
+    expect(o!.status).toMatchObject({
+      ready: false,
+      failureReason: 'InvalidConfiguration',
+      failureMessage: 'spec.controlPlaneEndpoint.host must not be empty',
+    });
+    expect(cond(o, 'BaremetalInfrastructureReady')).toMatchObject({ status: 'False', severity: 'Error' });
+    // Fixed by the user: the failure clears.
+    await optimisticUpdate(tc.client, R.Metal3Cluster, NS, 'bad', (x) => {
+      (x.spec as any).controlPlaneEndpoint = { host: 'api.example', port: 443 };
+    });
+    expect((await run('bad')).kind).toBe('done');
+    o = await tc.client.get(R.Metal3Cluster, NS, 'bad');
+    expect((o!.status as any).failureReason).toBeUndefined();
+    expect((o!.status as any).ready).toBe(true);
+  });
+
+  it('deletion waits for the cluster machines, then drops the finalizer', async () => {
+    await m3c('del', { host: 'api.example', port: 6443 }, { 'cluster.x-k8s.io/cluster-name': 'delc' });
+    await run('del');
+    await tc.client.create(R.Metal3Machine, {
+      metadata: { name: 'delm', namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': 'delc' } },
+      spec: { image: { url: 'http://x', checksum: 'y' } },
+    });
+    await tc.client.delete(R.Metal3Cluster, NS, 'del');
+    expect((await run('del')).kind).toBe('requeue');
+    expect(await tc.client.get(R.Metal3Cluster, NS, 'del')).toBeDefined();
+    await tc.client.delete(R.Metal3Machine, NS, 'delm');
+    expect((await run('del')).kind).toBe('done');
+    expect(await tc.client.get(R.Metal3Cluster, NS, 'del')).toBeUndefined();
+  });
+});
