@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import { applyDeprovision, applyRelease, deprovisionOnline, hostReleasable } from './hostrelease.ts';
+
+const host = (
+  spec: Record<string, unknown>,
+  status: Record<string, unknown> = {},
+  meta: Partial<KubeObject['metadata']> = {},
+): KubeObject => ({
+  metadata: { name: 'h', namespace: 'ns', ...meta },
+  spec,
+  status,
+});
+
+describe('hostReleasable (spec §9 step 5)', () => {
+  it.each([
+    ['', undefined, true],
+    ['unmanaged', undefined, true],
+    ['registering', undefined, true],
+    ['match profile', undefined, true],
+    ['inspecting', undefined, true],
+    ['ready', undefined, true],
+    ['available', undefined, true],
+    ['provisioning', undefined, false],
+    ['provisioned', true, false],
+    ['deprovisioning', undefined, false],
+    ['externally provisioned', true, false],
+    ['externally provisioned', false, true],
+    ['powering off before delete', undefined, false],
+  ])('%j poweredOn=%s -> %s', (state, poweredOn, expected) => {
+    expect(hostReleasable(host({}, { provisioning: { state }, poweredOn }))).toBe(expected);
+  });
+});
+
+describe('deprovisionOnline', () => {
+  it.each([
+    [{}, false, false],
+    [{}, true, true],
+    [{ automatedCleaningMode: 'metadata' }, true, true],
+    [{ automatedCleaningMode: 'disabled' }, true, false],
+    [{ disablePowerOff: true }, false, true],
+    [{ disablePowerOff: true, automatedCleaningMode: 'disabled' }, true, true],
+  ])('%j fastTrack=%s -> %s', (spec, fastTrack, expected) => {
+    expect(deprovisionOnline(host(spec), fastTrack)).toBe(expected);
+  });
+});
+
+describe('applyDeprovision', () => {
+  it('clears image, customDeploy and data refs and sets power once', () => {
+    const h = host({
+      image: { url: 'x' },
+      customDeploy: { method: 'm' },
+      userData: { name: 'u' },
+      metaData: { name: 'm' },
+      networkData: { name: 'n' },
+      online: true,
+      bootMACAddress: 'b',
+      consumerRef: { name: 'm1' },
+    });
+    expect(applyDeprovision(h, false)).toBe(true);
+    expect(h.spec).toEqual({ online: false, bootMACAddress: 'b', consumerRef: { name: 'm1' } });
+    // Second time: nothing left to clear, power left as the administrator set it.
+    (h.spec as any).online = true;
+    expect(applyDeprovision(h, false)).toBe(false);
+    expect((h.spec as any).online).toBe(true);
+  });
+});
+
+describe('applyRelease', () => {
+  const labels = { 'cluster.x-k8s.io/cluster-name': 'c1', keep: 'me' };
+  it.each([
+    ['plain release', 'c1', undefined, { paused: 'metal3.io/capm3' }, { keep: 'me' }, {}],
+    [
+      'node reuse label',
+      'c1',
+      'md-0',
+      {},
+      { keep: 'me', 'infrastructure.cluster.x-k8s.io/node-reuse': 'md-0' },
+      {},
+    ],
+    ['another cluster label kept', 'c2', undefined, {}, labels, {}],
+    ['unknown cluster: our label dropped', undefined, undefined, {}, { keep: 'me' }, {}],
+    [
+      'foreign pause kept',
+      'c1',
+      undefined,
+      { paused: 'admin' },
+      { keep: 'me' },
+      { 'baremetalhost.metal3.io/paused': 'admin' },
+    ],
+  ] as const)('%s', (_n, cluster, reuse, pause, expectedLabels, expectedAnn) => {
+    const ann: Record<string, string> = 'paused' in pause ? { 'baremetalhost.metal3.io/paused': pause.paused } : {};
+    const h = host(
+      { consumerRef: { name: 'm1' }, online: false },
+      {},
+      { labels: { ...labels }, annotations: ann },
+    );
+    applyRelease(h, cluster, reuse);
+    expect(h.spec).toEqual({ online: false });
+    expect(h.metadata.labels).toEqual(expectedLabels);
+    expect(h.metadata.annotations ?? {}).toEqual(expectedAnn);
+  });
+});
