@@ -13,6 +13,7 @@ import {
   type MessageEnvelope,
   parseEnvelope,
 } from '../../events/envelope.ts';
+import { resourceFor } from '../api/resources.ts';
 import { KubeApiError } from '../kube/errors.ts';
 import type { ReconcileContext, ReconcileFn } from '../reconcile/context.ts';
 import { MalformedMessageError, TerminalError, TransientError } from '../reconcile/errors.ts';
@@ -73,6 +74,11 @@ async function dispatchInner(
   }
   const fn = fns[msg.function];
   if (!fn) return { kind: 'malformed', reason: `function '${msg.function}' is not served here` };
+  if (!resourceFor(msg.apiVersion, msg.kind)) {
+    // Not a kind any function reconciles (the relay never sends one): dead-letter it with the
+    // reason rather than acknowledge it silently as done.
+    return { kind: 'malformed', reason: `unknown kind '${msg.kind}' (apiVersion '${msg.apiVersion}')` };
+  }
 
   const now = (opts.now ?? Date.now)();
   if (msg.notBefore !== undefined && msg.notBefore > now + EARLY_SLACK_MS) {
