@@ -30,7 +30,7 @@ import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
 import { planIndex } from './plan-index.ts';
-import { releaseDataClaim } from './release.ts';
+import { releaseDataClaim, releaseOrphanData } from './release.ts';
 import { pointAtCluster } from './template.ts';
 
 /** Creates tried per reconcile before giving up (the queue retries later). */
@@ -98,6 +98,15 @@ export async function reconcileDataClaim(
   const data = await allocate(ctx, template, claim, asKube(templateRaw), asKube(claimObj));
   if (!data)
     return requeueAfter(ctx.config.safetyRequeueSeconds, 'Metal3Data of this claim is being deleted');
+
+  // The claim may have been deleted (and released by the deprovision function) while we created
+  // its Metal3Data; then nobody else would ever release that Metal3Data. Look once more.
+  const after = await client.get(R.Metal3DataClaim, namespace, name);
+  if (!after || after.metadata.uid !== raw.metadata.uid || isDeleting(after)) {
+    if (after && after.metadata.uid === raw.metadata.uid) return releaseDataClaim(ctx, namespace, name);
+    await releaseOrphanData(ctx, data);
+    return done('claim deleted during allocation; its Metal3Data was released');
+  }
 
   await recordAllocation(ctx, templateRaw, claimObj, data);
   return done(`index ${data.spec.index}`);

@@ -125,6 +125,28 @@ export async function releaseDataClaim(
   return done(`released ${datas.length} Metal3Data`);
 }
 
+/** A Metal3Data whose claim is gone: delete it and release it (its claim's finalizer included). */
+export async function releaseOrphanData(ctx: ReconcileContext, data: Metal3Data): Promise<void> {
+  const ns = data.metadata.namespace!;
+  const raw = await ctx.client.get(R.Metal3Data, ns, data.metadata.name!);
+  if (!raw || raw.metadata.uid !== data.metadata.uid) return;
+  if (!isDeleting(raw)) await deleteExact(ctx, R.Metal3Data, raw);
+  await releaseData(ctx, ns, data.metadata.name!);
+}
+
+/** IPClaims of a Metal3Data that is gone: drop our finalizer, delete, release (GC alone would stall on the finalizer). */
+export async function releaseOrphanIPClaims(
+  ctx: ReconcileContext,
+  namespace: string,
+  dataUid: string,
+): Promise<void> {
+  const claims = (await ctx.client.list(R.IPClaim, namespace)).items.filter((c) => isOwnedBy(c, dataUid));
+  for (const c of claims) {
+    await deleteAndUnblock(ctx, R.IPClaim, c, FINALIZER.data);
+    await releaseIPClaim(ctx, namespace, c.metadata.name!);
+  }
+}
+
 /** A deleting Metal3Data: delete its IPClaims and rendered Secrets, then drop our finalizer(s). */
 export async function releaseData(
   ctx: ReconcileContext,
@@ -136,11 +158,7 @@ export async function releaseData(
   if (!raw || !isDeleting(raw)) return done('nothing to release');
   const uid = raw.metadata.uid;
   if (hasFinalizer(raw, FINALIZER.data)) {
-    const claims = (await client.list(R.IPClaim, namespace)).items.filter((c) => isOwnedBy(c, uid));
-    for (const c of claims) {
-      await deleteAndUnblock(ctx, R.IPClaim, c, FINALIZER.data);
-      await releaseIPClaim(ctx, namespace, c.metadata.name!);
-    }
+    await releaseOrphanIPClaims(ctx, namespace, uid!);
     const cluster = raw.metadata.labels?.[CLUSTER_NAME_LABEL];
     const secrets = (
       await client.list(

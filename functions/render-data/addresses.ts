@@ -42,10 +42,12 @@ export function newIPClaim(dataRaw: KubeObject, pool: string): KubeObject {
   };
 }
 
+/** `created`: how many IPClaims this call created (the caller re-checks its Metal3Data then). */
 export async function ensureAddresses(
   client: KubeClient,
   dataRaw: KubeObject,
   pools: readonly PoolRef[],
+  created: { count: number } = { count: 0 },
 ): Promise<AddressesResult> {
   const ns = dataRaw.metadata.namespace!;
   const addresses: Record<string, AllocatedAddress> = {};
@@ -71,6 +73,7 @@ export async function ensureAddresses(
     if (!claim) {
       try {
         claim = await client.create(R.IPClaim, newIPClaim(dataRaw, pool.name));
+        created.count++;
       } catch (e) {
         if (!isAlreadyExists(e)) throw e;
         claim = await client.get(R.IPClaim, ns, name);

@@ -21,7 +21,7 @@ import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/conte
 import { TerminalError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
 import { RenderError, referencedPools, renderData } from '../../shared/render/index.ts';
-import { releaseData } from '../allocate-index/release.ts';
+import { releaseData, releaseOrphanIPClaims } from '../allocate-index/release.ts';
 import { ensureAddresses } from './addresses.ts';
 import { gatherObjects } from './inputs.ts';
 import { buildSecrets, createSecrets, secretNames, secretStates } from './secrets.ts';
@@ -87,7 +87,17 @@ export async function reconcileData(
     }
 
     const pools = referencedPools(template.spec, objects);
-    const addr = await ensureAddresses(client, dataObj, pools);
+    const created = { count: 0 };
+    const addr = await ensureAddresses(client, dataObj, pools, created);
+    if (created.count > 0) {
+      // Deleted (and released) while we created IPClaims for it? Then nobody else releases them.
+      const now = await client.get(R.Metal3Data, namespace, name);
+      if (!now || now.metadata.uid !== dataObj.metadata.uid) {
+        await releaseOrphanIPClaims(ctx, namespace, dataObj.metadata.uid!);
+        return done('Metal3Data deleted while claiming addresses; its IPClaims were released');
+      }
+      if (isDeleting(now)) return releaseData(ctx, namespace, name);
+    }
     if (addr.kind === 'wait') return wait(ctx, addr.reason);
     if (addr.kind === 'error') {
       const result = await recordError(ctx, dataObj, 'IPAllocationFailed', addr.message);

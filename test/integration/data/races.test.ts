@@ -1,0 +1,113 @@
+/**
+ * Deletion racing allocation (different queues, so the queue's per-template order does not help):
+ * the claim is deleted and released between our decision and our create; the Metal3Data is
+ * deleted and released while we create its IPClaims. Nothing may leak. The race is placed
+ * deterministically with a client whose create runs the competing steps first.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import { KubeClient } from '../../../shared/kube/client.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
+import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import {
+  allocate,
+  createMachine,
+  makeCtx,
+  NS,
+  POOL_1,
+  POOL6_1,
+  release,
+  render,
+  seedTemplate,
+} from './harness.ts';
+
+/** A client that runs `before` once, right before its next create of kind `kind`. */
+class RacingClient extends KubeClient {
+  before: { kind: string; run: () => Promise<void> } | undefined;
+  override async create<T extends KubeObject>(
+    t: ResourceType,
+    obj: T,
+    opts: { dryRun?: boolean } = {},
+  ): Promise<T> {
+    const b = this.before;
+    if (b && b.kind === t.kind) {
+      this.before = undefined;
+      await b.run();
+    }
+    return super.create(t, obj, opts);
+  }
+}
+
+let tc: TestCluster;
+let ctx: ReconcileContext;
+let racing: RacingClient;
+let racingCtx: ReconcileContext;
+
+beforeAll(async () => {
+  tc = await startTestCluster();
+  ctx = makeCtx(tc.client);
+  racing = new RacingClient(tc.client.kc);
+  racingCtx = makeCtx(racing);
+  await tc.client.create(R.IPPool, POOL_1);
+  await tc.client.create(R.IPPool, POOL6_1);
+  await tc.client.create(
+    R.Metal3DataTemplate,
+    seedTemplate('racy', (s) => {
+      delete s.templateReference;
+    }),
+  );
+});
+afterAll(async () => {
+  await tc?.stop();
+});
+
+const all = async (t: ResourceType) => (await tc.client.list(t, NS)).items;
+
+describe('deletion racing allocation', () => {
+  it('claim deleted and released while its Metal3Data is being created: the Metal3Data is released too', async () => {
+    const m = await createMachine(tc.client, 'r1', 'racy');
+    // The finalizer is already there (an earlier delivery added it).
+    await tc.client.patch(R.Metal3DataClaim, NS, 'r1', {
+      metadata: { finalizers: ['metal3dataclaim.infrastructure.cluster.x-k8s.io'] },
+    });
+    racing.before = {
+      kind: 'Metal3Data',
+      run: async () => {
+        await tc.client.delete(R.Metal3DataClaim, NS, 'r1');
+        expect(await release(ctx, R.Metal3DataClaim, 'r1')).toMatchObject({ kind: 'done' });
+        expect(await tc.client.get(R.Metal3DataClaim, NS, 'r1')).toBeUndefined();
+      },
+    };
+    const r = await allocate(racingCtx, R.Metal3DataClaim, 'r1');
+    expect(r).toEqual({ kind: 'done', note: 'claim deleted during allocation; its Metal3Data was released' });
+    tc.server.settle();
+    expect(await all(R.Metal3Data)).toEqual([]);
+    expect(m.claim.metadata.uid).toBeDefined();
+  });
+
+  it('Metal3Data deleted and released while its IPClaims are created: the IPClaims are released too', async () => {
+    await createMachine(tc.client, 'r2', 'racy');
+    expect(await allocate(ctx, R.Metal3DataClaim, 'r2')).toMatchObject({ kind: 'done' });
+    const data = (await all(R.Metal3Data))[0]!;
+    racing.before = {
+      kind: 'IPClaim',
+      run: async () => {
+        await tc.client.delete(R.Metal3DataClaim, NS, 'r2');
+        await release(ctx, R.Metal3DataClaim, 'r2');
+        expect(await tc.client.get(R.Metal3Data, NS, data.metadata.name!)).toBeUndefined();
+      },
+    };
+    const r = await render(racingCtx, data.metadata.name!);
+    expect(r).toEqual({
+      kind: 'done',
+      note: 'Metal3Data deleted while claiming addresses; its IPClaims were released',
+    });
+    // IPAM may have served the claim in between; the relay would deliver its deletion too.
+    for (const c of await all(R.IPClaim)) await release(ctx, R.IPClaim, c.metadata.name!);
+    tc.server.settle();
+    expect(await all(R.IPClaim)).toEqual([]);
+    expect(await all(R.IPAddress)).toEqual([]);
+    expect(await all(R.Metal3Data)).toEqual([]);
+  });
+});
