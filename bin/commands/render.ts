@@ -141,7 +141,9 @@ export function preview(
   const linked = ofKind(inNs, 'Metal3Data')
     .map((d) => d as unknown as Metal3Data)
     .filter((d) => Number.isInteger(d.spec?.index) && belongsToTemplate(template, d));
-  const index = opts.index ?? lowestFreeIndex(linked.map((d) => d.spec.index));
+  // As live: the machine's claim (named after the Metal3Machine) keeps the index it already has.
+  const own = linked.find((d) => d.spec.claim?.name === m3mRaw.metadata.name);
+  const index = opts.index ?? own?.spec.index ?? lowestFreeIndex(linked.map((d) => d.spec.index));
   const data = dataName(template.metadata.name!, index);
 
   const objects = {

@@ -158,6 +158,12 @@ describe('allocateIndex + renderData, one machine', () => {
     expect(d.metadata.finalizers).toContain('metal3data.infrastructure.cluster.x-k8s.io');
   });
 
+  it('a second renderData run writes nothing', async () => {
+    const before = tc.client.stats.writes;
+    expect(await render(ctx, 'nodepool-1-0')).toEqual({ kind: 'done', note: 'rendered' });
+    expect(tc.client.stats.writes).toBe(before);
+  });
+
   it('a rendered Secret that was deleted is recreated byte-identical; an existing one is not rewritten', async () => {
     const meta = (await tc.client.get(R.Secret, NS, 'worker-a-metadata-0'))!;
     const net = (await tc.client.get(R.Secret, NS, 'worker-a-networkdata-0'))!;
