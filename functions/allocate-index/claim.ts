@@ -23,7 +23,7 @@ import {
   parseMetal3DataClaim,
   R,
 } from '../../shared/api/index.ts';
-import { isAlreadyExists } from '../../shared/kube/errors.ts';
+import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
 import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
@@ -95,7 +95,13 @@ export async function reconcileDataClaim(
     if (isDeleting(claimObj)) return releaseDataClaim(ctx, namespace, name);
   }
 
-  const data = await allocate(ctx, template, claim, asKube(templateRaw), asKube(claimObj));
+  let data: Metal3Data | undefined;
+  try {
+    data = await allocate(ctx, template, claim, asKube(templateRaw), asKube(claimObj));
+  } catch (e) {
+    if (e instanceof TerminalError) return recordClaimError(ctx, claimObj, e);
+    throw e;
+  }
   if (!data)
     return requeueAfter(ctx.config.safetyRequeueSeconds, 'Metal3Data of this claim is being deleted');
 
@@ -147,6 +153,13 @@ async function allocate(
       ctx.log.debug('Metal3Data created', { name: body.metadata.name, index: plan.index, rank: plan.rank });
       return created as unknown as Metal3Data;
     } catch (e) {
+      if (e instanceof InvalidError) {
+        // Rejected (validation/admission): retrying the same object cannot help.
+        throw new TerminalError(
+          'CreateFailed',
+          `Failed to create associated Metal3Data object: ${e.message}`,
+        );
+      }
       if (!isAlreadyExists(e)) throw e;
       // Someone took the index: re-list at once and take the next free one (no sleep).
       allocationCounters.alreadyExists++;

@@ -17,7 +17,7 @@ import {
 import { type IPAddress, type IPClaim, type IPPool, parseIPPool, R } from '../../shared/api/index.ts';
 import { type AllocatedAddress, ipAddressName } from '../../shared/ipam/allocate.ts';
 import { IpamError } from '../../shared/ipam/errors.ts';
-import { isAlreadyExists } from '../../shared/kube/errors.ts';
+import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
 import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
@@ -84,7 +84,7 @@ export async function reconcileIPClaim(
   try {
     address = await allocate(ctx, pool, poolRaw, claimObj);
   } catch (e) {
-    if (e instanceof IpamError) return recordClaimError(ctx, claimObj, e);
+    if (e instanceof IpamError || e instanceof TerminalError) return recordClaimError(ctx, claimObj, e);
     throw e;
   }
   await recordAllocation(ctx, poolRaw, claimObj, address);
@@ -120,6 +120,9 @@ async function allocate(
       addressCounters.created++;
       return created as unknown as IPAddress;
     } catch (e) {
+      if (e instanceof InvalidError) {
+        throw new TerminalError('CreateFailed', `Failed to create associated IPAddress object: ${e.message}`);
+      }
       if (!isAlreadyExists(e)) throw e;
       addressCounters.alreadyExists++;
       tried.push(plan.allocated.address);

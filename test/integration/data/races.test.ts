@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { R, type ResourceType } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
+import { InvalidError } from '../../../shared/kube/errors.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
@@ -109,5 +110,19 @@ describe('deletion racing allocation', () => {
     expect(await all(R.IPClaim)).toEqual([]);
     expect(await all(R.IPAddress)).toEqual([]);
     expect(await all(R.Metal3Data)).toEqual([]);
+  });
+
+  it('a create the API server rejects (422) is recorded on the claim, terminal', async () => {
+    await createMachine(tc.client, 'r3', 'racy');
+    racing.before = {
+      kind: 'Metal3Data',
+      run: async () => {
+        throw new InvalidError(422, { message: 'admission webhook denied the request' });
+      },
+    };
+    const r = await allocate(racingCtx, R.Metal3DataClaim, 'r3');
+    const message = 'Failed to create associated Metal3Data object: admission webhook denied the request';
+    expect(r).toEqual({ kind: 'terminal', reason: 'InvalidConfiguration', message });
+    expect((await tc.client.get(R.Metal3DataClaim, NS, 'r3'))?.status).toEqual({ errorMessage: message });
   });
 });
