@@ -274,7 +274,9 @@ export async function reconcileMachine(
       `BareMetalHost ${host.metadata.namespace}/${host.metadata.name} is being provisioned`,
     );
   }
-  draft.set('phase', 'Provisioning');
+  draft.edit((s) => {
+    s.phase = s.ready === true ? 'Provisioned' : 'Provisioning';
+  });
   return finish(done('host provisioning requested'));
 }
 

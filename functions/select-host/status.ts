@@ -22,6 +22,11 @@ export class StatusDraft {
     });
     return this;
   }
+  /** A free-form edit, applied to the status as read at write time. */
+  edit(fn: StatusEdit): this {
+    this.edits.push(fn);
+    return this;
+  }
   condition(c: ConditionInput): this {
     this.edits.push((s, now) => {
       s.conditions = setMachineCondition(s.conditions as Condition[] | undefined, c, now);
