@@ -5,11 +5,11 @@ import { KubeClient } from '../../shared/kube/client.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
 import {
+  mainQueuesFromOptions,
   parseFunctions,
   parsePositiveInt,
   SQS_HELP,
   SQS_OPTIONS,
-  sqsFromOptions,
   startMetricsServer,
   untilSignal,
   type Values,
@@ -59,8 +59,7 @@ export async function run(argv: string[]): Promise<number> {
     const log = createLogger({ base: { component: 'relay' } });
     const metrics = new PipelineMetrics();
     const client = v.kubeconfig ? KubeClient.fromFile(v.kubeconfig as string) : KubeClient.fromDefault();
-    const { sqs, queues } = await sqsFromOptions(v, functions);
-    const main = Object.fromEntries(functions.map((f) => [f, queues.main[f]]));
+    const { sqs, main } = await mainQueuesFromOptions(v, functions);
     const relay = await startRelay({
       client,
       sqs,

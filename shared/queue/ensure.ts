@@ -108,3 +108,18 @@ export async function resolveQueues(
     requeueDlq: await url(requeueDlqName(opts)),
   };
 }
+
+/** Only the functions' main queues: all the relay sends to (and all its IAM policy allows). */
+export async function resolveMainQueues(
+  sqs: SQSClient,
+  opts: QueueNaming & { functions?: readonly FunctionName[] | undefined } = {},
+): Promise<Partial<Record<FunctionName, string>>> {
+  const fns = opts.functions ?? FUNCTION_NAMES;
+  const main: Partial<Record<FunctionName, string>> = {};
+  await Promise.all(
+    fns.map(async (fn) => {
+      main[fn] = (await sqs.send(new GetQueueUrlCommand({ QueueName: queueName(fn, opts) }))).QueueUrl!;
+    }),
+  );
+  return main;
+}

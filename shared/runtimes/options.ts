@@ -5,7 +5,7 @@
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
-import { ensureQueues, type QueueUrls, resolveQueues } from '../queue/ensure.ts';
+import { ensureQueues, type QueueUrls, resolveMainQueues, resolveQueues } from '../queue/ensure.ts';
 import { createSqsClient, sqsEndpointFromEnv } from '../queue/sqs.ts';
 import type { PipelineMetrics } from './metrics.ts';
 
@@ -58,6 +58,18 @@ export async function sqsFromOptions(v: Values, functions: readonly FunctionName
     ? await ensureQueues(sqs, { prefix, functions })
     : await resolveQueues(sqs, { prefix, functions });
   return { sqs, queues, prefix, endpoint };
+}
+
+/** For the relay: the main queues only (created with everything else when asked to). */
+export async function mainQueuesFromOptions(v: Values, functions: readonly FunctionName[]) {
+  const endpoint = (v['sqs-endpoint'] as string | undefined) ?? sqsEndpointFromEnv();
+  const sqs = createSqsClient({ endpoint, region: v.region as string | undefined });
+  const prefix = (v['queue-prefix'] as string | undefined) ?? process.env.QUEUE_PREFIX ?? '';
+  const create = v['no-create-queues'] ? false : v['create-queues'] ? true : endpoint !== undefined;
+  const main = create
+    ? (await ensureQueues(sqs, { prefix, functions })).main
+    : await resolveMainQueues(sqs, { prefix, functions });
+  return { sqs, main };
 }
 
 /** /healthz and /metrics on a port of their own (0 = none). */
