@@ -78,7 +78,9 @@ export function parseLabelSelector(input: string | undefined | null): LabelSelec
       if (tok.t !== 'id') fail(`found '${tok.v}', expected: identifier`);
       req = { key: tok.v, op: 'notexists', values: [] };
     } else {
-      if (tok.t !== 'id') fail(`found '${tok.v}', expected: !, identifier, or 'end of string'`);
+      if (tok.t !== 'id' || tok.v === 'in' || tok.v === 'notin') {
+        fail(`found '${tok.v}', expected: !, identifier, or 'end of string'`);
+      }
       const key = tok.v;
       const op = peek();
       if (!op || (op.t === 'op' && op.v === ',')) {

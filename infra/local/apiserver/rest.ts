@@ -164,7 +164,8 @@ export class Rest {
         `the API version in the data (${body.apiVersion}) does not match the expected API version (${av})`,
       );
     }
-    const obj = clone(body);
+    // apiVersion and kind first, as the real server serializes them.
+    const obj = { apiVersion: av, kind: kind.kind, ...clone(body) };
     obj.apiVersion = av;
     obj.kind = kind.kind;
     obj.metadata ??= {};

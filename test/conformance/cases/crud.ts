@@ -9,7 +9,7 @@ import {
   NotFoundError,
 } from '../../../shared/kube/errors.ts';
 import { Gadget, GROUP, Widget, widget } from '../fixtures.ts';
-import type { ConformanceCase } from '../suite.ts';
+import { type ConformanceCase, record } from '../suite.ts';
 
 async function failure(p: Promise<unknown>): Promise<KubeApiError> {
   try {
@@ -149,13 +149,21 @@ export const CRUD_CASES: ConformanceCase[] = [
     },
   },
   {
-    name: 'a no-op update keeps the resourceVersion',
+    name: 'a no-op update keeps the resourceVersion and emits no event',
     async run({ client, ns }) {
       const w = await client.create<any>(Widget, widget(ns, 'same', { size: 2 }));
-      const u = await client.replace<any>(Widget, w);
-      expect(u.metadata.resourceVersion).toBe(w.metadata.resourceVersion);
-      const p = await client.patch<any>(Widget, ns, 'same', { spec: { size: 2 } });
-      expect(p.metadata.resourceVersion).toBe(w.metadata.resourceVersion);
+      const rec = await record(client, Widget, ns, { resourceVersion: w.metadata.resourceVersion });
+      try {
+        const u = await client.replace<any>(Widget, w);
+        expect(u.metadata.resourceVersion).toBe(w.metadata.resourceVersion);
+        const p = await client.patch<any>(Widget, ns, 'same', { spec: { size: 2 } });
+        expect(p.metadata.resourceVersion).toBe(w.metadata.resourceVersion);
+        await client.patch(Widget, ns, 'same', { spec: { size: 3 } });
+        await rec.waitFor((e) => e.type === 'MODIFIED', 'the real change');
+        expect(rec.events.map((e) => (e.object as any).spec.size)).toEqual([3]);
+      } finally {
+        rec.stop();
+      }
     },
   },
   {

@@ -1,5 +1,6 @@
 /** CRD schema validation, defaulting, pruning, CEL rules, with 422 causes naming field paths. */
 import { expect } from 'vitest';
+import { R } from '../../../shared/api/resources.ts';
 import type { KubeApiError } from '../../../shared/kube/errors.ts';
 import { GROUP, Widget, widget } from '../fixtures.ts';
 import type { ConformanceCase } from '../suite.ts';
@@ -84,6 +85,46 @@ export const VALIDATION_CASES: ConformanceCase[] = [
       expect(e2.status.message).toContain('providerID is immutable once set');
       const ok = await client.patch<any>(Widget, ns, 'c', { spec: { size: 4 } });
       expect(ok.spec.size).toBe(4);
+    },
+  },
+  {
+    name: 'a CRD whose x-kubernetes-validations rule does not compile is rejected',
+    async run({ client, ns }) {
+      const group = `${ns}.example.com`;
+      const crd = {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: `bads.${group}` },
+        spec: {
+          group,
+          scope: 'Namespaced',
+          names: { kind: 'Bad', plural: 'bads' },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: {
+                    spec: {
+                      type: 'object',
+                      'x-kubernetes-validations': [{ rule: 'self.x ~ 1' }],
+                      properties: { x: { type: 'integer' } },
+                    },
+                  },
+                },
+              },
+            },
+          ],
+        },
+      };
+      const e = await failure(client.create(R.CustomResourceDefinition, crd));
+      expect(e.code).toBe(422);
+      expect(e.status.details?.causes?.[0]?.field).toBe(
+        'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule',
+      );
     },
   },
 ];
