@@ -262,4 +262,31 @@ describe('CAPI + baremetal-operator simulators around the cores', () => {
     const again = await tc.client.get(R.BareMetalHost, NS, released!.metadata.name!);
     expect(again!.metadata.labels?.['infrastructure.cluster.x-k8s.io/node-reuse']).toBeUndefined();
   });
+  it('control-plane scale-down with nodeReuse but cleaning enabled: cp booking label and a Warning Event', async () => {
+    await optimisticUpdate(tc.client, R.Metal3MachineTemplate, NS, 'cp', (t) => {
+      (t.spec as any).nodeReuse = true;
+      (t.spec as any).template.spec.automatedCleaningMode = 'metadata';
+    });
+    const cpHost = async () => {
+      const m = (await m3ms()).find(
+        (x) => x.metadata.labels?.['cluster.x-k8s.io/control-plane-name'] === 'cp',
+      );
+      return m?.metadata.annotations?.['metal3.io/BareMetalHost']?.split('/')[1];
+    };
+    const hostName = (await cpHost())!;
+    await tc.client.patch(R.KubeadmControlPlane, NS, 'cp', { spec: { replicas: 0 } });
+    await converge(async () => {
+      const h = await tc.client.get(R.BareMetalHost, NS, hostName);
+      return (await cpHost()) === undefined && !(h!.spec as any).consumerRef && hostState(h) === 'available';
+    }, 'control plane machine gone and its host released');
+    const h = await tc.client.get(R.BareMetalHost, NS, hostName);
+    expect(h!.metadata.labels?.['infrastructure.cluster.x-k8s.io/node-reuse']).toBe('cp');
+    const events = (await tc.client.list(R.Event, NS)).items as any[];
+    const warning = events.find((e) => e.reason === 'NodeReuseWithCleaning');
+    expect(warning).toMatchObject({
+      type: 'Warning',
+      involvedObject: { kind: 'Metal3MachineTemplate', name: 'cp' },
+    });
+    expect(warning.message).toMatch(/automatedCleaningMode is "metadata"/);
+  });
 });

@@ -171,7 +171,7 @@ export async function eventually<T>(
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
-    if (v !== undefined && v !== false) return v as T;
+    if (v) return v as T;
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
