@@ -16,6 +16,7 @@ import {
   statusOf,
   timestamp,
 } from '../../shared/allocation/objects.ts';
+import { updateOrGone } from '../../shared/allocation/update.ts';
 import {
   type Metal3Data,
   type Metal3DataClaim,
@@ -24,7 +25,6 @@ import {
   R,
 } from '../../shared/api/index.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
-import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
@@ -79,7 +79,7 @@ export async function reconcileDataClaim(
   // The finalizer first: a claim deleted from now on releases whatever we create below.
   let claimObj = raw;
   if (!(raw.metadata.finalizers ?? []).includes(FINALIZER.dataClaim)) {
-    const r = await optimisticUpdate(
+    const r = await updateOrGone(
       client,
       R.Metal3DataClaim,
       namespace,
@@ -218,7 +218,7 @@ async function recordAllocation(
   const ns = claimRaw.metadata.namespace!;
   const claimName = claimRaw.metadata.name!;
   const dataRef = { name: data.metadata.name, namespace: data.metadata.namespace };
-  await optimisticUpdate(
+  await updateOrGone(
     client,
     R.Metal3DataClaim,
     ns,
@@ -273,7 +273,7 @@ async function recordClaimError(
   err: Error,
 ): Promise<ReconcileResult> {
   const message = err.message;
-  await optimisticUpdate(
+  await updateOrGone(
     ctx.client,
     R.Metal3DataClaim,
     raw.metadata.namespace,

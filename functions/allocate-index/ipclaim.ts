@@ -14,11 +14,11 @@ import {
   statusOf,
   timestamp,
 } from '../../shared/allocation/objects.ts';
+import { updateOrGone } from '../../shared/allocation/update.ts';
 import { type IPAddress, type IPClaim, type IPPool, parseIPPool, R } from '../../shared/api/index.ts';
 import { type AllocatedAddress, ipAddressName } from '../../shared/ipam/allocate.ts';
 import { IpamError } from '../../shared/ipam/errors.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
-import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
@@ -64,7 +64,7 @@ export async function reconcileIPClaim(
 
   let claimObj: KubeObject = raw;
   if (!(raw.metadata.finalizers ?? []).includes(FINALIZER.ipClaim)) {
-    const r = await optimisticUpdate(
+    const r = await updateOrGone(
       client,
       R.IPClaim,
       namespace,
@@ -168,7 +168,7 @@ async function recordAllocation(
   const { client } = ctx;
   const ns = claimRaw.metadata.namespace!;
   const claimName = claimRaw.metadata.name!;
-  await optimisticUpdate(
+  await updateOrGone(
     client,
     R.IPClaim,
     ns,
@@ -201,7 +201,7 @@ async function recordClaimError(
   err: Error,
 ): Promise<ReconcileResult> {
   const message = err.message;
-  await optimisticUpdate(
+  await updateOrGone(
     ctx.client,
     R.IPClaim,
     raw.metadata.namespace,

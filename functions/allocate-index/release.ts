@@ -14,10 +14,11 @@ import {
   isOwnedBy,
   removeFinalizer,
 } from '../../shared/allocation/objects.ts';
+import { updateOrGone } from '../../shared/allocation/update.ts';
 import type { IPAddress, IPClaim, Metal3Data, Metal3DataClaim } from '../../shared/api/index.ts';
 import { R, type ResourceType } from '../../shared/api/resources.ts';
 import { isConflict } from '../../shared/kube/errors.ts';
-import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import { SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
@@ -43,7 +44,7 @@ async function dropFinalizer(
   finalizer: string,
 ): Promise<void> {
   if (!hasFinalizer(obj, finalizer)) return;
-  await optimisticUpdate(
+  await updateOrGone(
     ctx.client,
     t,
     obj.metadata.namespace,
@@ -92,7 +93,7 @@ export async function releaseDataClaim(
   }
   const templateName = claim.spec?.template?.name;
   if (templateName) {
-    await optimisticUpdate(
+    await updateOrGone(
       client,
       R.Metal3DataTemplate,
       namespace,
@@ -208,7 +209,7 @@ export async function releaseIPClaim(
   });
   for (const a of addresses) await deleteAndUnblock(ctx, R.IPAddress, a, FINALIZER.ipAddress);
   if (poolName) {
-    await optimisticUpdate(
+    await updateOrGone(
       client,
       R.IPPool,
       namespace,

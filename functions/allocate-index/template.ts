@@ -14,9 +14,10 @@ import {
   timestamp,
 } from '../../shared/allocation/objects.ts';
 import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
+import { updateOrGone } from '../../shared/allocation/update.ts';
 import type { Cluster, Metal3Data, Metal3DataClaim, Metal3DataTemplate } from '../../shared/api/index.ts';
 import { R } from '../../shared/api/resources.ts';
-import { optimisticUpdate, SKIP, sameJson } from '../../shared/kube/optimistic.ts';
+import { SKIP, sameJson } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
@@ -54,7 +55,7 @@ export async function reconcileTemplate(
     client.list(R.Metal3DataClaim, namespace),
   ]);
   const maps = templateMaps(template, datas.items as unknown as Metal3Data[]);
-  await optimisticUpdate(
+  await updateOrGone(
     client,
     R.Metal3DataTemplate,
     namespace,
@@ -98,7 +99,7 @@ export async function pointAtCluster(
       ? await client.get(R.Metal3Cluster, infra.namespace || namespace, infra.name)
       : undefined;
   if (!m3c && opts.ownerOnly) return;
-  await optimisticUpdate(client, R.Metal3DataTemplate, namespace, name, (o) => {
+  await updateOrGone(client, R.Metal3DataTemplate, namespace, name, (o) => {
     let changed = false;
     if (o.metadata.labels?.[CLUSTER_NAME_LABEL] !== clusterName && !o.metadata.labels?.[CLUSTER_NAME_LABEL]) {
       o.metadata.labels = { ...(o.metadata.labels ?? {}), [CLUSTER_NAME_LABEL]: clusterName };

@@ -13,9 +13,10 @@ import {
   isDeleting,
   statusOf,
 } from '../../shared/allocation/objects.ts';
+import { updateOrGone } from '../../shared/allocation/update.ts';
 import { type Metal3Data, parseMetal3DataTemplate } from '../../shared/api/index.ts';
 import { R } from '../../shared/api/resources.ts';
-import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import { SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { TerminalError } from '../../shared/reconcile/errors.ts';
@@ -52,7 +53,7 @@ export async function reconcileData(
 
   let dataObj: KubeObject = raw;
   if (!(raw.metadata.finalizers ?? []).includes(FINALIZER.data)) {
-    const r = await optimisticUpdate(
+    const r = await updateOrGone(
       client,
       R.Metal3Data,
       namespace,
@@ -137,7 +138,7 @@ async function markReady(
 ): Promise<ReconcileResult> {
   const ns = dataObj.metadata.namespace!;
   const name = dataObj.metadata.name!;
-  const specDone = await optimisticUpdate(
+  const specDone = await updateOrGone(
     ctx.client,
     R.Metal3Data,
     ns,
@@ -150,7 +151,7 @@ async function markReady(
     { current: dataObj, expectedUid: dataObj.metadata.uid },
   );
   if (specDone.outcome === 'gone') return done('Metal3Data gone');
-  await optimisticUpdate(
+  await updateOrGone(
     ctx.client,
     R.Metal3Data,
     ns,
@@ -173,7 +174,7 @@ async function recordError(
   reason: string,
   message: string,
 ): Promise<ReconcileResult> {
-  const r = await optimisticUpdate(
+  const r = await updateOrGone(
     ctx.client,
     R.Metal3Data,
     dataObj.metadata.namespace,
