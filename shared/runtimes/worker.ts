@@ -186,6 +186,8 @@ export class Worker {
       // other queues wait (the slots are reserved for the duration of the receive).
       const share = Math.max(1, Math.ceil((this.o.concurrency ?? 10) / Math.max(1, this.functions.length)));
       const n = Math.min(10, share, this.slots.available);
+      // Several queue loops wake together when one slot frees; only the first may take it.
+      if (n < 1) continue;
       this.slots.take(n);
       let messages: Message[] = [];
       try {

@@ -1,0 +1,31 @@
+/**
+ * Every function's reconcile core by name: what the local worker, the HTTP runtime and replay
+ * dispatch to. (Each Lambda bundle imports only its own core; see scripts/build.ts.)
+ */
+import type { FunctionName } from '../events/envelope.ts';
+import type { ReconcileFn } from '../shared/reconcile/context.ts';
+import { reconcile as allocateIndex } from './allocate-index/core.ts';
+import { reconcile as deprovision } from './deprovision/core.ts';
+import { reconcile as reconcileCluster } from './metal3-cluster/core.ts';
+import { reconcile as renderData } from './render-data/core.ts';
+import { reconcile as resolveProviderID } from './resolve-provider-id/core.ts';
+import { reconcile as selectHost } from './select-host/core.ts';
+
+export const FUNCTIONS: Record<FunctionName, ReconcileFn> = {
+  selectHost,
+  allocateIndex,
+  renderData,
+  resolveProviderID,
+  deprovision,
+  reconcileCluster,
+};
+
+/** FunctionName -> the folder of its core. */
+export const FUNCTION_DIRS: Record<FunctionName, string> = {
+  selectHost: 'select-host',
+  allocateIndex: 'allocate-index',
+  renderData: 'render-data',
+  resolveProviderID: 'resolve-provider-id',
+  deprovision: 'deprovision',
+  reconcileCluster: 'metal3-cluster',
+};

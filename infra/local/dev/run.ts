@@ -1,0 +1,304 @@
+/**
+ * `metal3fn dev`: the whole system on embedded defaults (or pointed at real parts), a sample
+ * cluster built from the seeds, live progress until every machine is Ready on both sides (the
+ * Metal3Machine and CAPI's Machine with its nodeRef), optionally a scale-down with a release
+ * check, a state dump and a summary.
+ */
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FUNCTION_NAMES } from '../../../events/envelope.ts';
+import { FUNCTIONS } from '../../../functions/registry.ts';
+import { startRelay } from '../../../functions/relay/relay.ts';
+import { R } from '../../../shared/api/resources.ts';
+import { KubeClient } from '../../../shared/kube/client.ts';
+import { RequestStats } from '../../../shared/kube/stats.ts';
+import { kubeconfigSecretName } from '../../../shared/kube/workload.ts';
+import { createLogger, type Logger } from '../../../shared/observability/logger.ts';
+import { ensureQueues } from '../../../shared/queue/ensure.ts';
+import type { RoutedMessage } from '../../../shared/queue/message.ts';
+import { scheduleRequeue } from '../../../shared/queue/requeue.ts';
+import { createSqsClient } from '../../../shared/queue/sqs.ts';
+import { buildContext } from '../../../shared/runtimes/context.ts';
+import type { FunctionTable } from '../../../shared/runtimes/dispatch.ts';
+import { Worker } from '../../../shared/runtimes/worker.ts';
+import { type ApiServerHandle, startApiServer } from '../apiserver/index.ts';
+import { applyObjects, ensureNamespace, installCrds, loadManifests } from '../manifests.ts';
+import { startBmoSimulator, createSampleHosts } from '../sim/bmo.ts';
+import { startCapiSimulator } from '../sim/capi.ts';
+import { startKubeletSimulator } from '../sim/kubelet.ts';
+import { startLocalSqs } from '../sqs.ts';
+import { type HostPlan, planHosts, sampleSize } from './hosts.ts';
+import { listEverything, type StateDump } from './objects.ts';
+import { ProgressObserver } from './observer.ts';
+import { conditionsLine } from './phase.ts';
+import { checkRelease, type ReleaseFinding } from './release-check.ts';
+import { formatSummary, type RunSummary, summarize } from './summary.ts';
+import { startProgressView } from './view.ts';
+
+export interface DevOptions {
+  machines: number;
+  hosts?: number | undefined;
+  manifests?: string | undefined;
+  kubeconfig?: string | undefined;
+  sqsEndpoint?: string | undefined;
+  scaleDown: boolean;
+  dumpState?: string | undefined;
+  summaryJson?: string | undefined;
+  serve: boolean;
+  simDelayMs: number;
+  /** Simulators run with real parts only when asked. */
+  simulators?: boolean | undefined;
+  timeoutSeconds: number;
+  concurrency: number;
+  legacyProviderIds: 'accept' | 'refuse';
+  out?: NodeJS.WriteStream;
+  hooks?: DevHooks;
+  /** Queue prefix (default `dev<pid>-`). */
+  queuePrefix?: string;
+}
+
+/**
+ * Hooks for the chaos suite and the benchmarks: they compose the same system as `npm start` and
+ * bend it (faults, duplicates, crashes) without a second copy of the wiring.
+ */
+export interface DevHooks {
+  /** The embedded API servers, once started (fault injection, request logs). */
+  onServers?(management: ApiServerHandle | undefined, workload: ApiServerHandle | undefined): void | Promise<void>;
+  /** Wraps the function table the workers run (e.g. crash between two writes). */
+  wrapFunctions?(fns: FunctionTable): FunctionTable;
+  /**
+   * Sees each batch of routed messages; `resend` sends one again later through the requeue queue
+   * (a duplicate that may arrive out of order).
+   */
+  onRelayMessages?(msgs: RoutedMessage[], resend: (m: RoutedMessage, delaySeconds: number) => void): void;
+  /** Called on every observed change, with the admin client (continuous invariant checks). */
+  onProgress?(observer: ProgressObserver, admin: KubeClient): void;
+}
+
+export interface DevResult {
+  ok: boolean;
+  summary?: RunSummary;
+  release?: ReleaseFinding[];
+  message: string;
+}
+
+const SAMPLE_DIR = new URL('../sample/', import.meta.url).pathname;
+const NAMESPACE = 'metal3';
+const CLUSTER = 'cluster';
+
+type Stoppable = { stop(): unknown };
+
+export async function runDev(o: DevOptions): Promise<DevResult> {
+  const out = o.out ?? process.stdout;
+  const say = (line: string) => out.write(`${line}\n`);
+  const log: Logger = createLogger({ level: (process.env.LOG_LEVEL as 'debug' | undefined) ?? 'warn' });
+  const started = Date.now();
+  const cleanup: Stoppable[] = [];
+  const stopAll = async () => {
+    for (const c of cleanup.reverse()) await c.stop();
+  };
+
+  try {
+    // 1. Kubernetes: the embedded management and workload API servers, or a real cluster.
+    let mgmtServer: ApiServerHandle | undefined;
+    let mgmtKubeconfig = o.kubeconfig;
+    if (!mgmtKubeconfig) {
+      mgmtServer = await startApiServer({ faults: Boolean(o.hooks?.onServers) });
+      cleanup.push(mgmtServer);
+      mgmtKubeconfig = join(tmpdir(), `metal3fn-dev-${process.pid}-management.kubeconfig`);
+      await mgmtServer.writeKubeconfig(mgmtKubeconfig);
+    }
+    const productStats = new RequestStats();
+    const product = KubeClient.fromFile(mgmtKubeconfig, { stats: productStats, fieldManager: 'metal3-functions' });
+    const admin = KubeClient.fromFile(mgmtKubeconfig, { fieldManager: 'metal3fn-dev' });
+    if (mgmtServer) await installCrds(admin);
+    await ensureNamespace(admin, NAMESPACE);
+
+    const simulate = o.simulators ?? !o.kubeconfig;
+    let workloadServer: ApiServerHandle | undefined;
+    let workloadAdmin: KubeClient | undefined;
+    if (simulate) {
+      workloadServer = await startApiServer({ faults: Boolean(o.hooks?.onServers) });
+      cleanup.push(workloadServer);
+      workloadAdmin = KubeClient.fromString(workloadServer.kubeconfig());
+      await admin.create(R.Secret, {
+        metadata: { name: kubeconfigSecretName(CLUSTER), namespace: NAMESPACE, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+        type: 'cluster.x-k8s.io/secret',
+        data: { value: Buffer.from(workloadServer.kubeconfig()).toString('base64') },
+      });
+    }
+    await o.hooks?.onServers?.(mgmtServer, workloadServer);
+    say(`management API: ${mgmtServer ? `${mgmtServer.url} (embedded)` : o.kubeconfig}`);
+    if (workloadServer) say(`workload API:   ${workloadServer.url} (embedded, cluster ${NAMESPACE}/${CLUSTER})`);
+    say(`kubeconfig:     ${mgmtKubeconfig}`);
+
+    // 2. SQS: the queues (FIFO per function + DLQs + the requeue queue).
+    const sqsServer = await startLocalSqs({ endpoint: o.sqsEndpoint });
+    cleanup.push(sqsServer);
+    const sqs = createSqsClient({ endpoint: sqsServer.endpoint });
+    const queues = await ensureQueues(sqs, { prefix: o.queuePrefix ?? `dev${process.pid}-` });
+    say(`SQS:            ${sqsServer.endpoint} (${sqsServer.backend})`);
+
+    // 3. Simulators of the controllers we do not replace.
+    const workloadOf = (namespace: string, name: string) => context.workloadClient(namespace, name);
+    const context = buildContext({ client: product, log, config: { legacyProviderIds: o.legacyProviderIds }, component: 'metal3-functions' });
+    if (simulate) {
+      cleanup.push(startBmoSimulator({ client: admin, delays: { provisioningMs: o.simDelayMs, deprovisioningMs: o.simDelayMs }, log }));
+      cleanup.push(startCapiSimulator({ client: admin, workloadClient: workloadOf, log }));
+      cleanup.push(startKubeletSimulator({ management: admin, workloadClient: workloadOf, delayMs: Math.round(o.simDelayMs / 2), log }));
+    }
+
+    // 4. The product: the relay and workers for every function.
+    const resend = (m: RoutedMessage, delaySeconds: number) => {
+      void scheduleRequeue(sqs, queues.requeue, m.msg, m.group, delaySeconds).catch((e: unknown) =>
+        log.warn('resend failed', { error: (e as Error).message }),
+      );
+    };
+    const onRelayMessages = o.hooks?.onRelayMessages;
+    const relay = await startRelay({
+      client: product,
+      sqs,
+      queues,
+      log,
+      workloads: context.workloads,
+      ...(onRelayMessages ? { onMessages: (msgs: RoutedMessage[]) => onRelayMessages(msgs, resend) } : {}),
+    });
+    cleanup.push(relay);
+    const fns = o.hooks?.wrapFunctions ? o.hooks.wrapFunctions(FUNCTIONS) : FUNCTIONS;
+    const worker = new Worker({ sqs, fns, context, queues, functions: FUNCTION_NAMES, concurrency: o.concurrency, waitTimeSeconds: 1, log });
+    worker.start();
+    cleanup.push({ stop: () => worker.stop() });
+
+    // 5. The sample (or the user's manifests) and the hosts.
+    const size = sampleSize(o.machines, o.hosts);
+    const objects = await loadManifests(o.manifests ?? SAMPLE_DIR);
+    if (!o.manifests) {
+      for (const obj of objects) {
+        const spec = obj.spec as { replicas?: number } | undefined;
+        if (obj.kind === 'KubeadmControlPlane' && spec) spec.replicas = size.controlPlane;
+        if (obj.kind === 'MachineDeployment' && spec) spec.replicas = size.workers;
+      }
+      if (simulate) await createPlannedHosts(admin, planHosts(size));
+    }
+    await applyObjects(admin, objects, NAMESPACE);
+    const expected = o.manifests ? undefined : size.controlPlane + size.workers;
+    say(`sample:         ${expected ?? 'your'} machines, ${o.manifests ? 'your' : size.hosts} hosts\n`);
+
+    // 6. Progress until every machine is Ready (both sides) or the time runs out.
+    const observer = new ProgressObserver(admin, workloadAdmin);
+    cleanup.push(observer);
+    const view = startProgressView(observer, started, out);
+    const onProgress = o.hooks?.onProgress;
+    if (onProgress) observer.onChange(() => onProgress(observer, admin));
+    const allReady = () => {
+      const tls = [...observer.timelines.values()].filter((t) => t.phase !== 'deleting');
+      return tls.length > 0 && (expected === undefined || tls.length >= expected) && tls.every((t) => t.phase === 'Ready');
+    };
+    const reached = await waitFor(observer, allReady, o.timeoutSeconds * 1000);
+    view.stop();
+    const readyAt = Date.now();
+
+    const summary = summarize({
+      timelines: [...observer.timelines.values()],
+      hosts: observer.hostCount(),
+      wallMs: readyAt - started,
+      requests: productStats.requests,
+      writes: productStats.writes,
+      conflicts: productStats.conflicts,
+      retries: worker.stats.retried,
+      deadLettered: worker.stats.malformed,
+    });
+
+    if (!reached) {
+      say('\nNot every machine reached Ready in time. Stuck:');
+      for (const tl of observer.timelines.values()) {
+        if (tl.phase === 'Ready') continue;
+        const objs = observer.objectsOf(tl.key);
+        say(`  ${tl.key} (${tl.phase}): ${conditionsLine(objs.m3m)}${objs.host ? `; host ${tl.host}: ${conditionsLine(objs.host)}` : ''}`);
+      }
+    }
+
+    const snapshot = async (): Promise<StateDump> => {
+      const dump: StateDump = { management: await listEverything(admin), workload: {} };
+      if (workloadAdmin) dump.workload[`${NAMESPACE}/${CLUSTER}`] = await listEverything(workloadAdmin);
+      return dump;
+    };
+    // With --scale-down the end state is (ideally) empty; the state at Ready is kept beside it.
+    const atReady = o.dumpState && o.scaleDown && reached ? await snapshot() : undefined;
+
+    // 7. Scale-down and the release check.
+    let release: ReleaseFinding[] | undefined;
+    if (reached && o.scaleDown) {
+      say('\nscale-down: deleting every machine …');
+      await scaleToZero(admin, objects);
+      const gone = await waitFor(observer, () => [...observer.timelines.values()].every((t) => !observer.objectsOf(t.key).m3m), o.timeoutSeconds * 1000);
+      release = checkRelease(await listEverything(admin));
+      if (!gone) release.unshift({ object: 'Metal3Machines', problem: 'not all deleted in time' });
+      say(release.length === 0 ? 'release check: clean (no Metal3Data, data Secrets, IP claims or addresses left; every host available, no consumerRef, no finalizer stuck)' : 'release check FAILED:');
+      for (const f of release) say(`  ${f.object}: ${f.problem}`);
+    }
+
+    if (o.dumpState) {
+      const dump = { ...(await snapshot()), ...(atReady ? { atReady } : {}) };
+      await writeFile(o.dumpState, `${JSON.stringify(dump, null, 2)}\n`);
+    }
+    say(`\nsummary\n${formatSummary(summary)}`);
+    if (o.summaryJson) {
+      await writeFile(o.summaryJson, `${JSON.stringify({ ...summary, ...(release ? { releaseFindings: release } : {}) }, null, 2)}\n`);
+    }
+
+    const ok = reached && (release === undefined || release.length === 0);
+    if (o.serve && ok) {
+      say(`\nserving; try: KUBECONFIG=${mgmtKubeconfig} kubectl get m3m,bmh -n ${NAMESPACE}   (Ctrl-C to stop)`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+    }
+    return {
+      ok,
+      summary,
+      ...(release ? { release } : {}),
+      message: ok ? 'every machine Ready' : reached ? 'release check failed' : `machines not Ready within ${o.timeoutSeconds}s`,
+    };
+  } finally {
+    await stopAll();
+  }
+}
+
+function waitFor(observer: ProgressObserver, done: () => boolean, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (done()) return resolve(true);
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    const off = observer.onChange(() => {
+      if (done()) finish(true);
+    });
+    function finish(v: boolean) {
+      clearTimeout(timer);
+      off();
+      resolve(v);
+    }
+  });
+}
+
+/** The sample's hosts: created registered and available, then annotated as planned. */
+async function createPlannedHosts(client: KubeClient, plans: HostPlan[]): Promise<void> {
+  const byIndex = new Map(plans.map((p, i) => [i, p]));
+  const hosts = await createSampleHosts(client, NAMESPACE, plans.length, { prefix: 'node', labels: (i) => byIndex.get(i)?.labels ?? {} });
+  await Promise.all(
+    hosts.map(async (h, i) => {
+      const annotations = plans[i]?.annotations ?? {};
+      if (Object.keys(annotations).length) await client.patch(R.BareMetalHost, NAMESPACE, h.metadata.name!, { metadata: { annotations } });
+    }),
+  );
+}
+
+/** Scale-down as a user would: replicas to zero on the control plane and the machine deployments. */
+async function scaleToZero(client: KubeClient, objects: { kind?: string; metadata: { name?: string; namespace?: string } }[]): Promise<void> {
+  for (const obj of objects) {
+    const t = obj.kind === 'KubeadmControlPlane' ? R.KubeadmControlPlane : obj.kind === 'MachineDeployment' ? R.MachineDeployment : undefined;
+    if (!t) continue;
+    await client.patch(t, obj.metadata.namespace ?? NAMESPACE, obj.metadata.name!, { spec: { replicas: 0 } });
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * Cold start of each Lambda bundle: a fresh Node process that loads the bundle and handles one SQS
+ * event (a key whose object does not exist: one GET, then done), timed against a bare `node -e 0`
+ * in the same run. Needs `npm run build` first. Goal: ratio <= 1.5x.
+ */
+import { spawnSync } from 'node:child_process';
+import { readdir, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startApiServer } from '../../infra/local/apiserver/index.ts';
+
+const root = new URL('../../', import.meta.url).pathname;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+function timeNode(args: string[], env: NodeJS.ProcessEnv): number {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, args, { env, encoding: 'utf8' });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr.slice(0, 500)}`);
+  return ms;
+}
+
+const sqsEvent = (fn: string) => ({
+  Records: [
+    {
+      messageId: 'm-1',
+      receiptHandle: 'r-1',
+      body: JSON.stringify({ v: 1, function: fn, cluster: 'management', apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: fn === 'renderData' ? 'Metal3Data' : fn === 'allocateIndex' ? 'Metal3DataClaim' : fn === 'reconcileCluster' ? 'Metal3Cluster' : 'Metal3Machine', namespace: 'default', name: 'absent', reason: 'modified' }),
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0', MessageGroupId: 'g', MessageDeduplicationId: 'd' },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:metal3fn-${fn}.fifo`,
+      awsRegion: 'us-east-1',
+    },
+  ],
+});
+
+export async function benchColdStart(runs = 5): Promise<Record<string, number>> {
+  const lambdaDir = join(root, 'dist/lambda');
+  const fns = (await readdir(lambdaDir)).filter((f) => f !== 'requeueForwarder');
+  const server = await startApiServer();
+  const kubeconfig = join(tmpdir(), `metal3fn-coldstart-${process.pid}.kubeconfig`);
+  await server.writeKubeconfig(kubeconfig);
+  const env = { ...process.env, KUBECONFIG: kubeconfig, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x', LOG_LEVEL: 'error' };
+  const results: Record<string, number> = {};
+  try {
+    const bare = median(Array.from({ length: runs }, () => timeNode(['-e', '0'], env)));
+    results.bareNodeMs = Math.round(bare);
+    let worst = 0;
+    let biggest = 0;
+    for (const fn of fns) {
+      const bundle = join(lambdaDir, fn, 'index.mjs');
+      biggest = Math.max(biggest, (await stat(bundle)).size);
+      const script = `const m = await import(${JSON.stringify(bundle)}); const r = await m.handler(${JSON.stringify(sqsEvent(fn))}); if (r.batchItemFailures.length) { console.error(JSON.stringify(r)); process.exit(3); }`;
+      const ms = median(Array.from({ length: runs }, () => timeNode(['--input-type=module', '-e', script], env)));
+      results[`coldStartMs.${fn}`] = Math.round(ms);
+      const ratio = ms / bare;
+      results[`coldStartRatio.${fn}`] = Math.round(ratio * 100) / 100;
+      worst = Math.max(worst, ratio);
+    }
+    results.coldStartRatioMax = Math.round(worst * 100) / 100;
+    results.bundleBytesMax = biggest;
+  } finally {
+    await server.stop();
+  }
+  return results;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const r = await benchColdStart();
+  for (const [k, v] of Object.entries(r)) process.stdout.write(`${k.padEnd(40)} ${v}\n`);
+  if (process.argv[2]) await writeFile(process.argv[2], JSON.stringify(r, null, 2));
+}

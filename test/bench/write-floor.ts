@@ -1,0 +1,30 @@
+/**
+ * The fewest API writes the data model allows for one machine to become Ready (one IP pool, as in
+ * the sample), excluding Kubernetes Events and the simulators' writes. Each line is one write that
+ * no design can skip or merge; docs/write-floor.md explains why each is separate.
+ */
+export const WRITE_FLOOR: readonly { step: string; write: string }[] = [
+  { step: 'selectHost', write: 'Metal3Machine: add finalizer (before any host is touched)' },
+  { step: 'selectHost', write: 'BareMetalHost: consumerRef + cluster-name label (the claim; resourceVersion-checked)' },
+  { step: 'selectHost', write: 'Metal3Machine: host annotation (after the claim succeeded)' },
+  { step: 'selectHost', write: 'Metal3Machine /status: addresses, conditions' },
+  { step: 'selectHost', write: 'Metal3DataClaim: create' },
+  { step: 'allocateIndex', write: 'Metal3Data <template>-<index>: create' },
+  { step: 'allocateIndex', write: 'Metal3DataClaim /status: renderedData' },
+  { step: 'allocateIndex', write: 'Metal3DataTemplate /status: indexes, dataNames' },
+  { step: 'renderData', write: 'IPClaim <m3d>-<pool>: create' },
+  { step: 'allocateIndex', write: 'IPAddress <prefix>-<ip>: create' },
+  { step: 'allocateIndex', write: 'IPClaim /status: address' },
+  { step: 'allocateIndex', write: 'IPPool /status: indexes' },
+  { step: 'renderData', write: 'Secret <m3m>-metadata-<index>: create' },
+  { step: 'renderData', write: 'Secret <m3m>-networkdata-<index>: create' },
+  { step: 'renderData', write: 'Metal3Data: spec.metaData / spec.networkData refs' },
+  { step: 'renderData', write: 'Metal3Data /status: ready' },
+  { step: 'selectHost', write: 'BareMetalHost: image, userData, metaData, networkData, online' },
+  { step: 'selectHost', write: 'Metal3Machine /status: secret refs used, conditions' },
+  { step: 'resolveProviderID', write: 'Metal3Machine: spec.providerID' },
+  { step: 'resolveProviderID', write: 'Metal3Machine /status: ready, conditions' },
+  { step: 'resolveProviderID', write: 'workload Node: spec.providerID' },
+];
+
+export const WRITE_FLOOR_PER_MACHINE = WRITE_FLOOR.length;
