@@ -6,9 +6,9 @@
 import { validateCrd } from './crd-validation.ts';
 import type { ServedKind } from './kinds.ts';
 import { validateName, validateObjectMeta } from './names.ts';
-import type { Operation } from './rest.ts';
+import type { AdmitContext, Operation } from './rest.ts';
 import { admitCustomResource } from './schema.ts';
-import { fieldError, invalid, type StatusCause } from './status.ts';
+import { badRequest, fieldError, invalid, type StatusCause } from './status.ts';
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const LABEL_NAME_KINDS = new Set(['/namespaces']);
@@ -91,7 +91,18 @@ function normalizeSecret(obj: any): void {
   obj.type ??= 'Opaque';
 }
 
-export function admit(op: Operation, kind: ServedKind, obj: any, old: any | undefined): void {
+/**
+ * Validates (pruning and defaulting custom resources in place). Unknown fields of custom
+ * resources follow `fieldValidation`: Strict → 400 as the real server's strict decoding, Warn
+ * (the server default) → warnings, Ignore → silently pruned.
+ */
+export function admit(
+  op: Operation,
+  kind: ServedKind,
+  obj: any,
+  old: any | undefined,
+  ctx: AdmitContext = {},
+): void {
   if (op === 'DELETE') return;
   const causes: StatusCause[] = [];
   const name: string = obj.metadata?.name ?? '';
@@ -111,6 +122,16 @@ export function admit(op: Operation, kind: ServedKind, obj: any, old: any | unde
   if (kind.builtin) causes.push(...builtinRules(kind, obj, old));
   if (kind.resource === 'apiextensions.k8s.io/customresourcedefinitions')
     causes.push(...validateCrd(obj, old));
-  if (!kind.builtin) causes.push(...admitCustomResource(kind, obj, old));
+  if (!kind.builtin) {
+    const dropped: string[] = [];
+    causes.push(...admitCustomResource(kind, obj, old, dropped));
+    const mode = ctx.fieldValidation ?? 'Warn';
+    if (dropped.length && mode === 'Strict') {
+      throw badRequest(
+        `${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: strict decoding error: ${dropped.map((f) => `unknown field "${f}"`).join(', ')}`,
+      );
+    }
+    if (dropped.length && mode === 'Warn') ctx.warnings?.push(...dropped.map((f) => `unknown field "${f}"`));
+  }
   if (causes.length) throw invalid(kind, name, causes);
 }

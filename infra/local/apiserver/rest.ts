@@ -34,7 +34,20 @@ import { objectKey, type Store } from './store.ts';
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
 
 /** Validates (and may prune/default in place) an object about to be written; throws a 422 ApiError. */
-export type Admit = (op: Operation, kind: ServedKind, obj: any, old: any | undefined) => void;
+export type Admit = (
+  op: Operation,
+  kind: ServedKind,
+  obj: any,
+  old: any | undefined,
+  ctx?: AdmitContext,
+) => void;
+
+export interface AdmitContext {
+  /** How unknown fields are treated (query parameter fieldValidation); default Warn. */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore' | undefined;
+  /** Warnings for the response's Warning headers. */
+  warnings?: string[];
+}
 
 export interface ListQuery {
   labelSelector?: string | null | undefined;
@@ -57,7 +70,7 @@ export interface DeleteBody {
   dryRun?: string[];
 }
 
-export interface WriteOptions {
+export interface WriteOptions extends AdmitContext {
   dryRun?: boolean;
   subresource?: string | undefined;
   fieldManager?: string | undefined;
@@ -211,7 +224,7 @@ export class Rest {
       obj.spec = { finalizers: ['kubernetes'], ...(obj.spec ?? {}) };
       obj.status = { phase: 'Active' };
     }
-    this.admit('CREATE', kind, obj, undefined);
+    this.admit('CREATE', kind, obj, undefined, opts);
     if (kind.resource === CRD_RESOURCE) obj.status = crdStatus(obj);
     if (this.store.get(kind.resource, meta.namespace, meta.name)) throw alreadyExists(kind, meta.name);
     if (opts.dryRun) return obj;
@@ -298,7 +311,7 @@ export class Rest {
         if (m[f] && typeof m[f] === 'object' && Object.keys(m[f]).length === 0) delete m[f];
       }
     }
-    this.admit('UPDATE', kind, next, current);
+    this.admit('UPDATE', kind, next, current, opts);
     if (kind.generation && !deepEqual(specPart(kind, next), specPart(kind, current))) {
       next.metadata.generation = (current.metadata.generation ?? 0) + 1;
     }

@@ -73,8 +73,17 @@ export function applyDefaults(schema: Schema | undefined, v: unknown): void {
   }
 }
 
-/** Drops fields the schema does not know, unless x-kubernetes-preserve-unknown-fields keeps them. */
-export function prune(schema: Schema | undefined, v: unknown, root = false): void {
+/**
+ * Drops fields the schema does not know, unless x-kubernetes-preserve-unknown-fields keeps them;
+ * the paths of dropped fields go to `dropped` (for fieldValidation Strict/Warn).
+ */
+export function prune(
+  schema: Schema | undefined,
+  v: unknown,
+  root = false,
+  path = '',
+  dropped?: string[],
+): void {
   if (!schema) return;
   if (isObj(v)) {
     const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
@@ -84,13 +93,17 @@ export function prune(schema: Schema | undefined, v: unknown, root = false): voi
       if (root && ROOT_KEEP.has(k)) continue;
       if (schema['x-kubernetes-embedded-resource'] && ROOT_KEEP.has(k)) continue;
       const ps = props?.[k];
-      if (ps) prune(ps, v[k]);
-      else if (isObj(addl)) prune(addl, v[k]);
+      const sub = path ? `${path}.${k}` : k;
+      if (ps) prune(ps, v[k], false, sub, dropped);
+      else if (isObj(addl)) prune(addl, v[k], false, sub, dropped);
       else if (addl === true || preserve) continue;
-      else delete v[k];
+      else {
+        delete v[k];
+        dropped?.push(sub);
+      }
     }
   } else if (Array.isArray(v) && schema.items) {
-    for (const it of v) prune(schema.items, it);
+    for (let i = 0; i < v.length; i++) prune(schema.items, v[i], false, `${path}[${i}]`, dropped);
   }
 }
 
@@ -414,11 +427,16 @@ export function collectRules(
 }
 
 /** Defaults, prunes and validates a custom resource in place; returns the field errors. */
-export function admitCustomResource(kind: ServedKind, obj: any, old: any | undefined): StatusCause[] {
+export function admitCustomResource(
+  kind: ServedKind,
+  obj: any,
+  old: any | undefined,
+  dropped?: string[],
+): StatusCause[] {
   const schema = kind.schema;
   if (!schema) return [];
   applyDefaults(schema, obj);
-  prune(schema, obj, true);
+  prune(schema, obj, true, '', dropped);
   const out: StatusCause[] = [];
   const { metadata: _m, apiVersion: _a, kind: _k, ...body } = obj;
   const { metadata: _mo, apiVersion: _ao, kind: _ko, ...oldBody } = old ?? {};

@@ -294,22 +294,40 @@ export function createRequestHandler(deps: ServerDeps) {
       }
       const contentType = mediaType(req.headers['content-type']);
       const body = decode(await readBody(req), contentType);
+      const fv = q.get('fieldValidation');
+      if (fv !== null && !['Strict', 'Warn', 'Ignore'].includes(fv)) {
+        throw badRequest(`fieldValidation parameter unsupported: ${fv}`);
+      }
+      const warnings: string[] = [];
       const opts = {
         dryRun: dryRun || (Array.isArray(body?.dryRun) && body.dryRun.includes('All')),
         subresource: parsed.sub,
         fieldManager,
         force: boolParam(q, 'force'),
+        fieldValidation: (fv ?? undefined) as 'Strict' | 'Warn' | 'Ignore' | undefined,
+        warnings,
+      };
+      // Warning headers (RFC 7234 299), as the real server sends for unknown fields under Warn.
+      const warn = () => {
+        if (warnings.length)
+          res.setHeader(
+            'Warning',
+            warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+          );
       };
       if (verb === 'create') {
         const obj = rest.create(kind, ns, body, opts);
+        warn();
         return send(res, 201, rest.view(kind, obj));
       }
       if (verb === 'update') {
         const obj = rest.update(kind, ns, name!, body, opts);
+        warn();
         return send(res, 200, rest.view(kind, obj));
       }
       if (verb === 'patch') {
         const { obj, created } = rest.patch(kind, ns, name!, contentType, body, opts);
+        warn();
         return send(res, created ? 201 : 200, rest.view(kind, obj));
       }
       const del: DeleteBody = body && typeof body === 'object' ? { ...body } : {};

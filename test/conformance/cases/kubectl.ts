@@ -303,4 +303,27 @@ export const KUBECTL_CASES: ConformanceCase[] = [
       expect(await client.get(Widget, ns, 'df')).toBeUndefined();
     },
   },
+  {
+    name: 'kubectl apply rejects unknown fields of a custom resource (fieldValidation=Strict)',
+    async run({ kubeconfigPath, client, ns }) {
+      const file = join(tempDir(), 'typo.yaml');
+      writeFileSync(
+        file,
+        stringify({
+          apiVersion: `${GROUP}/v1`,
+          kind: 'Widget',
+          metadata: { name: 'typo', namespace: ns },
+          spec: { size: 1, sise: 2 },
+        }),
+      );
+      const r = await kubectlExit(kubeconfigPath, ['apply', '-f', file]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('strict decoding error: unknown field "spec.sise"');
+      expect(await client.get(Widget, ns, 'typo')).toBeUndefined();
+      const w = await kubectlExit(kubeconfigPath, ['apply', '--validate=warn', '-f', file]);
+      expect(w.code).toBe(0);
+      expect(w.stderr).toContain('unknown field "spec.sise"');
+      expect((await client.get<any>(Widget, ns, 'typo')).spec).toEqual({ size: 1, color: 'red' });
+    },
+  },
 ];
