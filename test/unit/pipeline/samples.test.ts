@@ -1,0 +1,46 @@
+/** The sample events parse and route as their README says. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseEnvelope } from '../../../events/envelope.ts';
+import { RelayCache } from '../../../functions/relay/cache.ts';
+import { route } from '../../../functions/relay/routing.ts';
+import { parseCloudEvent } from '../../../shared/runtimes/cloudevents.ts';
+
+const DIR = new URL('../../../events/samples/', import.meta.url).pathname;
+const read = (f: string) => JSON.parse(readFileSync(join(DIR, f), 'utf8'));
+
+describe('events/samples', () => {
+  it('envelopes parse', () => {
+    for (const f of readdirSync(DIR).filter((f) => f.startsWith('envelope-'))) {
+      expect(() => parseEnvelope(readFileSync(join(DIR, f), 'utf8')), f).not.toThrow();
+    }
+  });
+
+  it('the host watch event routes to its consumer machine, for selectHost and resolveProviderID', () => {
+    const ev = read('watch-baremetalhost-provisioned.json');
+    const cache = new RelayCache();
+    cache.store('Metal3Machine').upsert({
+      kind: 'Metal3Machine',
+      metadata: { name: 'test1-controlplane-0', namespace: 'metal3', uid: 'm', resourceVersion: '9' },
+    });
+    const msgs = route(ev, cache).map((m) => `${m.msg.function} ${m.msg.name}`);
+    expect(msgs).toEqual(['selectHost test1-controlplane-0', 'resolveProviderID test1-controlplane-0']);
+  });
+
+  it('CloudEvent samples parse in structured mode', () => {
+    for (const f of ['cloudevent-message.json', 'cloudevent-apiserver-resource-update.json']) {
+      const ce = parseCloudEvent(
+        new Headers({ 'content-type': 'application/cloudevents+json' }),
+        readFileSync(join(DIR, f), 'utf8'),
+      );
+      expect(ce.specversion).toBe('1.0');
+    }
+    const msg = parseCloudEvent(
+      new Headers({ 'content-type': 'application/cloudevents+json' }),
+      readFileSync(join(DIR, 'cloudevent-message.json'), 'utf8'),
+    );
+    expect(parseEnvelope(msg.data).function).toBe('selectHost');
+    expect(msg.extensions.function).toBe('selectHost');
+  });
+});
