@@ -31,6 +31,7 @@ export const REASON = {
   WaitingForKubernetesNode: 'WaitingForKubernetesNode',
   Deleting: 'Deleting',
   WaitingForHostDeprovisioning: 'WaitingForHostDeprovisioning',
+  WaitingForHostReady: 'WaitingForHostReady',
 } as const;
 
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;

@@ -18,8 +18,10 @@ import {
   HOST_ANNOTATION,
   HOST_PAUSED_ANNOTATION,
   hostConsumerRef,
+  hostState,
   isConsumedBy,
   nodeReuseValues,
+  SELECTABLE_STATES,
 } from '../../shared/selectors/hosts.ts';
 import { compileHostSelector } from '../../shared/selectors/labels.ts';
 import {
@@ -134,7 +136,10 @@ export async function reconcileMachine(
     draft.condition({ type: COND.Paused, status: 'False', reason: 'NotPaused', severity: 'Info' });
 
   // 4. Finalizer, and the failure domain copied from the Machine.
-  raw = await ensureFinalizerAndFailureDomain(ctx, raw, machine);
+  const withFinalizer = await ensureFinalizerAndFailureDomain(ctx, raw, machine);
+  if (!withFinalizer || withFinalizer.metadata.deletionTimestamp)
+    return done('deleting: the deprovision function handles it');
+  raw = withFinalizer;
   m3m = parseMetal3Machine(raw);
 
   // 5. Cluster infrastructure ready.
@@ -165,8 +170,16 @@ export async function reconcileMachine(
 
   // 7. Host: the associated one, else find or claim one.
   if (key) {
-    if (!host || !isConsumedBy(hostConsumerRef(host), { name, namespace: ns }, host.metadata.namespace)) {
-      const what = host ? 'was released or taken by another consumer' : 'was deleted';
+    if (
+      !host ||
+      host.metadata.deletionTimestamp ||
+      !isConsumedBy(hostConsumerRef(host), { name, namespace: ns }, host.metadata.namespace)
+    ) {
+      const what = !host
+        ? 'was deleted'
+        : host.metadata.deletionTimestamp
+          ? 'is being deleted'
+          : 'was released or taken by another consumer';
       return hostLost(
         ctx,
         raw,
@@ -248,17 +261,30 @@ export async function reconcileMachine(
     networkData: data.networkData,
   };
   const wasRequested = hostProvisioningRequested(host);
+  let notReadyState: string | undefined;
   const res = await updateOrGone(
     ctx.client,
     R.BareMetalHost,
     host.metadata.namespace,
     host.metadata.name!,
     (h) => {
+      notReadyState = undefined;
       if (!isConsumedBy(hostConsumerRef(h), { name, namespace: ns }, h.metadata.namespace)) return SKIP;
+      // The first provisioning write only goes to a ready/available host: a host without image in
+      // another state is being deprovisioned (a stale pass must not provision it again) or inspected.
+      if (!hostProvisioningRequested(h) && !SELECTABLE_STATES.has(hostState(h))) {
+        notReadyState = hostState(h) || '<none>';
+        return SKIP;
+      }
       applyHostSpec(h, m3m, refs);
     },
     { current: host, expectedUid: host.metadata.uid },
   );
+  if (res.outcome === 'skipped' && notReadyState !== undefined) {
+    const why = `waiting for BareMetalHost ${host.metadata.namespace}/${host.metadata.name} to be ready/available (state "${notReadyState}")`;
+    draft.condition(falseCondition(COND.AssociateBMH, REASON.WaitingForHostReady, 'Info', why));
+    return finish(requeueAfter(ctx.config.safetyRequeueSeconds, why));
+  }
   if (res.outcome === 'gone' || res.outcome === 'skipped') {
     return hostLost(
       ctx,
@@ -288,7 +314,7 @@ async function ensureFinalizerAndFailureDomain(
   ctx: ReconcileContext,
   raw: KubeObject,
   machine: Machine,
-): Promise<KubeObject> {
+): Promise<KubeObject | undefined> {
   const fd = machine.spec?.failureDomain;
   const res = await updateOrGone(
     ctx.client,
@@ -303,9 +329,7 @@ async function ensureFinalizerAndFailureDomain(
     },
     { current: raw, expectedUid: raw.metadata.uid },
   );
-  if (res.outcome === 'gone')
-    throw new Error(`Metal3Machine ${raw.metadata.namespace}/${raw.metadata.name} disappeared`);
-  return res.object;
+  return res.outcome === 'gone' ? undefined : res.object;
 }
 
 /** Sets the host annotation; not ok when a concurrent pass set it to another host first. */

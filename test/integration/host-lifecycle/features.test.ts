@@ -423,3 +423,53 @@ describe('reconcileCluster', () => {
     expect(await tc.client.get(R.Metal3Cluster, NS, 'del')).toBeUndefined();
   });
 });
+
+describe('host guards', () => {
+  it('never gives an image to a claimed host that is not ready/available (a stale pass during deprovisioning)', async () => {
+    await createSampleHosts(tc.client, NS, 1, {
+      prefix: 'stale',
+      bmcSecrets: false,
+      labels: () => ({ pool: 'stale' }),
+    });
+    await createMachinePair(tc.client, 'sm', {
+      m3mSpec: { networkData: { name: 'sm-net' }, hostSelector: { matchLabels: { pool: 'stale' } } },
+    });
+    expect((await selectHost(ctx, 'sm')).kind).toBe('requeue'); // associated, waiting for the secret
+    const hostName = (await hostOf('sm')).metadata.name!;
+    await setState(hostName, 'deprovisioning');
+    await secret('sm-net', 'networkData');
+    const before = await tc.client.get(R.BareMetalHost, NS, hostName);
+    const r = await selectHost(ctx, 'sm');
+    expect(r.kind).toBe('requeue');
+    expect(cond(await get(R.Metal3Machine, 'sm'), 'AssociateBMH')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForHostReady',
+    });
+    expect((await tc.client.get(R.BareMetalHost, NS, hostName))!.metadata.resourceVersion).toBe(
+      before!.metadata.resourceVersion,
+    );
+    await setState(hostName, 'available');
+    expect((await selectHost(ctx, 'sm')).kind).toBe('done');
+    expect(((await hostOf('sm')).spec as any).image.url).toBe('http://172.22.0.1/images/node.img');
+  });
+
+  it('a claimed host being deleted fails the machine', async () => {
+    await createSampleHosts(tc.client, NS, 1, {
+      prefix: 'gone',
+      bmcSecrets: false,
+      labels: () => ({ pool: 'gone' }),
+    });
+    await createMachinePair(tc.client, 'gm', {
+      m3mSpec: { hostSelector: { matchLabels: { pool: 'gone' } } },
+    });
+    expect((await selectHost(ctx, 'gm')).kind).toBe('done');
+    const hostName = (await hostOf('gm')).metadata.name!;
+    await optimisticUpdate(tc.client, R.BareMetalHost, NS, hostName, (h) => {
+      h.metadata.finalizers = ['test/hold'];
+    });
+    await tc.client.delete(R.BareMetalHost, NS, hostName);
+    const r = await selectHost(ctx, 'gm');
+    expect(r).toMatchObject({ kind: 'terminal', reason: 'UpdateError' });
+    expect(((await get(R.Metal3Machine, 'gm'))!.status as any).failureMessage).toMatch(/is being deleted/);
+  });
+});
