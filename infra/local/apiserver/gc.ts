@@ -199,5 +199,6 @@ export class Controllers {
     const removed = this.kinds.removeCrd(crd.metadata.name);
     const resource = removed[0]?.resource ?? `${crd.spec?.group}/${crd.spec?.names?.plural}`;
     for (const o of this.store.list(resource)) this.store.remove(resource, o);
+    this.store.closeWatchers(resource);
   }
 }

@@ -20,6 +20,8 @@ export interface StoredEvent {
 export interface Watcher {
   resource: string;
   deliver(ev: StoredEvent): void;
+  /** Ends the watch (its resource stopped being served). */
+  close?(): void;
 }
 
 /** Durable storage of the current state (optional); called inside every acknowledged write. */
@@ -212,6 +214,11 @@ export class Store {
     return () => {
       s.delete(w);
     };
+  }
+
+  /** Ends every watch of a resource (used when a CRD is deleted, as the real server does). */
+  closeWatchers(resource: string): void {
+    for (const w of [...(this.watchers.get(resource) ?? [])]) w.close?.();
   }
 
   watcherCount(): number {

@@ -121,6 +121,7 @@ export class WatchStream {
     this.unsubscribe = this.store.subscribe({
       resource: this.p.kind.resource,
       deliver: (ev) => this.deliver(ev),
+      close: () => this.close(),
     });
     if (this.p.allowBookmarks && this.limits.bookmarkIntervalMs > 0) {
       this.bookmarkTimer = setInterval(() => this.bookmark(), this.limits.bookmarkIntervalMs);

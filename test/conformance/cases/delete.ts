@@ -184,4 +184,77 @@ export const DELETE_CASES: ConformanceCase[] = [
       expect(await client.get(Widget, sub, 'inside')).toBeUndefined();
     },
   },
+  {
+    name: 'DELETE on a collection deletes what the selector matches',
+    async run({ client, ns }) {
+      for (const [n, l] of [
+        ['a', 'x'],
+        ['b', 'x'],
+        ['c', 'y'],
+      ]) {
+        await client.create(R.ConfigMap, { metadata: { name: n!, namespace: ns, labels: { g: l! } } });
+      }
+      const { HttpMethod } = await import('@kubernetes/client-node');
+      await (client as any).api.send(HttpMethod.DELETE, client.path(R.ConfigMap, ns), {
+        labelSelector: 'g=x',
+      });
+      await eventually(
+        async () => (await client.list(R.ConfigMap, ns)).items.length === 1,
+        'collection deleted',
+        30_000,
+      );
+      expect((await client.list(R.ConfigMap, ns)).items.map((i) => i.metadata.name)).toEqual(['c']);
+    },
+  },
+  {
+    name: 'deleting a CRD removes its objects and stops serving the kind',
+    async run({ client, ns }) {
+      const group = `${ns}.example.com`;
+      const Temp = Object.freeze({
+        group,
+        version: 'v1',
+        kind: 'Temp',
+        plural: 'temps',
+        namespaced: true,
+        statusSubresource: false,
+      });
+      await client.create(R.CustomResourceDefinition, {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: `temps.${group}` },
+        spec: {
+          group,
+          scope: 'Namespaced',
+          names: { kind: 'Temp', plural: 'temps' },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+            },
+          ],
+        },
+      });
+      await eventually(
+        async () => client.create(Temp, { metadata: { name: 't', namespace: ns }, spec: { a: 1 } }),
+        'kind served',
+        30_000,
+      );
+      const w = await record(client, Temp, ns, { resourceVersion: '0' });
+      await w.waitFor((e) => e.type === 'ADDED', 'initial');
+      await client.delete(R.CustomResourceDefinition, undefined, `temps.${group}`);
+      await eventually(
+        async () => !(await client.get(R.CustomResourceDefinition, undefined, `temps.${group}`)),
+        'CRD gone',
+        60_000,
+      );
+      await w.ended;
+      const e = await client.list(Temp, ns).then(
+        () => undefined,
+        (x: KubeApiError) => x,
+      );
+      expect(e?.code).toBe(404);
+    },
+  },
 ];
