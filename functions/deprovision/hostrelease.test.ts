@@ -89,7 +89,8 @@ describe('applyRelease', () => {
       { 'baremetalhost.metal3.io/paused': 'admin' },
     ],
   ] as const)('%s', (_n, cluster, reuse, pause, expectedLabels, expectedAnn) => {
-    const ann: Record<string, string> = 'paused' in pause ? { 'baremetalhost.metal3.io/paused': pause.paused } : {};
+    const ann: Record<string, string> =
+      'paused' in pause ? { 'baremetalhost.metal3.io/paused': pause.paused } : {};
     const h = host(
       { consumerRef: { name: 'm1' }, online: false },
       {},
