@@ -12,8 +12,8 @@ import { FUNCTIONS } from '../../../functions/registry.ts';
 import { startRelay } from '../../../functions/relay/relay.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
-import { RequestStats } from '../../../shared/kube/stats.ts';
-import { kubeconfigSecretName } from '../../../shared/kube/workload.ts';
+import { RequestStats, type RequestStatsSnapshot } from '../../../shared/kube/stats.ts';
+import { createWorkloadClientCache, kubeconfigSecretName } from '../../../shared/kube/workload.ts';
 import { createLogger, type Logger } from '../../../shared/observability/logger.ts';
 import { ensureQueues } from '../../../shared/queue/ensure.ts';
 import type { RoutedMessage } from '../../../shared/queue/message.ts';
@@ -30,7 +30,7 @@ import { startKubeletSimulator } from '../sim/kubelet.ts';
 import { startLocalSqs } from '../sqs.ts';
 import { type HostPlan, planHosts, sampleSize } from './hosts.ts';
 import { listEverything, type StateDump } from './objects.ts';
-import { ProgressObserver } from './observer.ts';
+import { type MachineTimeline, ProgressObserver } from './observer.ts';
 import { conditionsLine } from './phase.ts';
 import { checkRelease, type ReleaseFinding } from './release-check.ts';
 import { formatSummary, type RunSummary, summarize } from './summary.ts';
@@ -77,7 +77,11 @@ export interface DevHooks {
 }
 
 export interface DevResult {
+  /** Per-machine phase timelines (ms since epoch), for benchmarks and diagnosis. */
+  timelines?: MachineTimeline[];
   ok: boolean;
+  /** The product's API requests by verb and resource (the functions and the relay). */
+  requests?: RequestStatsSnapshot;
   summary?: RunSummary;
   release?: ReleaseFinding[];
   message: string;
@@ -141,7 +145,9 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     say(`SQS:            ${sqsServer.endpoint} (${sqsServer.backend})`);
 
     // 3. Simulators of the controllers we do not replace.
-    const workloadOf = (namespace: string, name: string) => context.workloadClient(namespace, name);
+    // The simulators reach the workload cluster through their own cache: their requests are not the product's.
+    const simWorkloads = createWorkloadClientCache(admin);
+    const workloadOf = (namespace: string, name: string) => simWorkloads.get(namespace, name);
     const context = buildContext({ client: product, log, config: { legacyProviderIds: o.legacyProviderIds }, component: 'metal3-functions' });
     if (simulate) {
       cleanup.push(startBmoSimulator({ client: admin, delays: { provisioningMs: o.simDelayMs, deprovisioningMs: o.simDelayMs }, log }));
@@ -259,6 +265,8 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     return {
       ok,
       summary,
+      requests: productStats.snapshot(),
+      timelines: [...observer.timelines.values()],
       ...(release ? { release } : {}),
       message: ok ? 'every machine Ready' : reached ? 'release check failed' : `machines not Ready within ${o.timeoutSeconds}s`,
     };
