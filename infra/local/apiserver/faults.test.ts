@@ -130,6 +130,22 @@ describe('fault injection and the request log', () => {
     remove();
   });
 
+  it('an injected 410 on a watch arrives as an ERROR event in a 200 stream', async () => {
+    const remove = server.faults.add({ verb: 'watch', resource: 'configmaps', error: 410, times: 1 });
+    const events: { type: string; code?: number }[] = [];
+    await new Promise((resolve) => {
+      void client.watch(
+        R.ConfigMap,
+        'default',
+        {},
+        (e) => events.push({ type: e.type, code: (e.object as any).code }),
+        resolve,
+      );
+    });
+    expect(events).toEqual([{ type: 'ERROR', code: 410 }]);
+    remove();
+  });
+
   it('forced compaction expires continue tokens (410)', async () => {
     for (let i = 0; i < 4; i++)
       await client.create(R.ConfigMap, { metadata: { name: `p${i}`, namespace: 'default' } });

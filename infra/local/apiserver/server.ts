@@ -226,7 +226,9 @@ export function createRequestHandler(deps: ServerDeps) {
       if (denied) throw forbidden(denied, kind, name);
       const fault = faults.decide(info);
       if (fault.latencyMs > 0) await new Promise((r) => setTimeout(r, fault.latencyMs));
-      if (fault.error) throw fault.error;
+      // A 410 on a watch arrives the way a real server sends it: HTTP 200, then an ERROR event.
+      const watchExpiry = verb === 'watch' && fault.error?.code === 410 ? fault.error : undefined;
+      if (fault.error && !watchExpiry) throw fault.error;
       const accept = req.headers.accept;
       const table = wantsTable(accept);
       const include = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
@@ -244,6 +246,7 @@ export function createRequestHandler(deps: ServerDeps) {
           q,
           table ? include : undefined,
           fault.dropWatchAfter,
+          watchExpiry,
           () => {
             log.record({
               verb,
@@ -384,6 +387,7 @@ function serveWatch(
   q: URLSearchParams,
   tableInclude: IncludeObject | undefined,
   dropAfter: number | undefined,
+  failWith: ApiError | undefined,
   onEnd: () => void,
 ): void {
   const labels = parseLabelSelector(q.get('labelSelector'));
@@ -440,7 +444,8 @@ function serveWatch(
   };
   req.on('close', () => stream.close());
   res.on('close', () => stream.close());
-  stream.start();
+  if (failWith) stream.fail(failWith);
+  else stream.start();
   void tableRow;
 }
 
