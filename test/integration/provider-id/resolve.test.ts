@@ -498,6 +498,31 @@ describe('gates and bad input', () => {
     expect(nodeWrites()).toEqual([]);
   });
 
+  it('the Node patch fails (503) after the machine was written: the retry patches once, rewrites nothing else', async () => {
+    const { hostUid } = await createMachine(env.mgmt.client, { name: 'g-503', host: 'h-g-503' });
+    await createNode(env.workload.client, 'h-g-503', { uid: hostUid });
+    const undo = env.workload.server.faults.failNext(
+      { verb: 'patch', resource: 'nodes', name: 'h-g-503' },
+      503,
+    );
+    try {
+      await expect(reconcile(env.ctx(), msg('g-503'))).rejects.toMatchObject({ code: 503 });
+    } finally {
+      undo();
+    }
+    const m = await getMachine(env.mgmt.client, 'g-503');
+    expect(m.spec.providerID).toBe(idOf('g-503', 'h-g-503'));
+    expect(m.status?.ready).toBe(true);
+    expect(await nodeProviderID(env.workload.client, 'h-g-503')).toBeUndefined();
+    log.reset();
+    expect((await reconcile(env.ctx(), msg('g-503'))).kind).toBe('done');
+    expect(log.writes.map((w) => `${w.server} ${w.verb} ${w.resource} ${w.status}`)).toEqual([
+      'workload patch nodes 200',
+      'mgmt update metal3machines/status 200',
+    ]);
+    expect(await nodeProviderID(env.workload.client, 'h-g-503')).toBe(idOf('g-503', 'h-g-503'));
+  });
+
   it('the Node changed between the list and the patch: 409, and the retry succeeds', async () => {
     const { hostUid } = await createMachine(env.mgmt.client, { name: 'g-race', host: 'h-g-race' });
     await createNode(env.workload.client, 'h-g-race', { uid: hostUid });
