@@ -343,7 +343,9 @@ export class Rest {
       if (!patch || typeof patch !== 'object' || Array.isArray(patch)) {
         throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
       }
-      next = contentType === MERGE ? mergePatch(current, patch) : strategicMergePatch(current, patch);
+      // Patch a copy: merge results share untouched subtrees with their target, and stored objects are immutable.
+      const base = clone(current);
+      next = contentType === MERGE ? mergePatch(base, patch) : strategicMergePatch(base, patch);
     }
     if (!next || typeof next !== 'object')
       throw badRequest('the patch produced an object that is not a JSON object');
@@ -388,7 +390,7 @@ export class Rest {
       if (opts.subresource === 'status') throw notFound(kind, name);
       return { obj, created: true };
     }
-    const next = mergePatch(current, stripNulls(patch)) as any;
+    const next = mergePatch(clone(current), stripNulls(patch)) as any;
     next.metadata.resourceVersion = patch.metadata?.resourceVersion ?? current.metadata.resourceVersion;
     return { obj: this.writeUpdate(kind, current, next, opts), created: false };
   }

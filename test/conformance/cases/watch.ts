@@ -35,12 +35,22 @@ export const WATCH_CASES: ConformanceCase[] = [
     name: 'RV=N resumes with exactly the events after N',
     async run({ client, ns }) {
       const a = await client.create<any>(Widget, widget(ns, 'a'));
-      await client.patch(Widget, ns, 'a', { spec: { size: 2 } });
-      await client.create(Widget, widget(ns, 'b'));
+      const p1 = await client.patch<any>(Widget, ns, 'a', { spec: { size: 2 } });
+      const p2 = await client.patch<any>(Widget, ns, 'a', { spec: { size: 3 } });
+      const b = await client.create<any>(Widget, widget(ns, 'b'));
       const w = await record(client, Widget, ns, { resourceVersion: a.metadata.resourceVersion });
       try {
         await w.waitFor((e) => e.object.metadata.name === 'b', 'b ADDED');
-        expect(w.events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['MODIFIED a', 'ADDED b']);
+        expect(w.events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual([
+          'MODIFIED a',
+          'MODIFIED a',
+          'ADDED b',
+        ]);
+        // Each replayed event carries the state and resourceVersion of its own write.
+        expect(w.events.map((e) => e.object.metadata.resourceVersion)).toEqual(
+          [p1, p2, b].map((o) => o.metadata.resourceVersion),
+        );
+        expect(w.events.map((e) => (e.object as any).spec.size)).toEqual([2, 3, 1]);
       } finally {
         w.stop();
       }
