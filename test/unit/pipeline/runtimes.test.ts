@@ -15,12 +15,12 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deduplicationId, type MessageEnvelope } from '../../../events/envelope.ts';
 import { ensureQueues, type QueueUrls, queueArn } from '../../../shared/queue/ensure.ts';
-import { forwardDueRequeues } from '../../../shared/queue/requeue.ts';
+import { forwardDueRequeues, scheduleRequeue } from '../../../shared/queue/requeue.ts';
 import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../../shared/reconcile/errors.ts';
 import { done, requeueAfter } from '../../../shared/reconcile/result.ts';
 import { dispatch } from '../../../shared/runtimes/dispatch.ts';
-import { createSqsHandler } from '../../../shared/runtimes/lambda.ts';
+import { createRequeueForwarder, createSqsHandler } from '../../../shared/runtimes/lambda.ts';
 import { PipelineMetrics } from '../../../shared/runtimes/metrics.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
 import { envelope, offlineContext, startSqs, until } from './helpers.ts';
@@ -221,6 +221,28 @@ describe('Lambda adapter (Powertools partial batch response)', () => {
     );
     expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['1', '2']);
     expect(seen.map((m) => m.name)).toEqual(['fail-a', 'ok-b']);
+  });
+});
+
+describe('requeue forwarder Lambda', () => {
+  it('forwards a due requeue into its FIFO queue with its group, looking queues up by name', async () => {
+    const urls = await ensureQueues(local.sqs, { prefix: 'fwd-' });
+    const msg = envelope({ function: 'deprovision', name: 'fwd-1' });
+    await scheduleRequeue(local.sqs, urls.requeue, msg, 'Metal3Machine/metal3/fwd-1', 0);
+    const [m] = await receiveAll(urls.requeue, 1);
+    const arn = await queueArn(local.sqs, urls.requeue);
+    const event = sqsEvent([m!], arn);
+    event.Records[0]!.messageAttributes = {
+      group: { stringValue: m!.MessageAttributes?.group?.StringValue, dataType: 'String' },
+    };
+    const handler = createRequeueForwarder({ sqs: local.sqs, naming: { prefix: 'fwd-' } });
+    expect(await handler(event)).toEqual({ batchItemFailures: [] });
+    const [fwd] = await receiveAll(urls.main.deprovision, 1);
+    expect(JSON.parse(fwd!.Body!)).toMatchObject({ name: 'fwd-1', reason: 'requeue', attempt: 1 });
+    expect(fwd!.Attributes?.MessageGroupId).toBe('Metal3Machine/metal3/fwd-1');
+    // A body that names no function fails alone (and ends in the requeue DLQ after its receives).
+    const bad = sqsEvent([{ ...m!, MessageId: 'bad', Body: '{}' }], arn);
+    expect((await handler(bad)).batchItemFailures).toEqual([{ itemIdentifier: 'bad' }]);
   });
 });
 

@@ -1,0 +1,81 @@
+/**
+ * The relay watches Nodes in each workload cluster: started when a Cluster and its
+ * `<cluster>-kubeconfig` Secret exist, stopped when the Cluster goes; a Node carrying a host's
+ * uid reaches resolveProviderID for the host's consumer machine.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Relay, startRelay } from '../../../functions/relay/relay.ts';
+import { R } from '../../../shared/api/resources.ts';
+import { ensureQueues } from '../../../shared/queue/ensure.ts';
+import type { RoutedMessage } from '../../../shared/queue/message.ts';
+import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { startSqs, until } from '../../unit/pipeline/helpers.ts';
+
+const NS = 'metal3';
+let mgmt: TestCluster;
+let workload: TestCluster;
+let local: Awaited<ReturnType<typeof startSqs>>;
+let relay: Relay;
+const sent: RoutedMessage[] = [];
+
+beforeAll(async () => {
+  mgmt = await startTestCluster();
+  workload = await startTestCluster({ crds: false });
+  local = await startSqs();
+  const queues = await ensureQueues(local.sqs, { prefix: 'wl-' });
+  relay = await startRelay({
+    client: mgmt.client,
+    sqs: local.sqs,
+    queues,
+    watch: { resyncMs: 0, silenceMs: 5_000 },
+    onMessages: (msgs) => sent.push(...msgs),
+  });
+});
+afterAll(async () => {
+  await relay?.stop();
+  local?.sqs.destroy();
+  await local?.stop();
+  await workload?.stop();
+  await mgmt?.stop();
+});
+
+describe('relay: workload clusters', () => {
+  it('starts a Node watch per Cluster with a kubeconfig Secret, routes Nodes, and stops when the Cluster goes', async () => {
+    await mgmt.client.create(R.Metal3Machine, { metadata: { name: 'm-0', namespace: NS }, spec: {} });
+    const host = await mgmt.client.create(R.BareMetalHost, {
+      metadata: { name: 'host-0', namespace: NS },
+      spec: {
+        consumerRef: {
+          apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+          kind: 'Metal3Machine',
+          name: 'm-0',
+          namespace: NS,
+        },
+      },
+    });
+    await mgmt.client.create(R.Cluster, { metadata: { name: 'c1', namespace: NS }, spec: {} });
+    expect(relay.workloadClusters()).toEqual([]); // no kubeconfig yet
+    await mgmt.client.create(R.Secret, {
+      metadata: { name: 'c1-kubeconfig', namespace: NS },
+      type: 'cluster.x-k8s.io/secret',
+      data: { value: Buffer.from(workload.kubeconfig).toString('base64') },
+    });
+    await until(() => relay.workloadClusters().includes(`${NS}/c1`));
+
+    const uid = (host.metadata as { uid?: string }).uid!;
+    await workload.client.create(R.Node, {
+      metadata: { name: 'node-a', labels: { 'metal3.io/uuid': uid } },
+      spec: {},
+    });
+    const msg = await until(() =>
+      sent.find((m) => m.msg.function === 'resolveProviderID' && m.msg.cause?.startsWith(`${NS}/c1:Node/`)),
+    );
+    expect(msg.msg).toMatchObject({ kind: 'Metal3Machine', namespace: NS, name: 'm-0', reason: 'related' });
+
+    // Secrets are cached without their data.
+    expect(relay.cache.get('Secret', NS, 'c1-kubeconfig')).not.toHaveProperty('data');
+
+    await mgmt.client.delete(R.Cluster, NS, 'c1');
+    await until(() => relay.workloadClusters().length === 0);
+  });
+});
