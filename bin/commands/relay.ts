@@ -1,6 +1,8 @@
 /** `metal3fn relay`: watch the cluster(s) and send key messages to the function queues (functions/relay). */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startRelay } from '../../functions/relay/relay.ts';
+import { HttpCloudEventSink } from '../../functions/relay/sink-http.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
@@ -23,6 +25,9 @@ const HELP = `usage: metal3fn relay [options]
   --resync S            re-list every S seconds, with ±10% jitter (default 600; 0 = never)
   --silence S           reconnect a watch silent for S seconds (default 90)
   --no-workload         do not watch Nodes in workload clusters
+  --sink URL            send CloudEvents to this URL (a Knative Broker) instead of SQS
+  --sink-token-file F   bearer token for the sink (first line)
+  --sink-hmac-secret-file F  sign the sink's requests (X-Metal3fn-Signature)
   --metrics-port N      serve /metrics and /healthz on this port (default 0 = off)
   --metrics-host H      (default 127.0.0.1; 0.0.0.0 in a pod)
 ${SQS_HELP}`;
@@ -39,6 +44,9 @@ export async function run(argv: string[]): Promise<number> {
         resync: { type: 'string' },
         silence: { type: 'string' },
         'no-workload': { type: 'boolean' },
+        sink: { type: 'string' },
+        'sink-token-file': { type: 'string' },
+        'sink-hmac-secret-file': { type: 'string' },
         'metrics-port': { type: 'string' },
         'metrics-host': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -59,11 +67,27 @@ export async function run(argv: string[]): Promise<number> {
     const log = createLogger({ base: { component: 'relay' } });
     const metrics = new PipelineMetrics();
     const client = v.kubeconfig ? KubeClient.fromFile(v.kubeconfig as string) : KubeClient.fromDefault();
-    const { sqs, main } = await mainQueuesFromOptions(v, functions);
+    const firstLine = (f: unknown) =>
+      f
+        ? readFileSync(f as string, 'utf8')
+            .split('\n')[0]!
+            .trim()
+        : undefined;
+    const sqsParts = v.sink ? undefined : await mainQueuesFromOptions(v, functions);
+    const sink = v.sink
+      ? new HttpCloudEventSink({
+          url: v.sink as string,
+          bearerToken: firstLine(v['sink-token-file']),
+          hmacSecret: firstLine(v['sink-hmac-secret-file']),
+          functions,
+          log,
+        })
+      : undefined;
     const relay = await startRelay({
       client,
-      sqs,
-      queues: { main },
+      sqs: sqsParts?.sqs,
+      queues: sqsParts ? { main: sqsParts.main } : undefined,
+      sink,
       log,
       metrics,
       namespace: v.namespace as string | undefined,
@@ -82,7 +106,7 @@ export async function run(argv: string[]): Promise<number> {
     log.info('stopping', { signal: sig });
     server.close();
     await relay.stop();
-    sqs.destroy();
+    sqsParts?.sqs.destroy();
     return 0;
   } catch (e) {
     process.stderr.write(`metal3fn relay: ${(e as Error).message}\n`);

@@ -20,7 +20,7 @@ import {
 } from '../../shared/kube/workload.ts';
 import { type Logger, silentLogger } from '../../shared/observability/logger.ts';
 import type { RoutedMessage } from '../../shared/queue/message.ts';
-import { QueueSender, type SenderOptions } from '../../shared/queue/sender.ts';
+import { type MessageSink, QueueSender, type SenderOptions } from '../../shared/queue/sender.ts';
 import type { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
 import { ObjectStore, RelayCache, stripSecret } from './cache.ts';
 import { isDeleting, ROUTES, type Route, type RoutingEvent, route, watchedKinds } from './routing.ts';
@@ -33,8 +33,10 @@ export type WatchTuning = Partial<
 export interface RelayOptions {
   /** The management cluster. */
   client: KubeClient;
-  sqs: SQSClient;
-  queues: { main: Partial<Record<FunctionName, string>> };
+  /** SQS and the function queues; or `sink` instead (e.g. an HTTP CloudEvents sink for Knative). */
+  sqs?: SQSClient | undefined;
+  queues?: { main: Partial<Record<FunctionName, string>> } | undefined;
+  sink?: MessageSink | undefined;
   log?: Logger | undefined;
   metrics?: PipelineMetrics | undefined;
   /** Watch one namespace only (default: all namespaces). */
@@ -52,7 +54,7 @@ export interface RelayOptions {
 
 export interface Relay {
   readonly cache: RelayCache;
-  readonly sender: QueueSender;
+  readonly sender: MessageSink;
   readonly watchers: ReadonlyMap<string, ResourceWatcher>;
   /** `<ns>/<cluster>` of the workload clusters whose Nodes are watched. */
   workloadClusters(): string[];
@@ -65,7 +67,11 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
   const log = (opts.log ?? silentLogger).child({ component: 'relay' });
   const routes = opts.routes ?? ROUTES;
   const cache = new RelayCache();
-  const sender = new QueueSender(opts.sqs, opts.queues.main, { log, metrics: opts.metrics, ...opts.sender });
+  let sender: MessageSink;
+  if (opts.sink) sender = opts.sink;
+  else if (opts.sqs && opts.queues)
+    sender = new QueueSender(opts.sqs, opts.queues.main, { log, metrics: opts.metrics, ...opts.sender });
+  else throw new Error('startRelay needs either sqs and queues, or a sink');
   const workloads =
     opts.workloads === false ? undefined : (opts.workloads ?? createWorkloadClientCache(opts.client));
   const watchers = new Map<string, ResourceWatcher>();

@@ -35,10 +35,20 @@ export interface SenderStats {
   batches: number;
 }
 
+/** Where the relay puts messages: SQS (QueueSender) or an HTTP CloudEvents sink (a Knative Broker). */
+export interface MessageSink {
+  readonly stats: SenderStats;
+  readonly bufferedCount: number;
+  enqueue(msgs: readonly RoutedMessage[]): void;
+  waitForCapacity(): Promise<void>;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
 const BATCH = 10;
 const PERMANENT_CODES = new Set(['InvalidParameterValue', 'InvalidMessageContents', 'BatchRequestTooLong']);
 
-export class QueueSender {
+export class QueueSender implements MessageSink {
   readonly stats: SenderStats = { enqueued: 0, sent: 0, coalesced: 0, refused: 0, dropped: 0, batches: 0 };
   private readonly sqs: SQSClient;
   private readonly urls: Partial<Record<FunctionName, string>>;

@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageEnvelope } from '../../../events/envelope.ts';
+import { startRelay } from '../../../functions/relay/relay.ts';
+import { HttpCloudEventSink } from '../../../functions/relay/sink-http.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { noEvents } from '../../../shared/observability/events.ts';
 import { silentLogger } from '../../../shared/observability/logger.ts';
@@ -21,7 +23,7 @@ import { done } from '../../../shared/reconcile/result.ts';
 import { signBody } from '../../../shared/runtimes/auth.ts';
 import { createHttpApp, messageCloudEvent } from '../../../shared/runtimes/http.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { envelope } from '../../unit/pipeline/helpers.ts';
+import { envelope, until } from '../../unit/pipeline/helpers.ts';
 
 const NS = 'metal3';
 const TOKEN = 'test-token-1';
@@ -205,6 +207,29 @@ describe('HTTP runtime', () => {
     });
     expect(gone.status).toBe(200);
     expect(((await gone.json()) as any).results).toEqual([]);
+  });
+
+  it('receives the relay through its HTTP CloudEvents sink (a Knative Broker stand-in)', async () => {
+    const sink = new HttpCloudEventSink({
+      url: base,
+      bearerToken: TOKEN,
+      functions: ['selectHost', 'deprovision'],
+    });
+    const relay = await startRelay({
+      client: cluster.client,
+      sink,
+      workloads: false,
+      watch: { resyncMs: 0 },
+    });
+    try {
+      await cluster.client.create(R.Metal3Machine, { metadata: { name: 'm-sink', namespace: NS }, spec: {} });
+      await until(() => calls.some((m) => m.name === 'm-sink' && m.function === 'selectHost'));
+      await relay.flush();
+      expect(sink.stats.sent).toBeGreaterThanOrEqual(2); // m-http from the initial list, m-sink from the watch
+      expect(sink.stats.dropped).toBe(0);
+    } finally {
+      await relay.stop();
+    }
   });
 
   it('counts outcomes on /metrics', async () => {

@@ -54,6 +54,11 @@ describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not fou
     expect(triggers).toHaveLength(6);
     expect(triggers.every((t) => t.spec.filter.attributes.type === 'io.metal3fn.message')).toBe(true);
     expect(docs.some((d) => d.kind === 'Broker' && d.metadata.name === 'metal3fn')).toBe(true);
+    // Our relay feeds the Broker.
+    const relay = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 'metal3fn-relay');
+    expect(relay.spec.template.spec.containers[0].args).toContain('--sink');
+    // Broker deliveries carry no Authorization header: the network is the boundary.
+    expect(docs.some((d) => d.kind === 'NetworkPolicy')).toBe(true);
   });
 
   it('infra/knative/apiserversource adds the ApiServerSource, its RBAC and resource-event Triggers', () => {
@@ -62,5 +67,6 @@ describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not fou
     expect(source.spec.mode).toBe('Resource');
     expect(source.spec.resources.map((r: { kind: string }) => r.kind)).not.toContain('Secret');
     expect(docs.filter((d) => d.kind === 'Trigger')).toHaveLength(12);
+    expect(docs.filter((d) => d.kind === 'Deployment')).toEqual([]); // the source replaces our relay
   });
 });
