@@ -68,12 +68,15 @@ export async function run(argv: string[]): Promise<number> {
       if (o.action !== 'set') continue;
       await setRolloutAfter(mgmt, o.kind, o.namespace, o.name, o.rolloutAfter);
     }
-    if (args.wait && plan.remaining > 0) {
+    if (args.wait && plan.migratable > 0) {
+      const refusedIds = new Set(plan.rows.filter((r) => r.action === 'refuse').map((r) => r.currentID));
+      if (refusedIds.size) out(`note: ${refusedIds.size} refused legacy ID(s) are not waited for`);
       const left = await waitUntilMigrated(
         mgmt,
         workloads,
         args.namespace,
         clusters,
+        refusedIds,
         args.timeoutSeconds,
         out,
       );
@@ -261,6 +264,7 @@ async function waitUntilMigrated(
   workloads: WorkloadClientCache,
   namespace: string | undefined,
   clusters: readonly { namespace: string; name: string }[],
+  refusedIds: ReadonlySet<string>,
   timeoutSeconds: number,
   out: (s: string) => void,
 ): Promise<number> {
@@ -269,11 +273,12 @@ async function waitUntilMigrated(
     const plan: MigrationPlan = planMigration(
       await gather(mgmt, workloads, namespace),
       new Date().toISOString(),
+      refusedIds,
     );
-    if (plan.remaining !== last)
-      out(`${new Date().toISOString()} legacy providerIDs remaining: ${plan.remaining}`);
-    last = plan.remaining;
-    return plan.remaining;
+    if (plan.migratable !== last)
+      out(`${new Date().toISOString()} legacy providerIDs remaining: ${plan.migratable}`);
+    last = plan.migratable;
+    return plan.migratable;
   };
   const stops: (() => void)[] = [];
   let finish: (n: number) => void = () => {};

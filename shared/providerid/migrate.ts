@@ -73,14 +73,26 @@ export interface MigrationPlan {
   owners: OwnerAction[];
   /** Legacy IDs still present (machines + Nodes), for progress reports. */
   remaining: number;
+  /** Of those, the ones not in refused rows: what a rollout is expected to remove. */
+  migratable: number;
 }
 
 const ownerKey = (ns: string, o: OwnerRef) => `${ns}/${o.kind}/${o.name}`;
 
-export function planMigration(clusters: readonly MigrationCluster[], planTime: string): MigrationPlan {
+/**
+ * `ignoreIds`: legacy IDs refused by the first plan (not expected to go away), for progress
+ * reports during a rollout; without it, this plan's refused rows are the ones left out of
+ * `migratable`. (During a rollout a legacy Node may briefly outlive its machine; it still counts.)
+ */
+export function planMigration(
+  clusters: readonly MigrationCluster[],
+  planTime: string,
+  ignoreIds?: ReadonlySet<string>,
+): MigrationPlan {
   const rows: PlanRow[] = [];
   const owners = new Map<string, OwnerAction & { newest: number; existing?: string | undefined }>();
   let remaining = 0;
+  const legacyIds: string[] = [];
 
   for (const c of clusters) {
     const clusterKey = `${c.namespace}/${c.name}`;
@@ -103,8 +115,11 @@ export function planMigration(clusters: readonly MigrationCluster[], planTime: s
       const machine = host?.consumer ? machineByName.get(host.consumer) : undefined;
       items.push({ machine, id: n.providerID!, nodes });
     }
-    remaining += c.machines.filter((m) => parseProviderID(m.providerID).format === 'legacy').length;
-    remaining += c.nodes.filter((n) => parseProviderID(n.providerID).format === 'legacy').length;
+    for (const id of [...c.machines, ...c.nodes].map((o) => o.providerID)) {
+      if (parseProviderID(id).format !== 'legacy') continue;
+      remaining++;
+      legacyIds.push(id!);
+    }
 
     for (const it of items) {
       const uid = it.id.slice('metal3://'.length);
@@ -178,7 +193,9 @@ export function planMigration(clusters: readonly MigrationCluster[], planTime: s
       rolloutAfter: keep ? e.existing! : planTime,
     });
   }
-  return { planTime, rows, owners: ownerActions, remaining };
+  const refused = ignoreIds ?? new Set(rows.filter((r) => r.action === 'refuse').map((r) => r.currentID));
+  const migratable = legacyIds.filter((id) => !refused.has(id)).length;
+  return { planTime, rows, owners: ownerActions, remaining, migratable };
 }
 
 /** A fixed-width table of the plan, one row per legacy machine/Node. */

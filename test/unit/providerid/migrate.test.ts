@@ -87,6 +87,7 @@ describe('planMigration', () => {
       },
     ]);
     expect(plan.remaining).toBe(4);
+    expect(plan.migratable).toBe(4);
     expect(formatPlan(plan).split('\n')[0]).toMatch(
       /^CLUSTER\s+MACHINE\s+HOST\s+NODE\s+CURRENT-ID\s+OWNER\s+ACTION\s+REASON$/,
     );
@@ -146,6 +147,24 @@ describe('planMigration', () => {
       ['-', 'refuse', 'uid uid-9 matches no BareMetalHost'],
     ]);
     expect(plan.owners).toEqual([]);
+    expect(plan.remaining).toBe(6);
+    expect(plan.migratable).toBe(0);
+  });
+
+  it('progress during a rollout counts every legacy ID except those refused at the start', () => {
+    // The machine is gone, its legacy Node lingers (its host has no consumer any more): still counted.
+    const mid = cluster({
+      machines: [],
+      nodes: [
+        { name: 'n0', providerID: 'metal3://uid-0' },
+        { name: 'orphan', providerID: 'metal3://uid-9' },
+      ],
+      hosts: [{ name: 'h0', uid: 'uid-0' }],
+    });
+    const plan = planMigration([mid], PLAN, new Set(['metal3://uid-9']));
+    expect(plan.rows.map((r) => r.action)).toEqual(['refuse', 'refuse']);
+    expect(plan.remaining).toBe(2);
+    expect(plan.migratable).toBe(1);
   });
 
   it('never touches a cloud-provider cluster', () => {
@@ -175,6 +194,6 @@ describe('planMigration', () => {
       [cluster({ machines: [], nodes: [{ name: 'n', providerID: 'metal3://metal3/h/m' }] })],
       PLAN,
     );
-    expect(plan).toEqual({ planTime: PLAN, rows: [], owners: [], remaining: 0 });
+    expect(plan).toEqual({ planTime: PLAN, rows: [], owners: [], remaining: 0, migratable: 0 });
   });
 });
