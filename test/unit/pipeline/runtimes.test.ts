@@ -316,6 +316,51 @@ describe('local worker', () => {
     }
   });
 
+  it('extends visibility while a slow message runs, so no other consumer gets it', async () => {
+    let finished = false;
+    const slow: ReconcileFn = async () => {
+      await new Promise((r) => setTimeout(r, 4_000));
+      finished = true;
+      return done();
+    };
+    const worker = new Worker({
+      sqs: local.sqs,
+      fns: { reconcileCluster: slow },
+      context: offlineContext(),
+      queues: urls,
+      functions: ['reconcileCluster'],
+      waitTimeSeconds: 1,
+      visibilityTimeoutSeconds: 2,
+    }).start();
+    try {
+      await sendRaw(urls.main.reconcileCluster, [
+        {
+          body: JSON.stringify(
+            envelope({ function: 'reconcileCluster', kind: 'Metal3Cluster', name: 'slow-1' }),
+          ),
+          group: 's',
+        },
+      ]);
+      await until(() => worker.stats.received === 1);
+      // Another consumer polls for longer than the 2 s visibility: the extensions keep it hidden.
+      let stolen = 0;
+      while (!finished) {
+        const r = await local.sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: urls.main.reconcileCluster,
+            WaitTimeSeconds: 1,
+            VisibilityTimeout: 1,
+          }),
+        );
+        stolen += r.Messages?.length ?? 0;
+      }
+      expect(stolen).toBe(0);
+      await until(() => worker.stats.done === 1);
+    } finally {
+      await worker.stop({ graceMs: 2_000 });
+    }
+  });
+
   it('graceful stop lets the running message finish and loses nothing queued behind it', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => {
