@@ -78,4 +78,27 @@ describe('relay: workload clusters', () => {
     await mgmt.client.delete(R.Cluster, NS, 'c1');
     await until(() => relay.workloadClusters().length === 0);
   });
+
+  it('re-lists on a period and re-sends every object as a resync (safety net)', async () => {
+    const seen: RoutedMessage[] = [];
+    const queues = await ensureQueues(local.sqs, { prefix: 'wl2-' });
+    const r = await startRelay({
+      client: mgmt.client,
+      sqs: local.sqs,
+      queues,
+      workloads: false,
+      watch: { resyncMs: 300, jitter: 0.1 },
+      onMessages: (msgs) => seen.push(...msgs),
+    });
+    try {
+      await until(() =>
+        seen.some(
+          (m) => m.msg.reason === 'resync' && m.msg.name === 'm-0' && m.msg.function === 'selectHost',
+        ),
+      );
+      expect(r.watchers.get('Metal3Machine')!.counts.relists).toBeGreaterThanOrEqual(2);
+    } finally {
+      await r.stop();
+    }
+  });
 });
