@@ -155,4 +155,40 @@ describe('metal3fn CLI (pipeline commands)', () => {
     expect(r.stderr).toContain('worker stopped');
     expect(r.code).toBe(0);
   });
+
+  it('runs the relay: the objects of the cluster reach their queues, and it stops on SIGTERM', async () => {
+    await cluster.client.create(R.Metal3Machine, {
+      metadata: { name: 'm-cli', namespace: 'metal3' },
+      spec: {},
+    });
+    const run = metal3fn(
+      [
+        'relay',
+        '--kubeconfig',
+        kubeconfig,
+        '--sqs-endpoint',
+        local.endpoint,
+        '--queue-prefix',
+        'cli-',
+        '--no-workload',
+      ],
+      { signalAfterMs: 4_000 },
+    );
+    const names: string[] = [];
+    const end = Date.now() + 15_000;
+    while (!names.includes('m-cli') && Date.now() < end) {
+      const r = await local.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queues.main.selectHost,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+        }),
+      );
+      for (const m of r.Messages ?? []) names.push(JSON.parse(m.Body!).name);
+    }
+    expect(names).toContain('m-cli');
+    const r = await run;
+    expect(r.stderr).toContain('relay stopped');
+    expect(r.code).toBe(0);
+  });
 });
