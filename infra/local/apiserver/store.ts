@@ -32,6 +32,15 @@ export interface Persistence {
   close(): void;
 }
 
+/** Stored objects are shared by reads, the watch history and cached JSON: freezing makes a stray write throw. */
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
 export const objectKey = (ns: string | undefined, name: string): string => (ns ? `${ns}/${name}` : name);
 
 class Bucket {
@@ -80,7 +89,7 @@ export class Store {
       const { rv, objects } = this.persistence.load();
       this.rv = rv;
       this.compactedRv = rv;
-      for (const { resource, obj } of objects) this.index(resource, obj);
+      for (const { resource, obj } of objects) this.index(resource, deepFreeze(obj));
     }
   }
 
@@ -169,6 +178,7 @@ export class Store {
   put(resource: string, obj: any, prev: any): any {
     const rv = ++this.rv;
     obj.metadata.resourceVersion = String(rv);
+    deepFreeze(obj);
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
     this.persistence?.save(resource, key, obj, rv);
     if (prev) this.unindexOwners(prev);
@@ -180,7 +190,7 @@ export class Store {
   /** Removes an object; the DELETED event carries its last state with the deletion's resourceVersion. */
   remove(resource: string, current: any): any {
     const rv = ++this.rv;
-    const obj = { ...current, metadata: { ...current.metadata, resourceVersion: String(rv) } };
+    const obj = deepFreeze({ ...current, metadata: { ...current.metadata, resourceVersion: String(rv) } });
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
     this.persistence?.remove(resource, key, rv);
     this.buckets.get(resource)?.delete(key);
