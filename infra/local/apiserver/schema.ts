@@ -381,7 +381,15 @@ export function validateRules(
     }
     if (!ok) {
       const f = rule.fieldPath ? `${path}${rule.fieldPath}` : path || '<nil>';
-      const msg = rule.message ?? `failed rule: ${rule.rule}`;
+      let msg = rule.message ?? `failed rule: ${rule.rule}`;
+      if (rule.messageExpression) {
+        try {
+          const m = compileRule(rule.messageExpression).eval(v, old);
+          if (typeof m === 'string' && m) msg = m;
+        } catch {
+          // the real server falls back to message (or the rule) when messageExpression fails
+        }
+      }
       const reason = rule.reason;
       if (reason === 'FieldValueRequired') out.push(fieldError('Required', f, msg));
       else if (reason === 'FieldValueForbidden') out.push(fieldError('Forbidden', f, msg));
@@ -417,6 +425,12 @@ export function collectRules(
   if (!schema) return out;
   for (const [i, r] of (schema['x-kubernetes-validations'] ?? []).entries()) {
     out.push({ path: `${path}.x-kubernetes-validations[${i}].rule`, rule: r.rule });
+    if (r.messageExpression) {
+      out.push({
+        path: `${path}.x-kubernetes-validations[${i}].messageExpression`,
+        rule: r.messageExpression,
+      });
+    }
   }
   for (const [k, s] of Object.entries(schema.properties ?? {}))
     collectRules(s, `${path}.properties[${k}]`, out);

@@ -130,6 +130,38 @@ describe('structural schema', () => {
       spec: { m: { k: 'v' }, d: { n: 3 } },
     });
   });
+  it('CEL rules report message, messageExpression or the rule, at fieldPath', () => {
+    const k: any = {
+      kind: 'T',
+      group: 'g',
+      builtin: false,
+      schema: {
+        type: 'object',
+        properties: {
+          spec: {
+            type: 'object',
+            'x-kubernetes-validations': [
+              {
+                rule: 'self.min <= self.max',
+                messageExpression: "'min ' + string(self.min) + ' exceeds max'",
+                fieldPath: '.min',
+              },
+              { rule: 'self.max < 100' },
+            ],
+            properties: { min: { type: 'integer' }, max: { type: 'integer' } },
+          },
+        },
+      },
+    };
+    const causes = admitCustomResource(k, { metadata: {}, spec: { min: 5, max: 200 } }, undefined);
+    expect(causes.map((c) => `${c.field}: ${c.message}`)).toEqual([
+      'spec: Invalid value: "object": failed rule: self.max < 100',
+    ]);
+    const c2 = admitCustomResource(k, { metadata: {}, spec: { min: 5, max: 2 } }, undefined);
+    expect(c2.map((c) => `${c.field}: ${c.message}`)).toEqual([
+      'spec.min: Invalid value: "object": min 5 exceeds max',
+    ]);
+  });
   it('reports formats, set duplicates, item types and minItems with paths', () => {
     const obj: any = { metadata: { name: 'x' }, spec: { a: '300.1.1.1', b: [1, 1, 'x'], m: { k: 1 } } };
     const causes = admitCustomResource(kind, obj, undefined);
