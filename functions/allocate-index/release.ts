@@ -32,7 +32,13 @@ async function deleteExact(ctx: ReconcileContext, t: ResourceType, obj: KubeObje
       preconditions: { uid: obj.metadata.uid! },
     });
   } catch (e) {
-    if (isConflict(e)) return false; // another object of that name now: not ours to delete
+    if (!isConflict(e)) throw e;
+    // A 409 is a failed uid precondition (another object of that name now: not ours to delete) or
+    // a plain conflict on our own object: only the first may be skipped. Skipping the second would
+    // let the caller drop the finalizer of an object that was never deleted, and leak it.
+    const fresh = await ctx.client.get(t, obj.metadata.namespace, obj.metadata.name!);
+    if (!fresh || fresh.metadata.uid !== obj.metadata.uid) return false;
+    if (fresh.metadata.deletionTimestamp) return true;
     throw e;
   }
 }
