@@ -20,7 +20,7 @@ import {
   duplicatePlan,
   faultRules,
   InvariantChecker,
-  PRODUCT_RESOURCES,
+  PRODUCT_WRITES,
   SimulatedCrash,
   type Snapshot,
   stream,
@@ -28,7 +28,7 @@ import {
 } from './plan.ts';
 
 describe('fault plan', () => {
-  const plan = faultRules(PRODUCT_RESOURCES);
+  const plan = faultRules(PRODUCT_WRITES);
   const injector = (seed: number) => {
     const f = new FaultInjector(() => {}, true, seed);
     for (const r of plan.rules) f.add(r);

@@ -57,32 +57,36 @@ export interface FaultPlanOptions {
 }
 
 /**
- * The resources our functions write (management cluster). The simulators' own kinds (Machines,
- * MachineSets, KubeadmControlPlanes …) and the status subresource the baremetal-operator simulator
- * writes are left out, so the faults land on the product (and on simulators only where they share
- * a resource, which they retry like real controllers).
+ * What our functions write in the management cluster, by resource and verb. Only these get the
+ * 409s and 5xx: the simulators' own kinds (Machines, MachineSets, KubeadmControlPlanes …), their
+ * creates and deletes of Metal3Machines and the host status the baremetal-operator simulator writes
+ * are left alone, so the faults land on the product (a simulator shares a few of these, e.g.
+ * bootstrap Secrets, and retries like a real controller).
  */
-export const PRODUCT_RESOURCES = [
-  'metal3machines',
-  'metal3machines/status',
-  'metal3clusters',
-  'metal3clusters/status',
-  'metal3datatemplates',
-  'metal3datatemplates/status',
-  'metal3dataclaims',
-  'metal3dataclaims/status',
-  'metal3datas',
-  'metal3datas/status',
-  'ipclaims',
-  'ipclaims/status',
-  'ipaddresses',
-  'ippools/status',
-  'baremetalhosts',
-  'secrets',
-] as const;
+export const PRODUCT_WRITES: Record<string, readonly string[]> = {
+  metal3machines: ['update', 'patch'],
+  'metal3machines/status': ['update', 'patch'],
+  metal3clusters: ['update', 'patch'],
+  'metal3clusters/status': ['update', 'patch'],
+  metal3datatemplates: ['update', 'patch'],
+  'metal3datatemplates/status': ['update', 'patch'],
+  metal3dataclaims: ['create', 'update', 'patch', 'delete'],
+  'metal3dataclaims/status': ['update', 'patch'],
+  metal3datas: ['create', 'update', 'patch', 'delete'],
+  'metal3datas/status': ['update', 'patch'],
+  ipclaims: ['create', 'update', 'patch', 'delete'],
+  'ipclaims/status': ['update', 'patch'],
+  ipaddresses: ['create', 'update', 'patch', 'delete'],
+  'ippools/status': ['update', 'patch'],
+  baremetalhosts: ['update', 'patch'],
+  secrets: ['create', 'delete'],
+};
 
 /** Workload cluster: resolveProviderID patches Nodes (the kubelet simulator creates them). */
-export const WORKLOAD_RESOURCES = ['nodes'] as const;
+export const WORKLOAD_WRITES: Record<string, readonly string[]> = { nodes: ['update', 'patch'] };
+
+/** The verbs that may answer 409 (a create conflicts only as AlreadyExists, by name). */
+const CONFLICT_VERBS = new Set(['update', 'patch', 'delete']);
 
 export interface FaultPlan {
   rules: FaultRule[];
@@ -90,31 +94,21 @@ export interface FaultPlan {
   labels: ('409' | '5xx' | 'latency' | 'watch-drop' | 'watch-410')[];
 }
 
-export function faultRules(
-  resources: readonly string[],
-  o: FaultPlanOptions = {},
-  writeVerbs: { conflict: readonly string[]; error: readonly string[] } = {
-    conflict: ['update', 'patch', 'delete'],
-    error: ['create', 'update', 'patch', 'delete'],
-  },
-): FaultPlan {
+export function faultRules(writes: Record<string, readonly string[]>, o: FaultPlanOptions = {}): FaultPlan {
   const rules: FaultRule[] = [];
   const labels: FaultPlan['labels'] = [];
   const conflict = o.conflict ?? 0.1;
   const serverError = o.serverError ?? 0.05;
-  for (const resource of resources) {
-    for (const verb of writeVerbs.conflict) {
-      if (resource.endsWith('/status') && verb === 'delete') continue;
-      if (conflict > 0) {
+  for (const [resource, verbs] of Object.entries(writes)) {
+    for (const verb of verbs) {
+      const canConflict = CONFLICT_VERBS.has(verb) && conflict > 0;
+      if (canConflict) {
         rules.push({ verb, resource, error: 409, probability: conflict });
         labels.push('409');
       }
-    }
-    for (const verb of writeVerbs.error) {
-      if (resource.endsWith('/status') && (verb === 'delete' || verb === 'create')) continue;
       if (serverError <= 0) continue;
       // The first matching error rule wins: scale so that the overall 5xx share is `serverError`.
-      const p = writeVerbs.conflict.includes(verb) ? serverError / (1 - conflict) : serverError;
+      const p = canConflict ? serverError / (1 - conflict) : serverError;
       rules.push({ verb, resource, error: rules.length % 2 ? 503 : 500, probability: Math.min(1, p) });
       labels.push('5xx');
     }
