@@ -3,7 +3,8 @@
  * @kubernetes/client-node accept, and handles on its fault injector and request log.
  */
 import { writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { admit } from './admission.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -16,6 +17,7 @@ import { Rbac, type RbacOptions } from './rbac.ts';
 import { Rest } from './rest.ts';
 import { createRequestHandler, type UserInfo } from './server.ts';
 import { Store } from './store.ts';
+import { selfSignedCert } from './tls.ts';
 import type { WatchStream } from './watch.ts';
 
 export { deterministicClock } from './clock.ts';
@@ -32,6 +34,11 @@ export interface ApiServerOptions {
   dataFile?: string;
   /** Enforce RBAC with these bearer tokens; without it every request is admin. */
   rbac?: RbacOptions;
+  /**
+   * Serve https with a self-signed certificate (made with openssl); the kubeconfig then carries
+   * its CA. kubectl sends tokens only over https, so use this to check RBAC with kubectl.
+   */
+  tls?: boolean;
   /** Enable fault injection from the start (rules added later enable it too). */
   faults?: boolean;
   /** Seed of the fault injector's PRNG. */
@@ -49,7 +56,7 @@ export interface ApiServerOptions {
 export interface ApiServerHandle {
   url: string;
   port: number;
-  /** YAML kubectl and client-node accept (http with insecure-skip-tls-verify). */
+  /** YAML kubectl and client-node accept (http with insecure-skip-tls-verify, or https with the CA). */
   kubeconfig(opts?: { token?: string; namespace?: string }): string;
   writeKubeconfig(path: string, opts?: { token?: string; namespace?: string }): Promise<void>;
   faults: FaultInjector;
@@ -110,16 +117,26 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     serverAddress: () => address,
     openapiV2,
   });
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+  const listener: RequestListener = (req, res) => {
     void handler(req, res);
-  });
+  };
+  const cert = opts.tls ? selfSignedCert(host) : undefined;
+  const server = cert
+    ? createTlsServer(
+        { key: cert.key, cert: cert.cert, keepAliveTimeout: 65_000, requestTimeout: 0 },
+        listener,
+      )
+    : createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   address = `${host}:${port}`;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = `${cert ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const clusterTrust = cert
+    ? `    certificate-authority-data: ${Buffer.from(cert.cert).toString('base64')}`
+    : '    insecure-skip-tls-verify: true';
 
   const kubeconfig = (o: { token?: string; namespace?: string } = {}): string =>
     [
@@ -129,7 +146,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       '- name: metal3fn',
       '  cluster:',
       `    server: ${url}`,
-      '    insecure-skip-tls-verify: true',
+      clusterTrust,
       'users:',
       '- name: metal3fn-admin',
       '  user:',

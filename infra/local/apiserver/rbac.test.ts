@@ -1,7 +1,11 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { ForbiddenError, type KubeApiError } from '../../../shared/kube/errors.ts';
+import { kubectlExit } from '../../../test/conformance/cases/kubectl.ts';
 import { GROUP, WIDGET_CRD, Widget, widget } from '../../../test/conformance/fixtures.ts';
 import { type ApiServerHandle, startApiServer } from './index.ts';
 
@@ -106,13 +110,21 @@ describe('RBAC enforcement', () => {
   });
   afterAll(() => server.stop());
 
-  it('401 for an unknown or missing token', async () => {
+  it('401 for an unknown token', async () => {
     const stranger = KubeClient.fromString(server.kubeconfig({ token: 'nope' }));
     const e = await failure(stranger.list(Widget, 'ns1'));
     expect(e.code).toBe(401);
     expect(e.status).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
+  });
+
+  it('no credentials: system:anonymous, 403 for resources, /version open', async () => {
     const res = await fetch(`${server.url}/api/v1/namespaces`);
-    expect(res.status).toBe(401);
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { message: string }).message).toBe(
+      'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
+    );
+    expect((await fetch(`${server.url}/version`)).status).toBe(200);
+    expect((await fetch(`${server.url}/apis`)).status).toBe(403);
   });
 
   it('a RoleBinding grants its Role in its namespace only, with the real 403 message elsewhere', async () => {
@@ -163,6 +175,48 @@ describe('RBAC enforcement', () => {
     expect(((await metricsAlice.json()) as { message: string }).message).toBe(
       'forbidden: User "alice" cannot get path "/metrics"',
     );
+  });
+
+  it('kubectl with a user token (over https, where kubectl sends tokens): reads allowed, the rest Forbidden', async () => {
+    const tls = await startApiServer({ tls: true, rbac: { tokens: { 'alice-token': { user: 'alice' } } } });
+    const tlsAdmin = KubeClient.fromString(tls.kubeconfig());
+    await tlsAdmin.create(R.CustomResourceDefinition, WIDGET_CRD);
+    for (const ns of ['ns1', 'ns2']) {
+      await tlsAdmin.create(R.Namespace, { metadata: { name: ns } });
+      await tlsAdmin.create(Widget, widget(ns, 'w1'));
+    }
+    await tlsAdmin.create(
+      Role,
+      rbac(
+        'Role',
+        { name: 'r', namespace: 'ns1' },
+        { rules: [{ apiGroups: [GROUP], resources: ['widgets'], verbs: ['list'] }] },
+      ),
+    );
+    await tlsAdmin.create(
+      RoleBinding,
+      rbac(
+        'RoleBinding',
+        { name: 'r', namespace: 'ns1' },
+        {
+          subjects: [{ kind: 'User', name: 'alice' }],
+          roleRef: { kind: 'Role', name: 'r', apiGroup: 'rbac.authorization.k8s.io' },
+        },
+      ),
+    );
+    const kc = join(mkdtempSync(join(tmpdir(), 'm3fn-rbac-')), 'kubeconfig');
+    await tls.writeKubeconfig(kc, { token: 'alice-token' });
+    try {
+      const ok = await kubectlExit(kc, ['get', `widgets.${GROUP}`, '-n', 'ns1', '-o', 'name']);
+      expect(ok.stdout).toBe(`widget.${GROUP}/w1\n`);
+      const denied = await kubectlExit(kc, ['get', `widgets.${GROUP}`, '-n', 'ns2']);
+      expect(denied.code).toBe(1);
+      expect(denied.stderr).toContain(
+        `Error from server (Forbidden): widgets.${GROUP} is forbidden: User "alice" cannot list resource "widgets" in API group "${GROUP}" in the namespace "ns2"`,
+      );
+    } finally {
+      await tls.stop();
+    }
   });
 
   it('discovery is open to every authenticated user; the request log records users', async () => {

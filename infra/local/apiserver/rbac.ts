@@ -4,7 +4,8 @@
  * on a real cluster) decide, with Kubernetes semantics: apiGroups, resources with
  * subresources (`metal3machines/status`, `*`, `*\/status`), resourceNames, verbs (`*`),
  * nonResourceURLs (exact or `prefix*`). `system:masters` may do anything. Every authenticated
- * user may read discovery, as the default `system:discovery` binding allows.
+ * user may read discovery, as the default `system:discovery` binding allows; anyone may read
+ * /version and the health endpoints. Requests without credentials are `system:anonymous`.
  */
 import { RBAC_GROUP } from './kinds.ts';
 import type { Rest } from './rest.ts';
@@ -26,7 +27,8 @@ interface PolicyRule {
   nonResourceURLs?: string[];
 }
 
-const DISCOVERY = /^\/(api|apis|version|healthz|livez|readyz|openapi)(\/.*)?$/;
+const DISCOVERY = /^\/(api|apis|openapi)(\/.*)?$/;
+const PUBLIC = /^\/(version|healthz|livez|readyz)$/;
 
 export class Rbac {
   readonly adminToken: string;
@@ -39,8 +41,13 @@ export class Rbac {
     this.adminToken = opts.adminToken ?? 'metal3fn-admin';
   }
 
+  /**
+   * The user of a request: no credentials → system:anonymous (then usually 403), as with the
+   * real server's anonymous auth; a token we do not know → undefined (401).
+   */
   authenticate(header: string | undefined): UserInfo | undefined {
-    const m = /^Bearer\s+(.+)$/i.exec(header ?? '');
+    if (!header) return { user: 'system:anonymous', groups: ['system:unauthenticated'] };
+    const m = /^Bearer\s+(.+)$/i.exec(header);
     if (!m) return undefined;
     const tok = m[1]!.trim();
     if (tok === this.adminToken) return { user: 'admin', groups: ['system:masters', 'system:authenticated'] };
@@ -85,7 +92,10 @@ export class Rbac {
   authorize(u: UserInfo, info: RequestInfo): string | undefined {
     if (u.groups.includes('system:masters')) return undefined;
     if (!info.kind) {
-      if (DISCOVERY.test(info.path) && info.verb === 'get') return undefined;
+      // system:public-info-viewer (everyone) and system:discovery (authenticated users).
+      if (PUBLIC.test(info.path) && info.verb === 'get') return undefined;
+      if (DISCOVERY.test(info.path) && info.verb === 'get' && u.groups.includes('system:authenticated'))
+        return undefined;
       const ok = this.rulesFor(u, undefined).some(
         (r) =>
           matchVerb(r, info.verb) &&
