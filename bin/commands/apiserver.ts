@@ -11,13 +11,14 @@ import { startApiServer } from '../../infra/local/apiserver/index.ts';
 import { R } from '../../shared/api/resources.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
 
-const USAGE = `usage: metal3fn apiserver [--port N] [--host H] [--data FILE] [--kubeconfig-out FILE] [--crds]
+const USAGE = `usage: metal3fn apiserver [--port N] [--host H] [--data FILE] [--kubeconfig-out FILE] [--crds] [--tls]
 
   --port N              listen port (default 6443; 0 picks a free one)
   --host H              listen address (default 127.0.0.1)
   --data FILE           keep state in this SQLite file (survives restarts and kill -9)
   --kubeconfig-out F    where to write the kubeconfig (default $TMPDIR/metal3fn/kubeconfig-<port>)
-  --crds                create the project's CRDs (infra/crds, infra/local/crds) at start`;
+  --crds                create the project's CRDs (infra/crds, infra/local/crds) at start
+  --tls                 serve https with a self-signed certificate (needs openssl); the kubeconfig carries its CA`;
 
 export async function run(argv: string[]): Promise<number> {
   let args: ReturnType<typeof parseOpts>;
@@ -83,6 +84,7 @@ function parseOpts(argv: string[]) {
       data: { type: 'string' },
       'kubeconfig-out': { type: 'string' },
       crds: { type: 'boolean' },
+      tls: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,

@@ -4,8 +4,10 @@
  * `! - * / % + - < <= > >= == != in && || ?:`, the macros `all`, `exists`, `exists_one`, `map`,
  * `filter`, and the functions `size`, `startsWith`, `endsWith`, `contains`, `matches`,
  * `lowerAscii`, `upperAscii`, `int`, `uint`, `double`, `string`, `bool`, `isSorted`, `sum`,
- * `min`, `max`, `indexOf`, `lastIndexOf`, `join`, `split`, `trim`. A rule using anything else fails
- * to compile, so its CRD is rejected (never silently accepted).
+ * `min`, `max`, `indexOf`, `lastIndexOf`, `join`, `split`, `trim`; `messageExpression` uses the
+ * same evaluator. A rule using anything else fails to compile, so its CRD is rejected (never
+ * silently accepted). Not supported: optionals (`?.`, `optionalOldSelf` values), quantity, url, ip
+ * and format libraries, timestamps and durations, cost limits.
  */
 export interface CompiledRule {
   usesOldSelf: boolean;
