@@ -41,6 +41,7 @@ export async function run(argv: string[]): Promise<number> {
     port,
     host: args.host ?? '127.0.0.1',
     dataFile: args.data ? resolve(args.data) : undefined,
+    tls: args.tls ?? false,
   });
   const kubeconfigPath = resolve(
     args['kubeconfig-out'] ?? join(tmpdir(), 'metal3fn', `kubeconfig-${server.port}`),
