@@ -27,7 +27,10 @@ import { isDeleting, ROUTES, type Route, type RoutingEvent, route, watchedKinds 
 import { ResourceWatcher, type WatcherOptions } from './watcher.ts';
 
 export type WatchTuning = Partial<
-  Pick<WatcherOptions, 'resyncMs' | 'silenceMs' | 'jitter' | 'watchTimeoutSeconds' | 'pageSize'>
+  Pick<
+    WatcherOptions,
+    'resyncMs' | 'silenceMs' | 'jitter' | 'watchTimeoutSeconds' | 'pageSize' | 'listTimeoutMs'
+  >
 >;
 
 export interface RelayOptions {

@@ -40,6 +40,8 @@ export interface WatcherOptions {
   /** Server-side watch timeout (default 5–10 min, randomised so watches do not end together). */
   watchTimeoutSeconds?: number | undefined;
   pageSize?: number | undefined;
+  /** A LIST that has not answered after this long counts as failed and is retried (default 60 s). */
+  listTimeoutMs?: number | undefined;
   log?: Logger | undefined;
   metrics?: PipelineMetrics | undefined;
 }

@@ -10,6 +10,8 @@ export interface FreezableProxy {
   url: string;
   /** Silences every currently open watch connection; returns how many. */
   freezeWatches(): number;
+  /** Silences every open connection, idle keep-alive ones too (a request sent on one hangs). */
+  freezeAll(): number;
   stop(): Promise<void>;
 }
 
@@ -52,6 +54,16 @@ export async function startFreezableProxy(targetPort: number): Promise<Freezable
       let n = 0;
       for (const c of conns) {
         if (c.watch && !c.frozen) {
+          c.frozen = true;
+          n++;
+        }
+      }
+      return n;
+    },
+    freezeAll() {
+      let n = 0;
+      for (const c of conns) {
+        if (!c.frozen) {
           c.frozen = true;
           n++;
         }

@@ -153,9 +153,36 @@ describe('relay under watch faults', () => {
     });
     await until(() => (seen.get('selectHost Metal3Machine/owner-0')?.length ?? 0) >= 1);
     await cluster.client.delete(R.Metal3Machine, NS, 'owner-0');
+    await until(() => (seen.get('deprovision Metal3Machine/owner-0')?.length ?? 0) >= 1, 10_000);
+    // Then a host event alone (no machine change) must wake deprovision again. (Sent together, the two
+    // would be coalesced into one message by design: the function re-reads the object anyway.)
     await cluster.client.patch(R.BareMetalHost, NS, 'host-0', { metadata: { labels: { touched: 'yes' } } });
     await until(() => (seen.get('deprovision Metal3Machine/owner-0')?.length ?? 0) >= 2, 10_000);
     await relay.flush();
     expect(relay.sender.stats.sent).toBeGreaterThan(0);
+  });
+
+  it('recovers when every connection goes dead at once, a hung LIST included (list timeout)', async () => {
+    const seenHere: string[] = [];
+    const r = await startRelay({
+      client: KubeClient.fromString(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url)),
+      sqs: local.sqs,
+      queues,
+      workloads: false,
+      watch: { silenceMs: 800, resyncMs: 0, listTimeoutMs: 1_000 },
+      onMessages: (msgs) =>
+        seenHere.push(...msgs.map((m) => `${m.msg.function} ${m.msg.name} ${m.msg.resourceVersion}`)),
+    });
+    try {
+      const w = r.watchers.get('Metal3Machine')!;
+      proxy.freezeAll();
+      cluster.server.faults.compact();
+      const m = await cluster.client.create(R.Metal3Machine, machine('after-freeze'));
+      const rv = (m.metadata as { resourceVersion?: string }).resourceVersion;
+      await until(() => seenHere.includes(`selectHost after-freeze ${rv}`), 20_000);
+      expect(w.counts.silences).toBeGreaterThanOrEqual(1);
+    } finally {
+      await r.stop();
+    }
   });
 });
