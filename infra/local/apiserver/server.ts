@@ -12,6 +12,7 @@ import type { Controllers } from './gc.ts';
 import { apiVersionOf, type ServedKind } from './kinds.ts';
 import { parseLabelSelector } from './labels.ts';
 import type { RequestLog } from './log.ts';
+import { openapiV3Group, openapiV3Root } from './openapi.ts';
 import { APPLY_YAML } from './patch.ts';
 import { decodeProtobuf, PROTOBUF } from './protobuf.ts';
 import type { DeleteBody, Rest } from './rest.ts';
@@ -487,6 +488,21 @@ function serveNonResource(req: IncomingMessage, res: ServerResponse, path: strin
       res.end(`${lines.join('\n')}\n`);
       return;
     }
+  }
+  if (path === '/openapi/v3') {
+    send(res, 200, openapiV3Root(kinds));
+    return;
+  }
+  if (path.startsWith('/openapi/v3/')) {
+    const m = /^\/openapi\/v3\/(?:api\/([^/]+)|apis\/([^/]+)\/([^/]+))$/.exec(path);
+    const doc = m
+      ? m[1]
+        ? openapiV3Group(kinds, '', m[1])
+        : openapiV3Group(kinds, m[2]!, m[3]!)
+      : undefined;
+    if (!doc) throw notFoundPath();
+    send(res, 200, doc);
+    return;
   }
   const segs = path.split('/').filter(Boolean);
   if (segs[0] === 'api' && segs.length === 2) {

@@ -326,4 +326,13 @@ export const KUBECTL_CASES: ConformanceCase[] = [
       expect((await client.get<any>(Widget, ns, 'typo')).spec).toEqual({ size: 1, color: 'red' });
     },
   },
+  {
+    name: 'kubectl explain shows the CRD schema (OpenAPI v3)',
+    async run({ kubeconfigPath }) {
+      const out = await kubectl(kubeconfigPath, ['explain', `${W}.spec.color`]);
+      expect(out).toContain('KIND:       Widget');
+      expect(out).toMatch(/FIELD:\s+color <string>/);
+      expect(out).toMatch(/ENUM:\s+red\s+blue/);
+    },
+  },
 ];
