@@ -161,11 +161,22 @@ export const DELETE_CASES: ConformanceCase[] = [
     },
   },
   {
-    name: 'dryRun=All on create and delete writes nothing',
+    name: 'dryRun=All on create and delete writes nothing (the answer shows what would happen)',
     async run({ client, ns }) {
       const d = await client.create<any>(Widget, widget(ns, 'dry'), { dryRun: true });
       expect(d.metadata.uid).toBeTruthy();
       expect(await client.get(Widget, ns, 'dry')).toBeUndefined();
+      const real = await client.create<any>(
+        Widget,
+        widget(ns, 'real', { size: 1 }, { finalizers: ['example.com/x'] }),
+      );
+      const { HttpMethod } = await import('@kubernetes/client-node');
+      const api = (client as any).api;
+      const dryDel = await api.send(HttpMethod.DELETE, client.path(Widget, ns, 'real'), { dryRun: 'All' });
+      expect(dryDel.metadata.deletionTimestamp).toBeTruthy();
+      const after = await client.get<any>(Widget, ns, 'real');
+      expect(after.metadata.deletionTimestamp).toBeUndefined();
+      expect(after.metadata.resourceVersion).toBe(real.metadata.resourceVersion);
     },
   },
   {
