@@ -473,3 +473,76 @@ describe('host guards', () => {
     expect(((await get(R.Metal3Machine, 'gm'))!.status as any).failureMessage).toMatch(/is being deleted/);
   });
 });
+
+describe('host choice on the server', () => {
+  it('applies matchLabels and matchExpressions (In, gt, DoesNotExist) together', async () => {
+    const labels: Record<string, string>[] = [
+      { pool: 'sel', tier: 'gold', cpus: '64' },
+      { pool: 'sel', tier: 'gold', cpus: '16' },
+      { pool: 'sel', tier: 'bronze', cpus: '64' },
+      { pool: 'sel', tier: 'gold', cpus: '64', retired: 'yes' },
+      { pool: 'other', tier: 'gold', cpus: '64' },
+    ];
+    await createSampleHosts(tc.client, NS, labels.length, {
+      prefix: 'sel',
+      bmcSecrets: false,
+      labels: (i) => labels[i]!,
+    });
+    await createMachinePair(tc.client, 'selm', {
+      m3mSpec: {
+        hostSelector: {
+          matchLabels: { pool: 'sel' },
+          matchExpressions: [
+            { key: 'tier', operator: 'In', values: ['gold', 'silver'] },
+            { key: 'cpus', operator: 'gt', values: ['32'] },
+            { key: 'retired', operator: 'DoesNotExist' },
+          ],
+        },
+      },
+    });
+    expect((await selectHost(ctx, 'selm')).kind).toBe('done');
+    expect((await hostOf('selm')).metadata.name).toBe('sel-0000');
+  });
+
+  it('waits for a host booked for node reuse that is not ready yet, then takes it and drops the booking', async () => {
+    await createSampleHosts(tc.client, NS, 2, {
+      prefix: 'reuse',
+      bmcSecrets: false,
+      labels: (i) => ({
+        pool: 'reuse',
+        ...(i === 1 ? { 'infrastructure.cluster.x-k8s.io/node-reuse': 'md-r' } : {}),
+      }),
+    });
+    await setState('reuse-0001', 'deprovisioning');
+    await createMachinePair(tc.client, 'rm', {
+      machineLabels: { 'cluster.x-k8s.io/deployment-name': 'md-r' },
+      machineOwners: [
+        {
+          apiVersion: 'cluster.x-k8s.io/v1beta1',
+          kind: 'MachineSet',
+          name: 'md-r-abc',
+          uid: 'ms-uid',
+          controller: true,
+        },
+      ],
+      m3mSpec: { hostSelector: { matchLabels: { pool: 'reuse' } } },
+    });
+    const r = await selectHost(ctx, 'rm');
+    expect(r.kind).toBe('requeue');
+    const c = cond(await get(R.Metal3Machine, 'rm'), 'AssociateBMH');
+    expect(c).toMatchObject({ status: 'False', reason: 'WaitingForNodeReuseHost' });
+    expect(c.message).toMatch(/reuse-0001 booked for node reuse is in state "deprovisioning"/);
+    expect(
+      ((await tc.client.get(R.BareMetalHost, NS, 'reuse-0000'))!.spec as any).consumerRef,
+    ).toBeUndefined();
+    await setState('reuse-0001', 'available');
+    expect((await selectHost(ctx, 'rm')).kind).toBe('done');
+    const h = await hostOf('rm');
+    expect(h.metadata.name).toBe('reuse-0001');
+    expect(h.metadata.labels?.['infrastructure.cluster.x-k8s.io/node-reuse']).toBeUndefined();
+    const ev = ((await tc.client.list(R.Event, NS)).items as any[]).find(
+      (e) => e.involvedObject?.name === 'rm' && e.reason === 'Associated',
+    );
+    expect(ev.message).toMatch(/\(node reuse\)$/);
+  });
+});
