@@ -49,7 +49,7 @@ function resourceEntries(k: ServedKind): any[] {
     singularName: k.singular,
     namespaced: k.namespaced,
     kind: k.kind,
-    verbs: VERBS,
+    verbs: k.virtual ? ['create'] : VERBS,
   };
   if (k.shortNames.length) main.shortNames = k.shortNames;
   if (k.categories.length) main.categories = k.categories;

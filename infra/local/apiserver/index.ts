@@ -15,6 +15,7 @@ import { RequestLog } from './log.ts';
 import { openapiV2 } from './openapi.ts';
 import { Rbac, type RbacOptions } from './rbac.ts';
 import { Rest } from './rest.ts';
+import { accessReview } from './review.ts';
 import { createRequestHandler, type UserInfo } from './server.ts';
 import { Store } from './store.ts';
 import { selfSignedCert } from './tls.ts';
@@ -114,6 +115,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     },
     authenticate: (req: IncomingMessage) => (rbac ? rbac.authenticate(req.headers.authorization) : admin),
     authorize: (user, info) => rbac?.authorize(user, info),
+    review: (kind, ns, body, requester) =>
+      accessReview(kinds, (u, i) => rbac?.authorize(u, i), kind, ns, body, requester),
     serverAddress: () => address,
     openapiV2,
   });

@@ -50,6 +50,8 @@ export interface ServedKind {
   unconditionalUpdate: boolean;
   /** Name of the CRD that defines this kind, for custom resources. */
   crd?: string;
+  /** Create-only kinds that are answered, never stored (access reviews). */
+  virtual?: boolean;
 }
 
 export const apiVersionOf = (k: Pick<ServedKind, 'group' | 'version'>): string =>
@@ -84,6 +86,7 @@ function builtin(
 
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';
 export const CRD_GROUP = 'apiextensions.k8s.io';
+export const AUTHZ_GROUP = 'authorization.k8s.io';
 
 export const BUILTIN_KINDS: readonly ServedKind[] = [
   builtin('', 'Namespace', 'namespaces', {
@@ -131,6 +134,15 @@ export const BUILTIN_KINDS: readonly ServedKind[] = [
   builtin(RBAC_GROUP, 'ClusterRole', 'clusterroles', { namespaced: false }),
   builtin(RBAC_GROUP, 'RoleBinding', 'rolebindings', { namespaced: true }),
   builtin(RBAC_GROUP, 'ClusterRoleBinding', 'clusterrolebindings', { namespaced: false }),
+  builtin(AUTHZ_GROUP, 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', {
+    namespaced: false,
+    virtual: true,
+  }),
+  builtin(AUTHZ_GROUP, 'SubjectAccessReview', 'subjectaccessreviews', { namespaced: false, virtual: true }),
+  builtin(AUTHZ_GROUP, 'LocalSubjectAccessReview', 'localsubjectaccessreviews', {
+    namespaced: true,
+    virtual: true,
+  }),
 ];
 
 /** The served kinds a CustomResourceDefinition object defines (one per served version). */

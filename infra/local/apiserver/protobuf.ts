@@ -1,7 +1,7 @@
 /**
  * Just enough of the Kubernetes protobuf encoding to accept what kubectl's typed clients send
  * (`kubectl create configmap|secret|namespace|serviceaccount|role|rolebinding|clusterrole|
- * clusterrolebinding` POST `application/vnd.kubernetes.protobuf`): the `k8s\0` + runtime.Unknown
+ * clusterrolebinding` and `kubectl auth can-i` POST `application/vnd.kubernetes.protobuf`): the `k8s\0` + runtime.Unknown
  * envelope and the messages of those kinds, decoded to the JSON objects the rest of the server
  * handles. Responses are always JSON (kubectl accepts it). Other kinds answer 415.
  */
@@ -65,6 +65,27 @@ const BINDING: Schema = {
   3: { name: 'roleRef', type: ROLE_REF },
 };
 
+const RESOURCE_ATTRIBUTES: Schema = {
+  1: { name: 'namespace', type: 'string' },
+  2: { name: 'verb', type: 'string' },
+  3: { name: 'group', type: 'string' },
+  4: { name: 'version', type: 'string' },
+  5: { name: 'resource', type: 'string' },
+  6: { name: 'subresource', type: 'string' },
+  7: { name: 'name', type: 'string' },
+};
+const NON_RESOURCE_ATTRIBUTES: Schema = {
+  1: { name: 'path', type: 'string' },
+  2: { name: 'verb', type: 'string' },
+};
+const SAR_SPEC: Schema = {
+  1: { name: 'resourceAttributes', type: RESOURCE_ATTRIBUTES },
+  2: { name: 'nonResourceAttributes', type: NON_RESOURCE_ATTRIBUTES },
+  3: { name: 'user', type: 'string' },
+  4: { name: 'groups', type: 'string', repeated: true },
+};
+const SAR: Schema = { ...meta, 2: { name: 'spec', type: SAR_SPEC } };
+
 /** Message schemas by `<apiVersion>/<kind>`. */
 const KINDS: Record<string, Schema> = {
   'v1/ConfigMap': {
@@ -101,6 +122,9 @@ const KINDS: Record<string, Schema> = {
   },
   'rbac.authorization.k8s.io/v1/RoleBinding': BINDING,
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': BINDING,
+  'authorization.k8s.io/v1/SelfSubjectAccessReview': SAR,
+  'authorization.k8s.io/v1/SubjectAccessReview': SAR,
+  'authorization.k8s.io/v1/LocalSubjectAccessReview': SAR,
 };
 
 class Reader {

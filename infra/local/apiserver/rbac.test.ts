@@ -209,6 +209,12 @@ describe('RBAC enforcement', () => {
     try {
       const ok = await kubectlExit(kc, ['get', `widgets.${GROUP}`, '-n', 'ns1', '-o', 'name']);
       expect(ok.stdout).toBe(`widget.${GROUP}/w1\n`);
+      expect(
+        (await kubectlExit(kc, ['auth', 'can-i', 'list', `widgets.${GROUP}`, '-n', 'ns1'])).stdout.trim(),
+      ).toBe('yes');
+      const no = await kubectlExit(kc, ['auth', 'can-i', 'list', `widgets.${GROUP}`, '-n', 'ns2']);
+      expect(no.stdout.trim()).toBe('no');
+      expect(no.code).toBe(1);
       const denied = await kubectlExit(kc, ['get', `widgets.${GROUP}`, '-n', 'ns2']);
       expect(denied.code).toBe(1);
       expect(denied.stderr).toContain(
@@ -217,6 +223,42 @@ describe('RBAC enforcement', () => {
     } finally {
       await tls.stop();
     }
+  });
+
+  it('access reviews answer with the same authorizer (self and for another user)', async () => {
+    const SSAR = Object.freeze({
+      group: 'authorization.k8s.io',
+      version: 'v1',
+      kind: 'SelfSubjectAccessReview',
+      plural: 'selfsubjectaccessreviews',
+      namespaced: false,
+      statusSubresource: false,
+    });
+    const SAR = Object.freeze({ ...SSAR, kind: 'SubjectAccessReview', plural: 'subjectaccessreviews' });
+    const ask = async (c: KubeClient, ns: string) =>
+      (
+        (await c.create<any>(SSAR, {
+          metadata: {},
+          spec: { resourceAttributes: { namespace: ns, verb: 'list', group: GROUP, resource: 'widgets' } },
+        } as any)) as any
+      ).status.allowed;
+    expect(await ask(alice, 'ns1')).toBe(true);
+    expect(await ask(alice, 'ns2')).toBe(false);
+    const forBob = await admin.create<any>(SAR, {
+      metadata: {},
+      spec: {
+        user: 'bob',
+        groups: ['team'],
+        resourceAttributes: { namespace: 'ns1', verb: 'get', resource: 'configmaps', name: 'only' },
+      },
+    } as any);
+    expect(forBob.status.allowed).toBe(true);
+    const nonRes = await admin.create<any>(SAR, {
+      metadata: {},
+      spec: { user: 'alice', nonResourceAttributes: { path: '/metrics', verb: 'get' } },
+    } as any);
+    expect(nonRes.status.allowed).toBe(false);
+    expect(await admin.get(SAR, undefined, 'x').catch((e: KubeApiError) => e.code)).toBe(405);
   });
 
   it('discovery is open to every authenticated user; the request log records users', async () => {

@@ -105,6 +105,14 @@ export class Rbac {
       );
       return ok ? undefined : `forbidden: User "${u.user}" cannot ${info.verb} path "${info.path}"`;
     }
+    // system:basic-user: every authenticated user may ask what it may do.
+    if (
+      info.group === 'authorization.k8s.io' &&
+      info.resource === 'selfsubjectaccessreviews' &&
+      info.verb === 'create'
+    ) {
+      if (u.groups.includes('system:authenticated')) return undefined;
+    }
     const resource = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
     const ok = this.rulesFor(u, info.namespace).some(
       (r) =>

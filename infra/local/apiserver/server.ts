@@ -55,6 +55,8 @@ export interface ServerDeps {
   authenticate(req: IncomingMessage): UserInfo | undefined;
   /** A Forbidden message, or undefined when allowed. */
   authorize(user: UserInfo, info: RequestInfo): string | undefined;
+  /** Answers an access review (SelfSubjectAccessReview, SubjectAccessReview, LocalSubjectAccessReview). */
+  review(kind: ServedKind, namespace: string | undefined, body: any, requester: UserInfo): unknown;
   serverAddress(): string;
   openapiV2(accept: string | undefined): { type: string; body: string | Buffer } | undefined;
   watches: Set<WatchStream>;
@@ -230,6 +232,7 @@ export function createRequestHandler(deps: ServerDeps) {
       // A 410 on a watch arrives the way a real server sends it: HTTP 200, then an ERROR event.
       const watchExpiry = verb === 'watch' && fault.error?.code === 410 ? fault.error : undefined;
       if (fault.error && !watchExpiry) throw fault.error;
+      if (kind.virtual && verb !== 'create') throw methodNotAllowed();
       const accept = req.headers.accept;
       const table = wantsTable(accept);
       const include = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
@@ -319,6 +322,7 @@ export function createRequestHandler(deps: ServerDeps) {
             warnings.map((w) => `299 - ${JSON.stringify(w)}`),
           );
       };
+      if (kind.virtual) return send(res, 201, deps.review(kind, ns, body, user));
       if (verb === 'create') {
         const obj = rest.create(kind, ns, body, opts);
         warn();
