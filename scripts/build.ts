@@ -6,7 +6,7 @@
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist');
@@ -51,7 +51,9 @@ const common: BuildOptions = {
   sourcemap: 'linked',
   legalComments: 'none',
   // Some dependencies are CommonJS and call require(); give ESM bundles one.
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+  },
   logLevel: 'warning',
   // Development-only backends, loaded dynamically when present (never in Lambda bundles).
   external: ['testcontainers', '@testcontainers/localstack', 'fauxqs'],
@@ -62,15 +64,27 @@ async function main(): Promise<void> {
   const jobs: { name: string; file: string; options: BuildOptions }[] = [];
   for (const [fn, dir] of Object.entries(FUNCTIONS)) {
     const file = join(out, 'lambda', fn, 'index.mjs');
-    jobs.push({ name: `lambda/${fn}`, file, options: { stdin: { contents: lambdaEntry(fn, dir), resolveDir: root, loader: 'ts' } } });
+    jobs.push({
+      name: `lambda/${fn}`,
+      file,
+      options: { stdin: { contents: lambdaEntry(fn, dir), resolveDir: root, loader: 'ts' } },
+    });
   }
   jobs.push({
     name: 'lambda/requeueForwarder',
     file: join(out, 'lambda', 'requeueForwarder', 'index.mjs'),
     options: { stdin: { contents: forwarderEntry, resolveDir: root, loader: 'ts' } },
   });
-  jobs.push({ name: 'relay', file: join(out, 'relay', 'index.mjs'), options: { entryPoints: [join(root, 'functions/relay/main.ts')] } });
-  jobs.push({ name: 'cli', file: join(out, 'cli', 'metal3fn.mjs'), options: { entryPoints: [join(root, 'bin/metal3fn.ts')] } });
+  jobs.push({
+    name: 'relay',
+    file: join(out, 'relay', 'index.mjs'),
+    options: { entryPoints: [join(root, 'functions/relay/main.ts')] },
+  });
+  jobs.push({
+    name: 'cli',
+    file: join(out, 'cli', 'metal3fn.mjs'),
+    options: { entryPoints: [join(root, 'bin/metal3fn.ts')] },
+  });
 
   const sizes: { name: string; bytes: number }[] = [];
   for (const job of jobs) {
@@ -78,9 +92,13 @@ async function main(): Promise<void> {
     await build({ ...common, ...job.options, outfile: job.file });
     sizes.push({ name: job.name, bytes: (await stat(job.file)).size });
   }
-  await writeFile(join(out, 'sizes.json'), `${JSON.stringify(Object.fromEntries(sizes.map((s) => [s.name, s.bytes])), null, 2)}\n`);
+  await writeFile(
+    join(out, 'sizes.json'),
+    `${JSON.stringify(Object.fromEntries(sizes.map((s) => [s.name, s.bytes])), null, 2)}\n`,
+  );
   const w = Math.max(...sizes.map((s) => s.name.length));
-  for (const s of sizes) process.stdout.write(`${s.name.padEnd(w)}  ${(s.bytes / 1024).toFixed(0).padStart(6)} KiB\n`);
+  for (const s of sizes)
+    process.stdout.write(`${s.name.padEnd(w)}  ${(s.bytes / 1024).toFixed(0).padStart(6)} KiB\n`);
 }
 
 main().catch((e: unknown) => {

@@ -59,7 +59,8 @@ export async function run(argv: string[]): Promise<number> {
     const raw = values[name];
     if (raw === undefined) return fallback;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, not '${raw}'`);
+    if (!Number.isInteger(n) || n < 0)
+      throw new Error(`--${name} must be a non-negative integer, not '${raw}'`);
     return n;
   };
   try {
@@ -78,7 +79,9 @@ export async function run(argv: string[]): Promise<number> {
       serve: Boolean(values.serve),
       timeoutSeconds: int('timeout', 120),
       concurrency: int('concurrency', 16),
-      legacyProviderIds: parseLegacyProviderIds((values['legacy-provider-ids'] as string | undefined) ?? 'accept'),
+      legacyProviderIds: parseLegacyProviderIds(
+        (values['legacy-provider-ids'] as string | undefined) ?? 'accept',
+      ),
     });
     process.stdout.write(`\n${result.ok ? 'OK' : 'FAILED'}: ${result.message}\n`);
     return result.ok ? 0 : 1;

@@ -5,7 +5,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { R, resourceFor, type ResourceType } from '../../shared/api/resources.ts';
+import { R, type ResourceType, resourceFor } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { isAlreadyExists, isConflict } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -13,7 +13,10 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 export async function loadManifests(path: string): Promise<KubeObject[]> {
   const info = await stat(path);
   const files = info.isDirectory()
-    ? (await readdir(path)).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(path, f))
+    ? (await readdir(path))
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort()
+        .map((f) => join(path, f))
     : [path];
   const out: KubeObject[] = [];
   for (const file of files) {
@@ -21,7 +24,8 @@ export async function loadManifests(path: string): Promise<KubeObject[]> {
       if (doc.errors.length) throw new Error(`${file}: ${doc.errors[0]!.message}`);
       const obj = doc.toJS() as KubeObject | null;
       if (!obj) continue;
-      if (!obj.kind || !obj.apiVersion || !obj.metadata?.name) throw new Error(`${file}: a document lacks apiVersion, kind or metadata.name`);
+      if (!obj.kind || !obj.apiVersion || !obj.metadata?.name)
+        throw new Error(`${file}: a document lacks apiVersion, kind or metadata.name`);
       out.push(obj);
     }
   }
@@ -30,13 +34,21 @@ export async function loadManifests(path: string): Promise<KubeObject[]> {
 
 export function typeOf(obj: KubeObject): ResourceType {
   const t = resourceFor(obj.apiVersion ?? '', obj.kind ?? '');
-  if (!t) throw new Error(`${obj.kind} ${obj.metadata.name}: kind ${obj.apiVersion}/${obj.kind} is not one this system knows`);
+  if (!t)
+    throw new Error(
+      `${obj.kind} ${obj.metadata.name}: kind ${obj.apiVersion}/${obj.kind} is not one this system knows`,
+    );
   return t;
 }
 
 /** Creates each object (namespaces first, then CRDs, then the rest in file order); updates existing ones. */
-export async function applyObjects(client: KubeClient, objects: KubeObject[], defaultNamespace = 'default'): Promise<KubeObject[]> {
-  const rank = (o: KubeObject) => (o.kind === 'Namespace' ? 0 : o.kind === 'CustomResourceDefinition' ? 1 : 2);
+export async function applyObjects(
+  client: KubeClient,
+  objects: KubeObject[],
+  defaultNamespace = 'default',
+): Promise<KubeObject[]> {
+  const rank = (o: KubeObject) =>
+    o.kind === 'Namespace' ? 0 : o.kind === 'CustomResourceDefinition' ? 1 : 2;
   const ordered = [...objects].sort((a, b) => rank(a) - rank(b));
   const applied: KubeObject[] = [];
   for (const obj of ordered) {
@@ -59,7 +71,15 @@ async function replaceLatest(client: KubeClient, t: ResourceType, body: KubeObje
     const current = await client.get(t, body.metadata.namespace, body.metadata.name!);
     if (!current) return client.create(t, body);
     try {
-      return await client.replace(t, { ...current, ...body, metadata: { ...current.metadata, ...body.metadata, resourceVersion: current.metadata.resourceVersion } });
+      return await client.replace(t, {
+        ...current,
+        ...body,
+        metadata: {
+          ...current.metadata,
+          ...body.metadata,
+          resourceVersion: current.metadata.resourceVersion,
+        },
+      });
     } catch (e) {
       if (!isConflict(e) || attempt >= 5) throw e;
     }
@@ -80,7 +100,10 @@ export async function ensureNamespace(client: KubeClient, name: string): Promise
 }
 
 /** The CRDs the local system serves: ours (infra/crds) and those of the projects we work with (infra/local/crds). */
-export const CRD_DIRS = [new URL('../crds/', import.meta.url).pathname, new URL('./crds/', import.meta.url).pathname];
+export const CRD_DIRS = [
+  new URL('../crds/', import.meta.url).pathname,
+  new URL('./crds/', import.meta.url).pathname,
+];
 
 export async function installCrds(client: KubeClient, dirs: string[] = CRD_DIRS): Promise<number> {
   let n = 0;
@@ -92,7 +115,10 @@ export async function installCrds(client: KubeClient, dirs: string[] = CRD_DIRS)
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
       throw e;
     }
-    await applyObjects(client, objs.filter((o) => o.kind === 'CustomResourceDefinition'));
+    await applyObjects(
+      client,
+      objs.filter((o) => o.kind === 'CustomResourceDefinition'),
+    );
     n += objs.length;
   }
   return n;

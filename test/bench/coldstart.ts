@@ -25,8 +25,31 @@ const sqsEvent = (fn: string) => ({
     {
       messageId: 'm-1',
       receiptHandle: 'r-1',
-      body: JSON.stringify({ v: 1, function: fn, cluster: 'management', apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: fn === 'renderData' ? 'Metal3Data' : fn === 'allocateIndex' ? 'Metal3DataClaim' : fn === 'reconcileCluster' ? 'Metal3Cluster' : 'Metal3Machine', namespace: 'default', name: 'absent', reason: 'modified' }),
-      attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0', MessageGroupId: 'g', MessageDeduplicationId: 'd' },
+      body: JSON.stringify({
+        v: 1,
+        function: fn,
+        cluster: 'management',
+        apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+        kind:
+          fn === 'renderData'
+            ? 'Metal3Data'
+            : fn === 'allocateIndex'
+              ? 'Metal3DataClaim'
+              : fn === 'reconcileCluster'
+                ? 'Metal3Cluster'
+                : 'Metal3Machine',
+        namespace: 'default',
+        name: 'absent',
+        reason: 'modified',
+      }),
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: '0',
+        SenderId: 'x',
+        ApproximateFirstReceiveTimestamp: '0',
+        MessageGroupId: 'g',
+        MessageDeduplicationId: 'd',
+      },
       messageAttributes: {},
       md5OfBody: '',
       eventSource: 'aws:sqs',
@@ -42,7 +65,14 @@ export async function benchColdStart(runs = 5): Promise<Record<string, number>> 
   const server = await startApiServer();
   const kubeconfig = join(tmpdir(), `metal3fn-coldstart-${process.pid}.kubeconfig`);
   await server.writeKubeconfig(kubeconfig);
-  const env = { ...process.env, KUBECONFIG: kubeconfig, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x', LOG_LEVEL: 'error' };
+  const env = {
+    ...process.env,
+    KUBECONFIG: kubeconfig,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'x',
+    AWS_SECRET_ACCESS_KEY: 'x',
+    LOG_LEVEL: 'error',
+  };
   const results: Record<string, number> = {};
   try {
     const bare = median(Array.from({ length: runs }, () => timeNode(['-e', '0'], env)));
@@ -53,7 +83,9 @@ export async function benchColdStart(runs = 5): Promise<Record<string, number>> 
       const bundle = join(lambdaDir, fn, 'index.mjs');
       biggest = Math.max(biggest, (await stat(bundle)).size);
       const script = `const m = await import(${JSON.stringify(bundle)}); const r = await m.handler(${JSON.stringify(sqsEvent(fn))}); if (r.batchItemFailures.length) { console.error(JSON.stringify(r)); process.exit(3); }`;
-      const ms = median(Array.from({ length: runs }, () => timeNode(['--input-type=module', '-e', script], env)));
+      const ms = median(
+        Array.from({ length: runs }, () => timeNode(['--input-type=module', '-e', script], env)),
+      );
       results[`coldStartMs.${fn}`] = Math.round(ms);
       const ratio = ms / bare;
       results[`coldStartRatio.${fn}`] = Math.round(ratio * 100) / 100;

@@ -16,7 +16,12 @@ const quick = Boolean(values.quick);
 
 const BENCHES: Bench[] = [
   { name: 'system', module: './system.ts', fn: 'benchSystem', args: [{ quick }] },
-  { name: 'host claim', module: './host-claim.ts', fn: 'benchHostClaim', args: quick ? [{ machines: 50, hosts: 2000 }] : [] },
+  {
+    name: 'host claim',
+    module: './host-claim.ts',
+    fn: 'benchHostClaim',
+    args: quick ? [{ machines: 50, hosts: 2000 }] : [],
+  },
   { name: 'allocation', module: './allocation.ts', fn: 'benchAllocation' },
   { name: 'render', module: './render.ts', fn: 'benchRender' },
   { name: 'pipeline', module: './pipeline.ts', fn: 'benchPipeline' },
@@ -31,7 +36,10 @@ for (const b of BENCHES) {
   const t0 = performance.now();
   process.stderr.write(`bench: ${b.name} …\n`);
   try {
-    const mod = (await import(b.module)) as Record<string, (...a: unknown[]) => Promise<Record<string, number>>>;
+    const mod = (await import(b.module)) as Record<
+      string,
+      (...a: unknown[]) => Promise<Record<string, number>>
+    >;
     const r = await mod[b.fn]!(...(b.args ?? []));
     Object.assign(results, r);
     process.stderr.write(`bench: ${b.name} done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);

@@ -7,7 +7,9 @@
 import { runDev } from '../../infra/local/dev/run.ts';
 import { WRITE_FLOOR_PER_MACHINE } from './write-floor.ts';
 
-const sink = new (await import('node:stream')).Writable({ write: (_c, _e, cb) => cb() }) as unknown as NodeJS.WriteStream;
+const sink = new (await import('node:stream')).Writable({
+  write: (_c, _e, cb) => cb(),
+}) as unknown as NodeJS.WriteStream;
 
 export async function runScenario(machines: number, opts: { direct?: boolean; simDelayMs?: number } = {}) {
   const started = performance.now();
@@ -41,7 +43,8 @@ export async function benchSystem(opts: { quick?: boolean } = {}): Promise<Recor
     out[`scale.${n}.addedLatencyP99Ms`] = s.addedLatencyP99Ms;
     out[`scale.${n}.conflictsPerMachine`] = Math.round((s.conflicts / n) * 1000) / 1000;
     // Cost growth: requests per machine at this size relative to the smallest (1.0 = linear total cost).
-    out[`scale.${n}.requestsPerMachineVsSmallest`] = Math.round((s.requestsPerMachine / base.requestsPerMachine) * 100) / 100;
+    out[`scale.${n}.requestsPerMachineVsSmallest`] =
+      Math.round((s.requestsPerMachine / base.requestsPerMachine) * 100) / 100;
   }
   const headline = sizes.includes(200) ? 200 : sizes[sizes.length - 1]!;
   out.requestsPerMachine = out[`scale.${headline}.requestsPerMachine`]!;

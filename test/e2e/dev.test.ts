@@ -6,8 +6,8 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import type { KubeObject } from '../../shared/kube/types.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -26,7 +26,10 @@ let summary: Record<string, unknown>;
 
 function runCli(args: string[]): Promise<number | null> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/metal3fn.ts', ...args], { cwd: root, env: { ...process.env, CI: 'true' } });
+    const child = spawn(process.execPath, ['bin/metal3fn.ts', ...args], {
+      cwd: root,
+      env: { ...process.env, CI: 'true' },
+    });
     child.stdout.on('data', (d) => {
       stdout += d;
     });
@@ -41,7 +44,22 @@ beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'metal3fn-e2e-'));
   const dumpFile = join(dir, 'state.json');
   const summaryFile = join(dir, 'summary.json');
-  exitCode = await runCli(['dev', '--machines', String(MACHINES), '--hosts', '6', '--sim-delay', '50', '--scale-down', '--dump-state', dumpFile, '--summary-json', summaryFile, '--timeout', '90']);
+  exitCode = await runCli([
+    'dev',
+    '--machines',
+    String(MACHINES),
+    '--hosts',
+    '6',
+    '--sim-delay',
+    '50',
+    '--scale-down',
+    '--dump-state',
+    dumpFile,
+    '--summary-json',
+    summaryFile,
+    '--timeout',
+    '90',
+  ]);
   dump = JSON.parse(await readFile(dumpFile, 'utf8')) as Dump;
   summary = JSON.parse(await readFile(summaryFile, 'utf8')) as Record<string, unknown>;
 }, 180_000);
@@ -49,14 +67,20 @@ beforeAll(async () => {
 const ofKind = (objs: KubeObject[], kind: string) => objs.filter((o) => o.kind === kind);
 const atReady = () => dump.atReady!.management;
 const workloadAtReady = () => Object.values(dump.atReady!.workload).flat();
-const decode = (s: KubeObject, key: string) => Buffer.from(((s as { data?: Record<string, string> }).data ?? {})[key] ?? '', 'base64').toString('utf8');
+const decode = (s: KubeObject, key: string) =>
+  Buffer.from((s as { data?: Record<string, string> }).data?.[key] ?? '', 'base64').toString('utf8');
 
 describe('metal3fn dev --scale-down --dump-state (child process)', () => {
   it('exits 0 with every machine Ready and a clean release', () => {
     expect(stdout).toContain('OK: every machine Ready');
     expect(stdout).toContain('release check: clean');
     expect(exitCode).toBe(0);
-    expect(summary).toMatchObject({ machines: MACHINES, ready: MACHINES, deadLettered: 0, releaseFindings: [] });
+    expect(summary).toMatchObject({
+      machines: MACHINES,
+      ready: MACHINES,
+      deadLettered: 0,
+      releaseFindings: [],
+    });
   });
 
   it('gave every machine its own host, both ways', () => {
@@ -71,7 +95,8 @@ describe('metal3fn dev --scale-down --dump-state (child process)', () => {
     // Excluded hosts were never chosen.
     for (const h of ofKind(atReady(), 'BareMetalHost')) {
       const a = h.metadata.annotations ?? {};
-      if ('capm3.metal3.io/unhealthy' in a || 'baremetalhost.metal3.io/paused' in a) expect((h.spec as { consumerRef?: unknown }).consumerRef).toBeUndefined();
+      if ('capm3.metal3.io/unhealthy' in a || 'baremetalhost.metal3.io/paused' in a)
+        expect((h.spec as { consumerRef?: unknown }).consumerRef).toBeUndefined();
     }
   });
 
@@ -93,7 +118,9 @@ describe('metal3fn dev --scale-down --dump-state (child process)', () => {
     const secrets = ofKind(atReady(), 'Secret');
     for (const m3m of ofKind(atReady(), 'Metal3Machine')) {
       const name = m3m.metadata.name!;
-      const data = ofKind(atReady(), 'Metal3Data').find((d) => (d.spec as { claim: { name: string } }).claim.name === name)!;
+      const data = ofKind(atReady(), 'Metal3Data').find(
+        (d) => (d.spec as { claim: { name: string } }).claim.name === name,
+      )!;
       const index = (data.spec as { index: number }).index;
       const meta = secrets.find((s) => s.metadata.name === `${name}-metadata-${index}`);
       const net = secrets.find((s) => s.metadata.name === `${name}-networkdata-${index}`);
@@ -107,7 +134,9 @@ describe('metal3fn dev --scale-down --dump-state (child process)', () => {
       const machine = m3m.metadata.ownerReferences!.find((r) => r.kind === 'Machine')!.name;
       expect(metaData.name).toBe(machine);
       const networkData = parseYaml(decode(net!, 'networkData')) as { networks: { ip_address: string }[] };
-      const ip = ofKind(atReady(), 'IPAddress').find((a) => (a.spec as { address: string }).address === networkData.networks[0]!.ip_address);
+      const ip = ofKind(atReady(), 'IPAddress').find(
+        (a) => (a.spec as { address: string }).address === networkData.networks[0]!.ip_address,
+      );
       expect(ip).toBeDefined();
     }
   });
@@ -119,17 +148,27 @@ describe('metal3fn dev --scale-down --dump-state (child process)', () => {
       const host = m3m.metadata.annotations!['metal3.io/BareMetalHost']!.split('/')[1];
       const expected = `metal3://metal3/${host}/${m3m.metadata.name}`;
       expect((m3m.spec as { providerID?: string }).providerID).toBe(expected);
-      const machine = ofKind(atReady(), 'Machine').find((m) => m.metadata.name === m3m.metadata.ownerReferences!.find((r) => r.kind === 'Machine')!.name)!;
+      const machine = ofKind(atReady(), 'Machine').find(
+        (m) => m.metadata.name === m3m.metadata.ownerReferences!.find((r) => r.kind === 'Machine')!.name,
+      )!;
       expect((machine.spec as { providerID?: string }).providerID).toBe(expected);
       expect((machine.status as { phase?: string }).phase).toBe('Running');
-      expect(nodes.filter((n) => (n.spec as { providerID?: string }).providerID === expected)).toHaveLength(1);
+      expect(nodes.filter((n) => (n.spec as { providerID?: string }).providerID === expected)).toHaveLength(
+        1,
+      );
     }
   });
 
   it('released everything at the end', () => {
-    const left = dump.management.filter((o) => ['Metal3Machine', 'Metal3Data', 'Metal3DataClaim', 'IPClaim', 'IPAddress', 'Machine'].includes(o.kind!));
+    const left = dump.management.filter((o) =>
+      ['Metal3Machine', 'Metal3Data', 'Metal3DataClaim', 'IPClaim', 'IPAddress', 'Machine'].includes(o.kind!),
+    );
     expect(left.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([]);
-    expect(ofKind(dump.management, 'Secret').filter((s) => (s as { type?: string }).type === 'infrastructure.cluster.x-k8s.io/secret')).toEqual([]);
+    expect(
+      ofKind(dump.management, 'Secret').filter(
+        (s) => (s as { type?: string }).type === 'infrastructure.cluster.x-k8s.io/secret',
+      ),
+    ).toEqual([]);
     for (const h of ofKind(dump.management, 'BareMetalHost')) {
       expect((h.spec as { consumerRef?: unknown }).consumerRef).toBeUndefined();
       expect((h.status as { provisioning: { state: string } }).provisioning.state).toBe('available');

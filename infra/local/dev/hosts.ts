@@ -17,11 +17,13 @@ export interface SampleSize {
 
 /** Machines: a control plane of up to 3, the rest workers. Hosts: default machines + 3. */
 export function sampleSize(machines: number, hosts?: number): SampleSize {
-  if (!Number.isInteger(machines) || machines < 1) throw new Error(`--machines must be a positive integer, not ${machines}`);
+  if (!Number.isInteger(machines) || machines < 1)
+    throw new Error(`--machines must be a positive integer, not ${machines}`);
   const controlPlane = Math.min(3, machines);
   const workers = machines - controlPlane;
   const h = hosts ?? machines + 3;
-  if (!Number.isInteger(h) || h < machines) throw new Error(`--hosts must be an integer ≥ --machines (${machines}), not ${hosts}`);
+  if (!Number.isInteger(h) || h < machines)
+    throw new Error(`--hosts must be an integer ≥ --machines (${machines}), not ${hosts}`);
   return { controlPlane, workers, hosts: h };
 }
 

@@ -4,7 +4,10 @@ import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 
 /** Every kind in the registry that the server serves (a kind without a CRD is skipped). */
-export async function listEverything(client: KubeClient, kinds: ResourceType[] = Object.values(R)): Promise<KubeObject[]> {
+export async function listEverything(
+  client: KubeClient,
+  kinds: ResourceType[] = Object.values(R),
+): Promise<KubeObject[]> {
   const out: KubeObject[] = [];
   for (const t of kinds) {
     try {

@@ -42,17 +42,21 @@ function informer(client: KubeClient, t: ResourceType, cache: Cache, onChange: (
               undefined,
               { resourceVersion: list.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300 },
               (ev) => {
-                if (ev.type === 'ADDED' || ev.type === 'MODIFIED') cache.set(keyOf(ev.object), { ...ev.object, kind: t.kind });
+                if (ev.type === 'ADDED' || ev.type === 'MODIFIED')
+                  cache.set(keyOf(ev.object), { ...ev.object, kind: t.kind });
                 else if (ev.type === 'DELETED') cache.delete(keyOf(ev.object));
                 else return;
                 onChange();
               },
               () => resolve(),
             )
-            .then((c) => {
-              controller = c;
-              if (stopped) c.abort();
-            }, () => resolve());
+            .then(
+              (c) => {
+                controller = c;
+                if (stopped) c.abort();
+              },
+              () => resolve(),
+            );
         });
       } catch {
         await new Promise((r) => setTimeout(r, 200));
@@ -149,7 +153,12 @@ export function addedLatencyMs(tl: MachineTimeline): number | undefined {
   if (ready === undefined) return undefined;
   const total = ready - tl.firstSeen;
   const hardware =
-    tl.hostProvisioningStarted !== undefined && tl.hostProvisioned !== undefined ? tl.hostProvisioned - tl.hostProvisioningStarted : 0;
-  const kubelet = tl.hostProvisioned !== undefined && tl.nodeSeen !== undefined ? Math.max(0, tl.nodeSeen - tl.hostProvisioned) : 0;
+    tl.hostProvisioningStarted !== undefined && tl.hostProvisioned !== undefined
+      ? tl.hostProvisioned - tl.hostProvisioningStarted
+      : 0;
+  const kubelet =
+    tl.hostProvisioned !== undefined && tl.nodeSeen !== undefined
+      ? Math.max(0, tl.nodeSeen - tl.hostProvisioned)
+      : 0;
   return Math.max(0, total - hardware - kubelet);
 }

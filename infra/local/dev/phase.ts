@@ -4,7 +4,14 @@
  */
 import type { KubeObject } from '../../../shared/kube/types.ts';
 
-export const PHASES = ['waiting for host', 'associated', 'data ready', 'provisioning', 'providerID', 'Ready'] as const;
+export const PHASES = [
+  'waiting for host',
+  'associated',
+  'data ready',
+  'provisioning',
+  'providerID',
+  'Ready',
+] as const;
 export type Phase = (typeof PHASES)[number] | 'failed' | 'deleting';
 
 const HOST_ANNOTATION = 'metal3.io/BareMetalHost';
@@ -16,12 +23,16 @@ export interface MachineObjects {
 }
 
 const get = (o: unknown, ...path: string[]): unknown =>
-  path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), o);
+  path.reduce<unknown>(
+    (v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined),
+    o,
+  );
 
 export function machinePhase({ m3m, machine, host }: MachineObjects): Phase {
   if (m3m.metadata.deletionTimestamp) return 'deleting';
   if (get(m3m, 'status', 'failureReason') || get(m3m, 'status', 'failureMessage')) return 'failed';
-  const machineReady = Boolean(get(machine, 'status', 'nodeRef')) && get(machine, 'status', 'phase') === 'Running';
+  const machineReady =
+    Boolean(get(machine, 'status', 'nodeRef')) && get(machine, 'status', 'phase') === 'Running';
   if (get(m3m, 'spec', 'providerID') && get(m3m, 'status', 'ready') === true && machineReady) return 'Ready';
   if (get(m3m, 'spec', 'providerID')) return 'providerID';
   const state = get(host, 'status', 'provisioning', 'state');
@@ -33,12 +44,21 @@ export function machinePhase({ m3m, machine, host }: MachineObjects): Phase {
 
 /** The conditions of a stuck object, as one line a person can act on. */
 export function conditionsLine(obj: KubeObject | undefined): string {
-  const conds = (get(obj, 'status', 'conditions') as { type: string; status: string; reason?: string; message?: string }[] | undefined) ?? [];
+  const conds =
+    (get(obj, 'status', 'conditions') as
+      | { type: string; status: string; reason?: string; message?: string }[]
+      | undefined) ?? [];
   const bad = conds.filter((c) => c.status !== 'True');
-  const failure = [get(obj, 'status', 'failureReason'), get(obj, 'status', 'failureMessage'), get(obj, 'status', 'errorMessage')]
+  const failure = [
+    get(obj, 'status', 'failureReason'),
+    get(obj, 'status', 'failureMessage'),
+    get(obj, 'status', 'errorMessage'),
+  ]
     .filter(Boolean)
     .join(': ');
-  const parts = bad.map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`);
+  const parts = bad.map(
+    (c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`,
+  );
   if (failure) parts.unshift(failure);
   return parts.join('; ') || 'no conditions reported';
 }

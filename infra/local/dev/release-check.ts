@@ -9,7 +9,8 @@ export interface ReleaseFinding {
   problem: string;
 }
 
-const ref = (o: KubeObject) => `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
+const ref = (o: KubeObject) =>
+  `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
 const DATA_SECRET_TYPE = 'infrastructure.cluster.x-k8s.io/secret';
 const OUR_FINALIZER = /metal3|ipam|cluster\.x-k8s\.io/;
 
@@ -25,14 +26,17 @@ export function checkRelease(objects: KubeObject[]): ReleaseFinding[] {
         findings.push({ object: ref(o), problem: 'still exists after scale-down' });
         break;
       case 'Secret':
-        if ((o as { type?: string }).type === DATA_SECRET_TYPE) findings.push({ object: ref(o), problem: 'rendered data Secret left behind' });
+        if ((o as { type?: string }).type === DATA_SECRET_TYPE)
+          findings.push({ object: ref(o), problem: 'rendered data Secret left behind' });
         break;
       case 'BareMetalHost': {
         const spec = (o.spec ?? {}) as Record<string, unknown>;
         const status = (o.status ?? {}) as { provisioning?: { state?: string } };
-        if (spec.consumerRef) findings.push({ object: ref(o), problem: `still consumed by ${JSON.stringify(spec.consumerRef)}` });
+        if (spec.consumerRef)
+          findings.push({ object: ref(o), problem: `still consumed by ${JSON.stringify(spec.consumerRef)}` });
         const state = status.provisioning?.state;
-        if (state !== 'available' && state !== 'ready') findings.push({ object: ref(o), problem: `state is '${state}', not available` });
+        if (state !== 'available' && state !== 'ready')
+          findings.push({ object: ref(o), problem: `state is '${state}', not available` });
         if (spec.image) findings.push({ object: ref(o), problem: 'image not cleared' });
         break;
       }

@@ -24,7 +24,7 @@ import type { FunctionTable } from '../../../shared/runtimes/dispatch.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
 import { type ApiServerHandle, startApiServer } from '../apiserver/index.ts';
 import { applyObjects, ensureNamespace, installCrds, loadManifests } from '../manifests.ts';
-import { startBmoSimulator, createSampleHosts } from '../sim/bmo.ts';
+import { createSampleHosts, startBmoSimulator } from '../sim/bmo.ts';
 import { startCapiSimulator } from '../sim/capi.ts';
 import { startKubeletSimulator } from '../sim/kubelet.ts';
 import { startLocalSqs } from '../sqs.ts';
@@ -64,7 +64,10 @@ export interface DevOptions {
  */
 export interface DevHooks {
   /** The embedded API servers, once started (fault injection, request logs). */
-  onServers?(management: ApiServerHandle | undefined, workload: ApiServerHandle | undefined): void | Promise<void>;
+  onServers?(
+    management: ApiServerHandle | undefined,
+    workload: ApiServerHandle | undefined,
+  ): void | Promise<void>;
   /** Wraps the function table the workers run (e.g. crash between two writes). */
   wrapFunctions?(fns: FunctionTable): FunctionTable;
   /**
@@ -114,7 +117,10 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       await mgmtServer.writeKubeconfig(mgmtKubeconfig);
     }
     const productStats = new RequestStats();
-    const product = KubeClient.fromFile(mgmtKubeconfig, { stats: productStats, fieldManager: 'metal3-functions' });
+    const product = KubeClient.fromFile(mgmtKubeconfig, {
+      stats: productStats,
+      fieldManager: 'metal3-functions',
+    });
     const admin = KubeClient.fromFile(mgmtKubeconfig, { fieldManager: 'metal3fn-dev' });
     if (mgmtServer) await installCrds(admin);
     await ensureNamespace(admin, NAMESPACE);
@@ -127,14 +133,19 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       cleanup.push(workloadServer);
       workloadAdmin = KubeClient.fromString(workloadServer.kubeconfig());
       await admin.create(R.Secret, {
-        metadata: { name: kubeconfigSecretName(CLUSTER), namespace: NAMESPACE, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+        metadata: {
+          name: kubeconfigSecretName(CLUSTER),
+          namespace: NAMESPACE,
+          labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
+        },
         type: 'cluster.x-k8s.io/secret',
         data: { value: Buffer.from(workloadServer.kubeconfig()).toString('base64') },
       });
     }
     await o.hooks?.onServers?.(mgmtServer, workloadServer);
     say(`management API: ${mgmtServer ? `${mgmtServer.url} (embedded)` : o.kubeconfig}`);
-    if (workloadServer) say(`workload API:   ${workloadServer.url} (embedded, cluster ${NAMESPACE}/${CLUSTER})`);
+    if (workloadServer)
+      say(`workload API:   ${workloadServer.url} (embedded, cluster ${NAMESPACE}/${CLUSTER})`);
     say(`kubeconfig:     ${mgmtKubeconfig}`);
 
     // 2. SQS: the queues (FIFO per function + DLQs + the requeue queue).
@@ -148,11 +159,29 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     // The simulators reach the workload cluster through their own cache: their requests are not the product's.
     const simWorkloads = createWorkloadClientCache(admin);
     const workloadOf = (namespace: string, name: string) => simWorkloads.get(namespace, name);
-    const context = buildContext({ client: product, log, config: { legacyProviderIds: o.legacyProviderIds }, component: 'metal3-functions' });
+    const context = buildContext({
+      client: product,
+      log,
+      config: { legacyProviderIds: o.legacyProviderIds },
+      component: 'metal3-functions',
+    });
     if (simulate) {
-      cleanup.push(startBmoSimulator({ client: admin, delays: { provisioningMs: o.simDelayMs, deprovisioningMs: o.simDelayMs }, log }));
+      cleanup.push(
+        startBmoSimulator({
+          client: admin,
+          delays: { provisioningMs: o.simDelayMs, deprovisioningMs: o.simDelayMs },
+          log,
+        }),
+      );
       cleanup.push(startCapiSimulator({ client: admin, workloadClient: workloadOf, log }));
-      cleanup.push(startKubeletSimulator({ management: admin, workloadClient: workloadOf, delayMs: Math.round(o.simDelayMs / 2), log }));
+      cleanup.push(
+        startKubeletSimulator({
+          management: admin,
+          workloadClient: workloadOf,
+          delayMs: Math.round(o.simDelayMs / 2),
+          log,
+        }),
+      );
     }
 
     // 4. The product: the relay and workers for every function.
@@ -172,7 +201,16 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     });
     cleanup.push(relay);
     const fns = o.hooks?.wrapFunctions ? o.hooks.wrapFunctions(FUNCTIONS) : FUNCTIONS;
-    const worker = new Worker({ sqs, fns, context, queues, functions: FUNCTION_NAMES, concurrency: o.concurrency, waitTimeSeconds: 1, log });
+    const worker = new Worker({
+      sqs,
+      fns,
+      context,
+      queues,
+      functions: FUNCTION_NAMES,
+      concurrency: o.concurrency,
+      waitTimeSeconds: 1,
+      log,
+    });
     worker.start();
     cleanup.push({ stop: () => worker.stop() });
 
@@ -199,7 +237,11 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     if (onProgress) observer.onChange(() => onProgress(observer, admin));
     const allReady = () => {
       const tls = [...observer.timelines.values()].filter((t) => t.phase !== 'deleting');
-      return tls.length > 0 && (expected === undefined || tls.length >= expected) && tls.every((t) => t.phase === 'Ready');
+      return (
+        tls.length > 0 &&
+        (expected === undefined || tls.length >= expected) &&
+        tls.every((t) => t.phase === 'Ready')
+      );
     };
     const reached = await waitFor(observer, allReady, o.timeoutSeconds * 1000);
     view.stop();
@@ -221,7 +263,9 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       for (const tl of observer.timelines.values()) {
         if (tl.phase === 'Ready') continue;
         const objs = observer.objectsOf(tl.key);
-        say(`  ${tl.key} (${tl.phase}): ${conditionsLine(objs.m3m)}${objs.host ? `; host ${tl.host}: ${conditionsLine(objs.host)}` : ''}`);
+        say(
+          `  ${tl.key} (${tl.phase}): ${conditionsLine(objs.m3m)}${objs.host ? `; host ${tl.host}: ${conditionsLine(objs.host)}` : ''}`,
+        );
       }
     }
 
@@ -238,10 +282,18 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     if (reached && o.scaleDown) {
       say('\nscale-down: deleting every machine …');
       await scaleToZero(admin, objects);
-      const gone = await waitFor(observer, () => [...observer.timelines.values()].every((t) => !observer.objectsOf(t.key).m3m), o.timeoutSeconds * 1000);
+      const gone = await waitFor(
+        observer,
+        () => [...observer.timelines.values()].every((t) => !observer.objectsOf(t.key).m3m),
+        o.timeoutSeconds * 1000,
+      );
       release = checkRelease(await listEverything(admin));
       if (!gone) release.unshift({ object: 'Metal3Machines', problem: 'not all deleted in time' });
-      say(release.length === 0 ? 'release check: clean (no Metal3Data, data Secrets, IP claims or addresses left; every host available, no consumerRef, no finalizer stuck)' : 'release check FAILED:');
+      say(
+        release.length === 0
+          ? 'release check: clean (no Metal3Data, data Secrets, IP claims or addresses left; every host available, no consumerRef, no finalizer stuck)'
+          : 'release check FAILED:',
+      );
       for (const f of release) say(`  ${f.object}: ${f.problem}`);
     }
 
@@ -251,12 +303,17 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     }
     say(`\nsummary\n${formatSummary(summary)}`);
     if (o.summaryJson) {
-      await writeFile(o.summaryJson, `${JSON.stringify({ ...summary, ...(release ? { releaseFindings: release } : {}) }, null, 2)}\n`);
+      await writeFile(
+        o.summaryJson,
+        `${JSON.stringify({ ...summary, ...(release ? { releaseFindings: release } : {}) }, null, 2)}\n`,
+      );
     }
 
     const ok = reached && (release === undefined || release.length === 0);
     if (o.serve && ok) {
-      say(`\nserving; try: KUBECONFIG=${mgmtKubeconfig} kubectl get m3m,bmh -n ${NAMESPACE}   (Ctrl-C to stop)`);
+      say(
+        `\nserving; try: KUBECONFIG=${mgmtKubeconfig} kubectl get m3m,bmh -n ${NAMESPACE}   (Ctrl-C to stop)`,
+      );
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
@@ -268,7 +325,11 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       requests: productStats.snapshot(),
       timelines: [...observer.timelines.values()],
       ...(release ? { release } : {}),
-      message: ok ? 'every machine Ready' : reached ? 'release check failed' : `machines not Ready within ${o.timeoutSeconds}s`,
+      message: ok
+        ? 'every machine Ready'
+        : reached
+          ? 'release check failed'
+          : `machines not Ready within ${o.timeoutSeconds}s`,
     };
   } finally {
     await stopAll();
@@ -293,19 +354,31 @@ function waitFor(observer: ProgressObserver, done: () => boolean, timeoutMs: num
 /** The sample's hosts: created registered and available, then annotated as planned. */
 async function createPlannedHosts(client: KubeClient, plans: HostPlan[]): Promise<void> {
   const byIndex = new Map(plans.map((p, i) => [i, p]));
-  const hosts = await createSampleHosts(client, NAMESPACE, plans.length, { prefix: 'node', labels: (i) => byIndex.get(i)?.labels ?? {} });
+  const hosts = await createSampleHosts(client, NAMESPACE, plans.length, {
+    prefix: 'node',
+    labels: (i) => byIndex.get(i)?.labels ?? {},
+  });
   await Promise.all(
     hosts.map(async (h, i) => {
       const annotations = plans[i]?.annotations ?? {};
-      if (Object.keys(annotations).length) await client.patch(R.BareMetalHost, NAMESPACE, h.metadata.name!, { metadata: { annotations } });
+      if (Object.keys(annotations).length)
+        await client.patch(R.BareMetalHost, NAMESPACE, h.metadata.name!, { metadata: { annotations } });
     }),
   );
 }
 
 /** Scale-down as a user would: replicas to zero on the control plane and the machine deployments. */
-async function scaleToZero(client: KubeClient, objects: { kind?: string; metadata: { name?: string; namespace?: string } }[]): Promise<void> {
+async function scaleToZero(
+  client: KubeClient,
+  objects: { kind?: string; metadata: { name?: string; namespace?: string } }[],
+): Promise<void> {
   for (const obj of objects) {
-    const t = obj.kind === 'KubeadmControlPlane' ? R.KubeadmControlPlane : obj.kind === 'MachineDeployment' ? R.MachineDeployment : undefined;
+    const t =
+      obj.kind === 'KubeadmControlPlane'
+        ? R.KubeadmControlPlane
+        : obj.kind === 'MachineDeployment'
+          ? R.MachineDeployment
+          : undefined;
     if (!t) continue;
     await client.patch(t, obj.metadata.namespace ?? NAMESPACE, obj.metadata.name!, { spec: { replicas: 0 } });
   }

@@ -64,7 +64,10 @@ export function formatSummary(s: RunSummary): string {
     ['machines Ready', `${s.ready} / ${s.machines}`],
     ['hosts used', `${s.hostsUsed} of ${s.hosts}`],
     ['wall time', `${s.wallSeconds.toFixed(2)} s`],
-    ['our added latency per machine', `p50 ${s.addedLatencyP50Ms} ms, p99 ${s.addedLatencyP99Ms} ms (simulated hardware excluded)`],
+    [
+      'our added latency per machine',
+      `p50 ${s.addedLatencyP50Ms} ms, p99 ${s.addedLatencyP99Ms} ms (simulated hardware excluded)`,
+    ],
     ['API requests per machine', `${s.requestsPerMachine} (${s.requests} total)`],
     ['API writes per machine', `${s.writesPerMachine} (${s.writes} total)`],
     ['conflicts (409)', String(s.conflicts)],

@@ -9,7 +9,11 @@ export interface ProgressView {
   stop(): void;
 }
 
-export function startProgressView(observer: ProgressObserver, startedAt: number, out: NodeJS.WriteStream = process.stdout): ProgressView {
+export function startProgressView(
+  observer: ProgressObserver,
+  startedAt: number,
+  out: NodeJS.WriteStream = process.stdout,
+): ProgressView {
   const tty = Boolean(out.isTTY) && process.env.CI !== 'true';
   const seen = new Map<string, string>();
   let drawnLines = 0;
@@ -27,7 +31,8 @@ export function startProgressView(observer: ProgressObserver, startedAt: number,
   const drawTable = () => {
     const lines = [`metal3fn dev  ${elapsed()}  ${counts()}`];
     const tls = [...observer.timelines.values()].sort((a, b) => a.key.localeCompare(b.key));
-    for (const t of tls.slice(0, 40)) lines.push(`  ${t.key.padEnd(48)} ${t.phase.padEnd(16)} ${t.host ?? ''}`);
+    for (const t of tls.slice(0, 40))
+      lines.push(`  ${t.key.padEnd(48)} ${t.phase.padEnd(16)} ${t.host ?? ''}`);
     if (tls.length > 40) lines.push(`  … and ${tls.length - 40} more`);
     if (drawnLines) out.write(`\x1b[${drawnLines}A`);
     out.write(`${lines.map((l) => `\x1b[2K${l}`).join('\n')}\n`);

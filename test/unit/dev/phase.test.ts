@@ -4,7 +4,12 @@ import type { KubeObject } from '../../../shared/kube/types.ts';
 
 const m3m = (extra: Partial<KubeObject> & { annotations?: Record<string, string> } = {}): KubeObject => ({
   kind: 'Metal3Machine',
-  metadata: { name: 'm', namespace: 'metal3', annotations: extra.annotations ?? {}, ...(extra.metadata ?? {}) },
+  metadata: {
+    name: 'm',
+    namespace: 'metal3',
+    annotations: extra.annotations ?? {},
+    ...(extra.metadata ?? {}),
+  },
   spec: extra.spec ?? {},
   status: extra.status ?? {},
 });
@@ -14,7 +19,11 @@ const host = (state: string, image = false): KubeObject => ({
   spec: image ? { image: { url: 'http://x' } } : {},
   status: { provisioning: { state } },
 });
-const runningMachine: KubeObject = { kind: 'Machine', metadata: { name: 'm' }, status: { nodeRef: { name: 'n' }, phase: 'Running' } };
+const runningMachine: KubeObject = {
+  kind: 'Machine',
+  metadata: { name: 'm' },
+  status: { nodeRef: { name: 'n' }, phase: 'Running' },
+};
 const annotated = { annotations: { 'metal3.io/BareMetalHost': 'metal3/h' } };
 
 describe('machinePhase', () => {
@@ -23,10 +32,33 @@ describe('machinePhase', () => {
     ['annotated, host untouched', { m3m: m3m(annotated), host: host('available') }, 'associated'],
     ['host has image', { m3m: m3m(annotated), host: host('available', true) }, 'data ready'],
     ['host provisioning', { m3m: m3m(annotated), host: host('provisioning', true) }, 'provisioning'],
-    ['providerID set, Machine not yet Running', { m3m: m3m({ ...annotated, spec: { providerID: 'metal3://a/b/c' }, status: { ready: true } }), host: host('provisioned', true) }, 'providerID'],
-    ['ready on both sides', { m3m: m3m({ ...annotated, spec: { providerID: 'metal3://a/b/c' }, status: { ready: true } }), host: host('provisioned', true), machine: runningMachine }, 'Ready'],
-    ['failure recorded', { m3m: m3m({ status: { failureReason: 'InvalidConfiguration', failureMessage: 'bad selector' } }) }, 'failed'],
-    ['deleting', { m3m: m3m({ metadata: { name: 'm', deletionTimestamp: '2026-01-01T00:00:00Z' } }) }, 'deleting'],
+    [
+      'providerID set, Machine not yet Running',
+      {
+        m3m: m3m({ ...annotated, spec: { providerID: 'metal3://a/b/c' }, status: { ready: true } }),
+        host: host('provisioned', true),
+      },
+      'providerID',
+    ],
+    [
+      'ready on both sides',
+      {
+        m3m: m3m({ ...annotated, spec: { providerID: 'metal3://a/b/c' }, status: { ready: true } }),
+        host: host('provisioned', true),
+        machine: runningMachine,
+      },
+      'Ready',
+    ],
+    [
+      'failure recorded',
+      { m3m: m3m({ status: { failureReason: 'InvalidConfiguration', failureMessage: 'bad selector' } }) },
+      'failed',
+    ],
+    [
+      'deleting',
+      { m3m: m3m({ metadata: { name: 'm', deletionTimestamp: '2026-01-01T00:00:00Z' } }) },
+      'deleting',
+    ],
   ] as const)('%s', (_name, objs, expected) => {
     expect(machinePhase(objs as never)).toBe(expected);
   });

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { checkRelease } from '../../../infra/local/dev/release-check.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 
-const obj = (kind: string, name: string, rest: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): KubeObject => ({
+const obj = (
+  kind: string,
+  name: string,
+  rest: Record<string, unknown> = {},
+  meta: Record<string, unknown> = {},
+): KubeObject => ({
   kind,
   metadata: { name, namespace: 'metal3', ...meta },
   ...rest,
@@ -11,7 +16,10 @@ const obj = (kind: string, name: string, rest: Record<string, unknown> = {}, met
 describe('checkRelease', () => {
   it('accepts a clean pool of available hosts', () => {
     const clean = [
-      obj('BareMetalHost', 'h0', { spec: { online: false }, status: { provisioning: { state: 'available' } } }),
+      obj('BareMetalHost', 'h0', {
+        spec: { online: false },
+        status: { provisioning: { state: 'available' } },
+      }),
       obj('Secret', 'h0-bmc', { type: 'Opaque' }),
       obj('IPPool', 'pool-1', { spec: {} }, { finalizers: ['ippool.ipam.metal3.io'] }),
     ];
@@ -25,8 +33,16 @@ describe('checkRelease', () => {
       obj('IPClaim', 't-0-pool-1'),
       obj('IPAddress', 'pool-1-192-168-0-10'),
       obj('Secret', 'm0-metadata-0', { type: 'infrastructure.cluster.x-k8s.io/secret' }),
-      obj('BareMetalHost', 'h1', { spec: { consumerRef: { name: 'm0' }, image: { url: 'x' } }, status: { provisioning: { state: 'provisioned' } } }),
-      obj('Cluster', 'c', {}, { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['cluster.cluster.x-k8s.io'] }),
+      obj('BareMetalHost', 'h1', {
+        spec: { consumerRef: { name: 'm0' }, image: { url: 'x' } },
+        status: { provisioning: { state: 'provisioned' } },
+      }),
+      obj(
+        'Cluster',
+        'c',
+        {},
+        { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['cluster.cluster.x-k8s.io'] },
+      ),
     ];
     expect(checkRelease(leaky).map((f) => `${f.object}: ${f.problem}`)).toEqual([
       'Metal3Data metal3/t-0: still exists after scale-down',

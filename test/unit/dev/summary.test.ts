@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { MachineTimeline } from '../../../infra/local/dev/observer.ts';
 import { percentile, summarize } from '../../../infra/local/dev/summary.ts';
 
-const tl = (key: string, host: string | undefined, firstSeen: number, ready?: number, hw?: [number, number], node?: number): MachineTimeline => ({
+const tl = (
+  key: string,
+  host: string | undefined,
+  firstSeen: number,
+  ready?: number,
+  hw?: [number, number],
+  node?: number,
+): MachineTimeline => ({
   key,
   host,
   firstSeen,
