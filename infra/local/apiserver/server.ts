@@ -4,30 +4,24 @@
  * or meta.k8s.io Table), the REST call, the request log. Watches stream newline-delimited JSON.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseYaml } from 'yaml';
-import { apiVersions, group, groupList, resourceList, VERSION_INFO } from './discovery.ts';
 import type { FaultInjector } from './faults.ts';
-import { parseFieldSelector } from './fields.ts';
 import type { Controllers } from './gc.ts';
+import { boolParam, decode, mediaType, readBody, send, sendError } from './http-util.ts';
 import { apiVersionOf, type ServedKind } from './kinds.ts';
-import { parseLabelSelector } from './labels.ts';
 import type { RequestLog } from './log.ts';
-import { openapiV3Group, openapiV3Root } from './openapi.ts';
-import { APPLY_YAML } from './patch.ts';
-import { decodeProtobuf, PROTOBUF } from './protobuf.ts';
+import { serveNonResource } from './nonresource.ts';
 import type { DeleteBody, Rest } from './rest.ts';
+import { serveWatch } from './serve-watch.ts';
 import {
-  ApiError,
   badRequest,
   forbidden,
-  internalError,
   methodNotAllowed,
   notFoundPath,
   type StatusBody,
   unauthorized,
 } from './status.ts';
-import { type IncludeObject, tableRow, toTable, wantsTable } from './table.ts';
-import { type WatchLimits, WatchStream } from './watch.ts';
+import { type IncludeObject, toTable, wantsTable } from './table.ts';
+import type { WatchLimits, WatchStream } from './watch.ts';
 
 export interface UserInfo {
   user: string;
@@ -60,60 +54,6 @@ export interface ServerDeps {
   serverAddress(): string;
   openapiV2(accept: string | undefined): { type: string; body: string | Buffer } | undefined;
   watches: Set<WatchStream>;
-}
-
-const MAX_BODY = 3 * 1024 * 1024;
-
-function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(code, {
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(text),
-    'Cache-Control': 'no-cache, private',
-    ...headers,
-  });
-  res.end(text);
-}
-
-function sendError(res: ServerResponse, e: unknown): number {
-  const err = e instanceof ApiError ? e : internalError(String((e as Error)?.message ?? e));
-  if (!(e instanceof ApiError))
-    process.stderr.write(`apiserver: internal error: ${(e as Error)?.stack ?? e}\n`);
-  send(res, err.code, err.body, err.headers);
-  return err.code;
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > MAX_BODY)
-      throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
-function decode(raw: Buffer, contentType: string): any {
-  if (contentType === PROTOBUF) return raw.length ? decodeProtobuf(raw) : undefined;
-  const text = raw.toString('utf8');
-  if (!text.trim()) return undefined;
-  try {
-    if (contentType === APPLY_YAML || contentType.includes('yaml')) return parseYaml(text);
-    return JSON.parse(text);
-  } catch (e) {
-    throw badRequest(`error decoding request body: ${(e as Error).message}`);
-  }
-}
-
-const mediaType = (h: string | undefined): string =>
-  (h ?? 'application/json').split(';')[0]!.trim().toLowerCase();
-
-function boolParam(q: URLSearchParams, k: string): boolean | undefined {
-  const v = q.get(k);
-  if (v === null) return undefined;
-  return v === 'true' || v === '1' || v === '';
 }
 
 /** Splits a resource URL into group/version/namespace/plural/name/subresource. */
@@ -381,156 +321,6 @@ function listJson(rest: Rest, kind: ServedKind, items: any[], meta: Record<strin
   const head = JSON.stringify({ kind: kind.listKind, apiVersion: apiVersionOf(kind), metadata: meta });
   const parts = items.map((o) => getJson(rest, kind, o));
   return `${head.slice(0, -1)},"items":[${parts.join(',')}]}`;
-}
-
-function serveWatch(
-  req: IncomingMessage,
-  res: ServerResponse,
-  deps: ServerDeps,
-  kind: ServedKind,
-  ns: string | undefined,
-  q: URLSearchParams,
-  tableInclude: IncludeObject | undefined,
-  dropAfter: number | undefined,
-  failWith: ApiError | undefined,
-  onEnd: () => void,
-): void {
-  const labels = parseLabelSelector(q.get('labelSelector'));
-  const fields = parseFieldSelector(q.get('fieldSelector'), kind);
-  const timeout = q.get('timeoutSeconds');
-  const sie = boolParam(q, 'sendInitialEvents');
-  req.socket.setNoDelay(true);
-  res.writeHead(200, {
-    'Content-Type': 'application/json',
-    'Cache-Control': 'no-cache, private',
-    'Transfer-Encoding': 'chunked',
-  });
-  res.flushHeaders();
-  let first = true;
-  const render = tableInclude
-    ? (obj: any) => {
-        const t: any = toTable(
-          kind,
-          [deps.rest.view(kind, obj)],
-          { resourceVersion: obj.metadata.resourceVersion },
-          tableInclude,
-          first,
-        );
-        first = false;
-        return t;
-      }
-    : undefined;
-  const stream = new WatchStream(
-    deps.rest.store,
-    {
-      kind,
-      namespace: ns,
-      labels,
-      fields,
-      resourceVersion: q.get('resourceVersion') ?? undefined,
-      sendInitialEvents: sie,
-      allowBookmarks: boolParam(q, 'allowWatchBookmarks') === true,
-      timeoutSeconds: timeout ? Number(timeout) : undefined,
-      render,
-    },
-    {
-      write: (line) => {
-        res.write(line);
-      },
-      buffered: () => res.writableLength,
-      end: () => res.end(),
-    },
-    { ...deps.watchLimits, dropAfterEvents: dropAfter },
-  );
-  deps.watches.add(stream);
-  stream.onClose = () => {
-    deps.watches.delete(stream);
-    onEnd();
-  };
-  req.on('close', () => stream.close());
-  res.on('close', () => stream.close());
-  if (failWith) stream.fail(failWith);
-  else stream.start();
-  void tableRow;
-}
-
-function serveNonResource(req: IncomingMessage, res: ServerResponse, path: string, deps: ServerDeps): void {
-  const kinds = deps.rest.kinds;
-  if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed();
-  switch (path) {
-    case '/version': {
-      send(res, 200, VERSION_INFO);
-      return;
-    }
-    case '/healthz':
-    case '/livez':
-    case '/readyz':
-      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
-      res.end('ok');
-      return;
-    case '/api': {
-      send(res, 200, apiVersions(deps.serverAddress()));
-      return;
-    }
-    case '/apis': {
-      send(res, 200, groupList(kinds));
-      return;
-    }
-    case '/openapi/v2': {
-      const doc = deps.openapiV2(req.headers.accept);
-      if (!doc) throw notFoundPath();
-      res.writeHead(200, { 'Content-Type': doc.type, 'Content-Length': Buffer.byteLength(doc.body) });
-      res.end(doc.body);
-      return;
-    }
-    case '/metrics': {
-      res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' });
-      const lines = Object.entries(deps.log.counts()).map(([k, v]) => {
-        const [verb, resource] = k.split(' ');
-        return `apiserver_request_total{verb="${verb}",resource="${resource}"} ${v}`;
-      });
-      res.end(`${lines.join('\n')}\n`);
-      return;
-    }
-  }
-  if (path === '/openapi/v3') {
-    send(res, 200, openapiV3Root(kinds));
-    return;
-  }
-  if (path.startsWith('/openapi/v3/')) {
-    const m = /^\/openapi\/v3\/(?:api\/([^/]+)|apis\/([^/]+)\/([^/]+))$/.exec(path);
-    const doc = m
-      ? m[1]
-        ? openapiV3Group(kinds, '', m[1])
-        : openapiV3Group(kinds, m[2]!, m[3]!)
-      : undefined;
-    if (!doc) throw notFoundPath();
-    send(res, 200, doc);
-    return;
-  }
-  const segs = path.split('/').filter(Boolean);
-  if (segs[0] === 'api' && segs.length === 2) {
-    const doc = resourceList(kinds, '', segs[1]!);
-    if (doc) {
-      send(res, 200, doc);
-      return;
-    }
-  }
-  if (segs[0] === 'apis' && segs.length === 2) {
-    const doc = group(kinds, segs[1]!);
-    if (doc) {
-      send(res, 200, doc);
-      return;
-    }
-  }
-  if (segs[0] === 'apis' && segs.length === 3) {
-    const doc = resourceList(kinds, segs[1]!, segs[2]!);
-    if (doc) {
-      send(res, 200, doc);
-      return;
-    }
-  }
-  throw notFoundPath();
 }
 
 export type { StatusBody };

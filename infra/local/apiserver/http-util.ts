@@ -1,0 +1,65 @@
+/** Small HTTP helpers of the server: JSON responses, Status errors, bodies, media types. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import { APPLY_YAML } from './patch.ts';
+import { decodeProtobuf, PROTOBUF } from './protobuf.ts';
+import { ApiError, badRequest, internalError } from './status.ts';
+
+const MAX_BODY = 3 * 1024 * 1024;
+
+export function send(
+  res: ServerResponse,
+  code: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(code, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-cache, private',
+    ...headers,
+  });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, e: unknown): number {
+  const err = e instanceof ApiError ? e : internalError(String((e as Error)?.message ?? e));
+  if (!(e instanceof ApiError))
+    process.stderr.write(`apiserver: internal error: ${(e as Error)?.stack ?? e}\n`);
+  send(res, err.code, err.body, err.headers);
+  return err.code;
+}
+
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > MAX_BODY)
+      throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function decode(raw: Buffer, contentType: string): any {
+  if (contentType === PROTOBUF) return raw.length ? decodeProtobuf(raw) : undefined;
+  const text = raw.toString('utf8');
+  if (!text.trim()) return undefined;
+  try {
+    if (contentType === APPLY_YAML || contentType.includes('yaml')) return parseYaml(text);
+    return JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`error decoding request body: ${(e as Error).message}`);
+  }
+}
+
+export const mediaType = (h: string | undefined): string =>
+  (h ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+
+export function boolParam(q: URLSearchParams, k: string): boolean | undefined {
+  const v = q.get(k);
+  if (v === null) return undefined;
+  return v === 'true' || v === '1' || v === '';
+}
