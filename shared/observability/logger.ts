@@ -21,25 +21,54 @@ export interface LoggerOptions {
   base?: Record<string, unknown>;
 }
 
+/** The keys of an object reference (SecretReference, ObjectReference, SecretKeySelector). */
+const REF_KEYS = new Set([
+  'name',
+  'namespace',
+  'kind',
+  'apiVersion',
+  'uid',
+  'resourceVersion',
+  'key',
+  'fieldPath',
+]);
+
+/** An object reference: a `name` and nothing but reference keys with string values (not a data map). */
+const isReference = (v: unknown): boolean =>
+  v !== null &&
+  typeof v === 'object' &&
+  !Array.isArray(v) &&
+  'name' in (v as object) &&
+  Object.entries(v as object).every(
+    ([k, x]) => REF_KEYS.has(k) && (typeof x === 'string' || x === undefined),
+  );
+
 /** Replaces secret-looking payloads; object references ({name, namespace}) pass through. */
 export function redact(value: unknown, depth = 0): unknown {
-  if (depth > 6 || value === null || typeof value !== 'object') return value;
+  if (value === null || typeof value !== 'object') return value;
+  // Deeper than we look: nothing of it is printed (it could hold anything).
+  if (depth > 6) return '[truncated]';
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    const isRef = v !== null && typeof v === 'object' && !Array.isArray(v) && 'name' in (v as object);
-    out[k] = REDACT_KEYS.test(k) && !isRef && v !== undefined ? '[redacted]' : redact(v, depth + 1);
+    out[k] = REDACT_KEYS.test(k) && !isReference(v) && v !== undefined ? '[redacted]' : redact(v, depth + 1);
   }
   return out;
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  const min = ORDER[opts.level ?? ((process.env.LOG_LEVEL as Level | undefined) ?? 'info')] ?? ORDER.info;
+  const min = ORDER[opts.level ?? (process.env.LOG_LEVEL as Level | undefined) ?? 'info'] ?? ORDER.info;
   const write = opts.write ?? ((line: string) => process.stderr.write(`${line}\n`));
   const base = opts.base ?? {};
   const emit = (level: Level, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[level] < min) return;
-    const entry = { ts: new Date().toISOString(), level, msg, ...base, ...(fields ? (redact(fields) as object) : {}) };
+    const entry = {
+      ts: new Date().toISOString(),
+      level,
+      msg,
+      ...base,
+      ...(fields ? (redact(fields) as object) : {}),
+    };
     write(JSON.stringify(entry));
   };
   return {
@@ -47,7 +76,8 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
-    child: (fields) => createLogger({ ...opts, base: { ...base, ...fields } }),
+    // Child fields are redacted like any other (they are printed on every line of the child).
+    child: (fields) => createLogger({ ...opts, base: { ...base, ...(redact(fields) as object) } }),
   };
 }
 
