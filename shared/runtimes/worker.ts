@@ -233,6 +233,10 @@ export class Worker {
         const chain = this.runChain(list).finally(() => this.chains.delete(chain));
         this.chains.add(chain);
       }
+      // Let the loops woken by the slots given back above take them first: without this turn,
+      // this loop re-takes them synchronously and, when the fair shares add up to more than the
+      // concurrency, the last queues are never polled (seen: concurrency 8 starved reconcileCluster).
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 
