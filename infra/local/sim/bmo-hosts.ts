@@ -5,7 +5,7 @@
  */
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
-import { isAlreadyExists } from '../../../shared/kube/errors.ts';
+import { isAlreadyExists, isConflict } from '../../../shared/kube/errors.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 
 export interface SampleHostOptions {
@@ -92,12 +92,21 @@ async function createOne(
     if (!isAlreadyExists(e)) throw e;
     host = (await client.get(R.BareMetalHost, ns, name))!;
   }
-  host.status = {
+  const status = {
     provisioning: { state: opts.state ?? 'available', ID: `sim-${i}` },
     operationalStatus: 'OK',
     errorMessage: '',
     poweredOn: false,
     hardware: { hostname: name, nics: [{ name: 'eth0', mac, ip: sampleIp(i) }] },
   };
-  return client.replaceStatus(R.BareMetalHost, host);
+  // The baremetal-operator simulator may already be writing the new host (a 409 on our stale
+  // copy): re-read and seed the status again.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await client.replaceStatus(R.BareMetalHost, { ...host, status });
+    } catch (e) {
+      if (!isConflict(e) || attempt >= 20) throw e;
+      host = (await client.get(R.BareMetalHost, ns, name)) ?? host;
+    }
+  }
 }
