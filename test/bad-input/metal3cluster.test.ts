@@ -8,7 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { R } from '../../shared/api/resources.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.ts';
-import { describeWrites, expectRejected, makeCtx, NS, run, statusOf, warningEvents, writes } from './harness.ts';
+import {
+  describeWrites,
+  expectRejected,
+  makeCtx,
+  NS,
+  run,
+  statusOf,
+  warningEvents,
+  writes,
+} from './harness.ts';
 
 let tc: TestCluster;
 let ctx: ReconcileContext;
@@ -67,7 +76,10 @@ describe('Metal3Cluster: accepted by the CRD, refused by reconcileCluster', () =
     await expectRejected(
       tc.client,
       R.Metal3Cluster,
-      { metadata: { name: 'm3c-port-high', namespace: NS }, spec: { controlPlaneEndpoint: { host: 'h', port: 70000 } } },
+      {
+        metadata: { name: 'm3c-port-high', namespace: NS },
+        spec: { controlPlaneEndpoint: { host: 'h', port: 70000 } },
+      },
       'spec.controlPlaneEndpoint.port',
     );
   });
