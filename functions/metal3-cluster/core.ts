@@ -39,6 +39,14 @@ export async function reconcileMetal3Cluster(
   if (!raw) return done('Metal3Cluster gone');
   const clusterName = clusterNameOf(raw);
   if (raw.metadata.deletionTimestamp) return reconcileDelete(ctx, raw, clusterName);
+  const problem = endpointProblem(
+    (raw.spec as { controlPlaneEndpoint?: { host?: unknown; port?: unknown } } | undefined)
+      ?.controlPlaneEndpoint,
+  );
+  // The InfraCluster contract: wait for the Cluster's ownerReference (or its cluster-name label);
+  // the Cluster controller's write wakes us again. Bad input is recorded even before that.
+  if (!clusterName && !problem)
+    return done('waiting for the owner Cluster (ownerReference or cluster-name label)');
 
   const cluster = clusterName ? await ctx.client.get(R.Cluster, ns, clusterName) : undefined;
   if (
@@ -54,17 +62,14 @@ export async function reconcileMetal3Cluster(
     ns,
     name,
     (o) => {
-      if (o.metadata.deletionTimestamp || o.metadata.finalizers?.includes(CLUSTER_FINALIZER)) return SKIP;
+      if (!clusterName || o.metadata.deletionTimestamp || o.metadata.finalizers?.includes(CLUSTER_FINALIZER))
+        return SKIP;
       o.metadata.finalizers = [...(o.metadata.finalizers ?? []), CLUSTER_FINALIZER];
     },
     { current: raw, expectedUid: raw.metadata.uid },
   );
   if (withFinalizer.outcome === 'gone') return done('Metal3Cluster gone');
 
-  const problem = endpointProblem(
-    (raw.spec as { controlPlaneEndpoint?: { host?: unknown; port?: unknown } } | undefined)
-      ?.controlPlaneEndpoint,
-  );
   const now = ctx.now();
   const res = await updateOrGone(
     ctx.client,

@@ -369,12 +369,27 @@ describe('Metal3MachineTemplate: automatedCleaningMode propagation', () => {
 });
 
 describe('reconcileCluster', () => {
-  const m3c = (name: string, endpoint: unknown, labels: Record<string, string> = {}) =>
+  const m3c = (
+    name: string,
+    endpoint: unknown,
+    labels: Record<string, string> = { 'cluster.x-k8s.io/cluster-name': 'cluster' },
+  ) =>
     tc.client.create(R.Metal3Cluster, {
       metadata: { name, namespace: NS, labels },
       spec: { controlPlaneEndpoint: endpoint },
     });
   const run = (name: string) => reconcileCluster(ctx, msg('reconcileCluster', R.Metal3Cluster, name));
+
+  it('waits for its owner Cluster before doing anything', async () => {
+    await m3c('lonely', { host: 'api.example', port: 6443 }, {});
+    expect(await run('lonely')).toEqual({
+      kind: 'done',
+      note: 'waiting for the owner Cluster (ownerReference or cluster-name label)',
+    });
+    const o = await tc.client.get(R.Metal3Cluster, NS, 'lonely');
+    expect(o!.metadata.finalizers).toBeUndefined();
+    expect(o!.status).toBeUndefined();
+  });
 
   it('is ready with a valid endpoint and fails terminally without one', async () => {
     await m3c('good', { host: '192.168.111.249', port: 6443 });
