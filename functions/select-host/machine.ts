@@ -246,6 +246,7 @@ export async function reconcileMachine(
   const data = await resolveData(ctx.client, m3m);
   if (data.kind === 'wait') {
     draft.condition(falseCondition(COND.Metal3DataReady, data.reason, data.severity, data.message));
+    if (data.severity === 'Error') await ctx.events.record(raw, 'Warning', data.reason, data.message);
     return finish(requeueAfter(ctx.config.safetyRequeueSeconds, data.message));
   }
   draft
