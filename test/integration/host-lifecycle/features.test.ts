@@ -145,6 +145,37 @@ describe('data: template claim, hybrid override, user secrets', () => {
     expect(c2?.metadata.finalizers ?? []).not.toContain('metal3machine.infrastructure.cluster.x-k8s.io');
   });
 
+  it('surfaces a data path error on the machine (condition and Warning Event), not as a host write', async () => {
+    await createSampleHosts(tc.client, NS, 1, {
+      prefix: 'derr',
+      bmcSecrets: false,
+      labels: () => ({ pool: 'derr' }),
+    });
+    await createMachinePair(tc.client, 'em', {
+      m3mSpec: { dataTemplate: { name: 'tmpl' }, hostSelector: { matchLabels: { pool: 'derr' } } },
+    });
+    expect((await selectHost(ctx, 'em')).kind).toBe('requeue');
+    await optimisticUpdate(
+      tc.client,
+      R.Metal3DataClaim,
+      NS,
+      'em',
+      (c) => {
+        c.status = { errorMessage: 'Failed to create associated Metal3Data object' };
+      },
+      { status: true },
+    );
+    expect((await selectHost(ctx, 'em')).kind).toBe('requeue');
+    const c = cond(await get(R.Metal3Machine, 'em'), 'Metal3DataReady');
+    expect(c).toMatchObject({ status: 'False', severity: 'Error', reason: 'Metal3DataFailed' });
+    expect(c.message).toBe('Metal3DataClaim metal3/em: Failed to create associated Metal3Data object');
+    const ev = ((await tc.client.list(R.Event, NS)).items as any[]).find(
+      (e) => e.involvedObject?.name === 'em' && e.type === 'Warning',
+    );
+    expect(ev?.reason).toBe('Metal3DataFailed');
+    expect((await hostOf('em')).spec).not.toHaveProperty('image');
+  });
+
   it('waits for the user secrets that do not exist yet, without a template', async () => {
     await createSampleHosts(tc.client, NS, 1, {
       prefix: 'usec',
