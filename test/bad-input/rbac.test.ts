@@ -22,8 +22,6 @@ import { makeCtx, NS, run } from './harness.ts';
 const ROOT = join(import.meta.dirname, '..', '..');
 const FUNCTIONS_TOKEN = 'functions-token';
 const RELAY_TOKEN = 'relay-token';
-const RBAC_KINDS: Record<string, ResourceType | undefined> = {};
-
 let tc: TestCluster;
 let fnClient: KubeClient;
 let relayClient: KubeClient;
@@ -45,15 +43,13 @@ async function applyRbac(file: string): Promise<void> {
           ? 'clusterrolebindings'
           : undefined;
     if (!path) continue;
-    const t: ResourceType =
-      RBAC_KINDS[path] ??
-      ({
-        group: 'rbac.authorization.k8s.io',
-        version: 'v1',
-        kind: o.kind!,
-        plural: path,
-        namespaced: false,
-      } as ResourceType);
+    const t: ResourceType = {
+      group: 'rbac.authorization.k8s.io',
+      version: 'v1',
+      kind: o.kind!,
+      plural: path,
+      namespaced: false,
+    } as ResourceType;
     await tc.client.create(t, o);
   }
 }
