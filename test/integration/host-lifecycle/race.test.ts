@@ -111,6 +111,25 @@ describe(`${MACHINES} machines racing for ${HOSTS} hosts with ${WORKERS} workers
   it('associates every machine with exactly one host under faults, and no host with two machines', async () => {
     const client = KubeClient.fromString(tc.kubeconfig);
     const ctx = makeCtx(client);
+    // Every consumerRef transition seen on the watch: a host may go free -> machine -> free, never
+    // straight from one machine to another.
+    const lastConsumer = new Map<string, string | undefined>();
+    const handovers: string[] = [];
+    const watcher = KubeClient.fromString(tc.kubeconfig);
+    const stopWatch = await watcher.watch(
+      R.BareMetalHost,
+      NS,
+      {},
+      (ev) => {
+        if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') return;
+        const name = ev.object.metadata.name!;
+        const now = consumerOf(ev.object);
+        const before = lastConsumer.get(name);
+        if (before && now && before !== now) handovers.push(`${name}: ${before} -> ${now}`);
+        lastConsumer.set(name, now);
+      },
+      () => {},
+    );
     const f = tc.server.faults;
     f.seed(42);
     const removers = [
@@ -126,6 +145,11 @@ describe(`${MACHINES} machines racing for ${HOSTS} hosts with ${WORKERS} workers
       async () => (await listMachines()).every((m) => m.metadata.annotations?.['metal3.io/BareMetalHost']),
     );
     for (const r of removers) r();
+    await bmo.idle();
+    stopWatch.abort();
+    expect(lastConsumer.size).toBe(HOSTS); // the watch saw every host
+    expect([...lastConsumer.values()].filter(Boolean)).toHaveLength(MACHINES);
+    expect(handovers).toEqual([]);
     expect(f.hits().length).toBe(0);
     expect(errors).toBeGreaterThan(0); // the faults did bite
     expect(client.stats.conflicts).toBeGreaterThan(0);
