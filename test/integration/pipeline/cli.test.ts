@@ -23,7 +23,7 @@ let kubeconfig: string;
 
 function metal3fn(
   args: string[],
-  opts: { signalAfterMs?: number } = {},
+  opts: { signalOn?: string; signalDelayMs?: number } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(ROOT, 'bin/metal3fn.ts'), ...args], {
@@ -35,10 +35,14 @@ function metal3fn(
     child.stdout.on('data', (d) => {
       stdout += d;
     });
+    let signalled = false;
     child.stderr.on('data', (d) => {
       stderr += d;
+      if (opts.signalOn && !signalled && stderr.includes(opts.signalOn)) {
+        signalled = true;
+        setTimeout(() => child.kill('SIGTERM'), opts.signalDelayMs ?? 500);
+      }
     });
-    if (opts.signalAfterMs) setTimeout(() => child.kill('SIGTERM'), opts.signalAfterMs);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
@@ -150,7 +154,7 @@ describe('metal3fn CLI (pipeline commands)', () => {
         '--kubeconfig',
         kubeconfig,
       ],
-      { signalAfterMs: 2_500 },
+      { signalOn: 'worker started', signalDelayMs: 1_500 },
     );
     expect(r.stderr).toContain('worker stopped');
     expect(r.code).toBe(0);
@@ -172,7 +176,7 @@ describe('metal3fn CLI (pipeline commands)', () => {
         'cli-',
         '--no-workload',
       ],
-      { signalAfterMs: 4_000 },
+      { signalOn: 'relay synced', signalDelayMs: 2_000 },
     );
     const names: string[] = [];
     const end = Date.now() + 15_000;
