@@ -25,6 +25,7 @@ import {
   expired,
   fieldError,
   forbidden,
+  internalError,
   invalid,
   notFound,
   unsupportedMediaType,
@@ -203,6 +204,10 @@ export class Rest {
     }
     if (!meta.name) {
       throw invalid(kind, '', [fieldError('Required', 'metadata.name', 'name or generateName is required')]);
+    }
+    if (meta.resourceVersion) {
+      // etcd3's storage refuses it; the real server answers 500 with this text.
+      throw internalError('resourceVersion should not be set on objects to be created', false);
     }
     for (const f of [
       'uid',

@@ -170,10 +170,13 @@ export const forbidden = (
     k ? { ...(name ? { name } : {}), ...(k.group ? { group: k.group } : {}), kind: k.plural } : {},
   );
 
-export const internalError = (message: string): ApiError =>
-  new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, {
-    causes: [{ reason: 'UnexpectedServerResponse', message }],
-  });
+/** 500; `wrapped` adds the "Internal error occurred:" prefix of errors the server did not expect. */
+export const internalError = (message: string, wrapped = true): ApiError =>
+  wrapped
+    ? new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, {
+        causes: [{ reason: 'UnexpectedServerResponse', message }],
+      })
+    : new ApiError(500, '', message);
 
 export const serviceUnavailable = (
   message = 'the server is currently unable to handle the request',

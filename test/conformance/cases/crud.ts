@@ -88,6 +88,16 @@ export const CRUD_CASES: ConformanceCase[] = [
     },
   },
   {
+    name: 'create with a resourceVersion is refused (500, as etcd storage answers)',
+    async run({ client, ns }) {
+      const e = await failure(
+        client.create(Widget, widget(ns, 'rv', { size: 1 }, { resourceVersion: '12' })),
+      );
+      expect(e.code).toBe(500);
+      expect(e.status.message).toBe('resourceVersion should not be set on objects to be created');
+    },
+  },
+  {
     name: 'create in a missing namespace is 404 for the namespace',
     async run({ client }) {
       const e = await failure(client.create(Widget, widget('no-such-ns-xyz', 'w')));
