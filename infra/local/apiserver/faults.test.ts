@@ -5,7 +5,7 @@ import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { ConflictError, type KubeApiError } from '../../../shared/kube/errors.ts';
 import { eventually } from '../../../test/conformance/fixtures.ts';
-import { type ApiServerHandle, startApiServer } from './index.ts';
+import { type ApiServerHandle, deterministicClock, startApiServer } from './index.ts';
 
 async function failure(p: Promise<unknown>): Promise<KubeApiError> {
   try {
@@ -240,5 +240,26 @@ describe('watch flow control', () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('deterministic clock hook', () => {
+  it('two servers with the same clock seed hand out the same uids, timestamps and generated names', async () => {
+    const run = async () => {
+      const server = await startApiServer({ clock: deterministicClock(5) });
+      const client = KubeClient.fromString(server.kubeconfig());
+      try {
+        const a = await client.create<any>(R.ConfigMap, {
+          metadata: { generateName: 'cm-', namespace: 'default' },
+        });
+        return [a.metadata.uid, a.metadata.creationTimestamp, a.metadata.name];
+      } finally {
+        await server.stop();
+      }
+    };
+    const first = await run();
+    expect(await run()).toEqual(first);
+    expect(first[1]).toBe('2026-01-01T00:00:00Z');
+    expect(first[2]).toMatch(/^cm-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
   });
 });
