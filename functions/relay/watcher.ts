@@ -61,10 +61,17 @@ export class ResourceWatcher {
   private syncedResolve: (() => void) | undefined;
   private syncedReject: ((e: unknown) => void) | undefined;
   private wake: (() => void) | undefined;
+  private readonly stopped$: Promise<never>;
+  private signalStop: () => void = () => {};
 
   constructor(opts: WatcherOptions) {
     this.o = opts;
     this.log = (opts.log ?? silentLogger).child({ watch: opts.kind, cluster: opts.cluster ?? 'management' });
+    // Rejects on stop(): an in-flight LIST is abandoned rather than awaited.
+    this.stopped$ = new Promise<never>((_, reject) => {
+      this.signalStop = () => reject(new Error('stopped'));
+    });
+    this.stopped$.catch(() => {});
   }
 
   /** Starts the loop; resolves after the first LIST has been emitted (rejects if it fails, once). */
@@ -79,6 +86,7 @@ export class ResourceWatcher {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.signalStop();
     this.finishCurrent?.('stopped');
     this.wake?.();
     await this.loop;
@@ -112,6 +120,7 @@ export class ResourceWatcher {
           this.syncedResolve?.();
           this.syncedResolve = undefined;
         } catch (e) {
+          if (this.stopped) return;
           failures++;
           this.counts.errors++;
           this.log.warn('list failed', { error: (e as Error).message, failures });

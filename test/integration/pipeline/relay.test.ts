@@ -52,7 +52,7 @@ beforeAll(async () => {
     queues,
     workloads: false,
     // No periodic resync: convergence must come from the watch, the 410 re-list and the watchdog alone.
-    watch: { silenceMs: 1_500, resyncMs: 0 },
+    watch: { silenceMs: 1_500, resyncMs: 0, listTimeoutMs: 3_000 },
   });
   const ctx: ReconcileContext = {
     client: cluster.client,
