@@ -7,10 +7,14 @@
  *   both over keep-alive HTTP from the same process, interleaved rounds. Goal: ratio <= 2.
  * - 1,000 writes/s for 3 s fanned out to 50 watchers: events lost (goal 0), achieved write rate,
  *   and delivery lag p99 (time from a write's response to the last watcher seeing it).
- * - N (default 100,000) stored objects: heap after GC (goal < 1 GiB), bulk create rate, and a
- *   full LIST of them.
+ * - N (default 100,000) stored objects: heap after GC (goal < 1 GiB), bulk create rate, a
+ *   selector LIST over them, GET p50 among them.
+ * - Creates per second with durable state (SQLite) vs in memory.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { serve } from '@hono/node-server';
@@ -188,6 +192,38 @@ export async function benchApiServer(opts: { objects?: number } = {}): Promise<R
     agent.destroy();
     await server.stop();
   }
+
+  // 4. Durable writes (SQLite, synchronous=FULL, committed before each response) vs in memory.
+  const rate = async (dataFile?: string) => {
+    const srv = await startApiServer({ dataFile, bookmarkIntervalMs: 0 });
+    const ag = new Agent({ keepAlive: true, maxSockets: 16 });
+    try {
+      const n = 2000;
+      let next = 0;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < n) {
+            const i = next++;
+            await http(ag, 'POST', `${srv.url}/api/v1/namespaces/default/configmaps`, {
+              metadata: { name: `d-${i}` },
+            });
+          }
+        }),
+      );
+      return n / ((performance.now() - t0) / 1000);
+    } finally {
+      ag.destroy();
+      await srv.stop();
+    }
+  };
+  const mem = await rate();
+  const dir = mkdtempSync(join(tmpdir(), 'm3fn-bench-'));
+  const durable = await rate(join(dir, 'state.db'));
+  rmSync(dir, { recursive: true, force: true });
+  out.createsPerSecondInMemory = Math.round(mem);
+  out.createsPerSecondDurable = Math.round(durable);
+  out.ratioDurableToInMemoryCreates = round(durable / mem);
   return out;
 }
 
