@@ -19,7 +19,6 @@ export function serveWatch(
   tableInclude: IncludeObject | undefined,
   dropAfter: number | undefined,
   failWith: ApiError | undefined,
-  onEnd: () => void,
 ): void {
   const labels = parseLabelSelector(q.get('labelSelector'));
   const fields = parseFieldSelector(q.get('fieldSelector'), kind);
@@ -71,7 +70,6 @@ export function serveWatch(
   deps.watches.add(stream);
   stream.onClose = () => {
     deps.watches.delete(stream);
-    onEnd();
   };
   req.on('close', () => stream.close());
   res.on('close', () => stream.close());

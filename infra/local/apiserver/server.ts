@@ -180,7 +180,18 @@ export function createRequestHandler(deps: ServerDeps) {
       const fieldManager = q.get('fieldManager') ?? undefined;
 
       if (verb === 'watch') {
+        // Logged when it opens (ms = time to open), so counts show watches as soon as they exist.
         isWatch = true;
+        log.record({
+          verb,
+          resource: kind.plural,
+          namespace: ns,
+          method,
+          path: req.url ?? path,
+          user: user.user,
+          status: 200,
+          ms: performance.now() - started,
+        });
         return serveWatch(
           req,
           res,
@@ -191,18 +202,6 @@ export function createRequestHandler(deps: ServerDeps) {
           table ? include : undefined,
           fault.dropWatchAfter,
           watchExpiry,
-          () => {
-            log.record({
-              verb,
-              resource: kind.plural,
-              namespace: ns,
-              method,
-              path: req.url ?? path,
-              user: user.user,
-              status: 200,
-              ms: performance.now() - started,
-            });
-          },
         );
       }
       if (verb === 'get') {
