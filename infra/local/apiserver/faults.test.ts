@@ -178,7 +178,13 @@ describe('fault injection and the request log', () => {
       user: 'admin',
       method: 'GET',
     });
-    const w = await client.watch(R.ConfigMap, 'default', {}, () => undefined, () => undefined);
+    const w = await client.watch(
+      R.ConfigMap,
+      'default',
+      {},
+      () => undefined,
+      () => undefined,
+    );
     await eventually(() => server.log.count('watch', 'configmaps') === 1, 'watch logged when opened');
     w.abort();
     server.log.reset();
