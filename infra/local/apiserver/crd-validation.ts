@@ -1,6 +1,6 @@
 /** Validation of CustomResourceDefinition objects themselves (names, versions, schema, rules). */
 import { compileRule } from './cel.ts';
-import { collectRules } from './schema.ts';
+import { collectRules } from './schema-rules.ts';
 import { fieldError, type StatusCause } from './status.ts';
 
 export function validateCrd(crd: any, old: any | undefined): StatusCause[] {
