@@ -85,6 +85,8 @@ export interface ChaosReport {
   releaseFindings: ReleaseFinding[];
   /** The product's log lines by level and message (captured, not printed). */
   logs: Record<string, number>;
+  /** Up to five whole lines of each warning/error message. */
+  logSamples: Record<string, string[]>;
   /** The tail of runDev's output when the run failed. */
   outputTail?: string[];
 }
@@ -93,6 +95,7 @@ export interface ChaosReport {
 async function capturingLogs<T>(
   verbose: boolean,
   counts: Record<string, number>,
+  samples: Record<string, string[]>,
   fn: () => Promise<T>,
 ): Promise<T> {
   const original = process.stderr.write.bind(process.stderr);
@@ -104,6 +107,10 @@ async function capturingLogs<T>(
         const e = JSON.parse(line) as { level?: string; msg?: string };
         const k = `${e.level} ${e.msg}`;
         counts[k] = (counts[k] ?? 0) + 1;
+        // A few whole lines of each warning/error kind, for the report (already redacted).
+        if ((e.level === 'warn' || e.level === 'error') && (samples[k]?.length ?? 0) < 5) {
+          (samples[k] ??= []).push(line.slice(0, 600));
+        }
       } catch {
         // not a log line
       }
@@ -146,6 +153,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     if (o.verbose) process.stdout.write(`${l}\n`);
   };
   const logs: Record<string, number> = {};
+  const logSamples: Record<string, string[]> = {};
 
   const activate = () => {
     active = true;
@@ -240,7 +248,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
 
   let result: DevResult;
   try {
-    result = await capturingLogs(Boolean(o.verbose), logs, () =>
+    result = await capturingLogs(Boolean(o.verbose), logs, logSamples, () =>
       runDev({
         machines: o.machines,
         // The scale-down is ours (scaleDownAndCheck): runDev serves until it is done.
@@ -337,6 +345,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     violations,
     releaseFindings,
     logs,
+    logSamples,
     ...(ok ? {} : { outputTail: lines.slice(-60) }),
   };
 }
