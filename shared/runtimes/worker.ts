@@ -184,7 +184,7 @@ export class Worker {
       if (this.stopping) break;
       // A fair share per queue: one busy queue's long poll must not hold every slot while the
       // other queues wait (the slots are reserved for the duration of the receive).
-      const share = Math.max(1, Math.ceil((this.o.concurrency ?? 10) / Math.max(1, this.functions.length)));
+      const share = Math.max(1, Math.floor((this.o.concurrency ?? 10) / Math.max(1, this.functions.length)));
       const n = Math.min(10, share, this.slots.available);
       // Several queue loops wake together when one slot frees; only the first may take it.
       if (n < 1) continue;

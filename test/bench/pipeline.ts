@@ -5,6 +5,8 @@
  *     same server. Goal ≥ 0.5.
  *   - relay_e2e_vs_raw_send_ratio: the whole relay from the embedded API server (LIST of N
  *     machines, routing, sending) against the same raw figure.
+ *   - event_to_function_p50_ms / _p99_ms: one API write until the function runs (watch → route →
+ *     SQS → worker), one change at a time.
  *   - worker_ms_per_message / worker_overhead_ms_per_message: a worker running a no-op function,
  *     and what it costs beyond a bare receive + delete loop with the same concurrency.
  * Run: node test/bench/pipeline.ts
@@ -35,6 +37,7 @@ import { startTestCluster } from '../helpers/cluster.ts';
 const N_SEND = Number(process.env.BENCH_PIPELINE_MESSAGES ?? 4000);
 const N_E2E = Number(process.env.BENCH_PIPELINE_OBJECTS ?? 1000);
 const N_WORKER = Number(process.env.BENCH_PIPELINE_WORKER_MESSAGES ?? 1000);
+const N_HOPS = Number(process.env.BENCH_PIPELINE_HOPS ?? 50);
 const IN_FLIGHT = 8;
 
 const machine = (i: number): KubeObject => ({
@@ -135,10 +138,51 @@ export async function benchPipeline(): Promise<Record<string, number>> {
       });
       await relay.flush();
       const e2eRate = relay.sender.stats.sent / ((performance.now() - t1) / 1000);
-      await relay.stop();
       out.relay_e2e_objects = N_E2E;
       out.relay_e2e_msgs_per_s = Math.round(e2eRate);
       out.relay_e2e_vs_raw_send_ratio = Number((e2eRate / raw).toFixed(3));
+
+      // Latency of one hop: a write to the API server until the function runs (watch → route →
+      // SQS → worker), one change at a time, with the relay above and a worker on selectHost.
+      const arrived = new Map<string, number>();
+      const record: ReconcileFn = async (_ctx, msg) => {
+        arrived.set(`${msg.name}@${msg.resourceVersion}`, performance.now());
+        return done();
+      };
+      const hopWorker = new Worker({
+        sqs,
+        fns: { selectHost: record },
+        context: {
+          client: cluster.client,
+          workloadClient: async () => cluster.client,
+          events: noEvents,
+          log: silentLogger,
+          config: DEFAULT_CONFIG,
+          now: () => new Date(),
+        },
+        queues: qe,
+        functions: ['selectHost'],
+        concurrency: 10,
+        waitTimeSeconds: 1,
+        forwardRequeues: false,
+      }).start();
+      const hops: number[] = [];
+      for (let i = 0; i < N_HOPS; i++) {
+        const t = performance.now();
+        const m = await cluster.client.patch(R.Metal3Machine, 'metal3', 'e2e-0', {
+          metadata: { labels: { hop: String(i) } },
+        });
+        const key = `e2e-0@${m.metadata.resourceVersion}`;
+        while (!arrived.has(key)) await new Promise((r) => setTimeout(r, 1));
+        hops.push(arrived.get(key)! - t);
+      }
+      await hopWorker.stop({ graceMs: 1_000 });
+      await relay.stop();
+      hops.sort((a, b) => a - b);
+      out.event_to_function_p50_ms = Number(hops[Math.floor(hops.length / 2)]!.toFixed(1));
+      out.event_to_function_p99_ms = Number(
+        hops[Math.min(hops.length - 1, Math.floor(hops.length * 0.99))]!.toFixed(1),
+      );
     } finally {
       await cluster.stop();
     }
