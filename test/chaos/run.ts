@@ -109,7 +109,9 @@ async function capturingLogs<T>(
         counts[k] = (counts[k] ?? 0) + 1;
         // A few whole lines of each warning/error kind, for the report (already redacted).
         if ((e.level === 'warn' || e.level === 'error') && (samples[k]?.length ?? 0) < 5) {
-          (samples[k] ??= []).push(line.slice(0, 600));
+          const list = samples[k] ?? [];
+          list.push(line.slice(0, 600));
+          samples[k] = list;
         }
       } catch {
         // not a log line
