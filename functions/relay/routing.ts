@@ -96,7 +96,7 @@ export function isMachineReady(m3m: KubeObject): boolean {
 
 function consumerMachine(bmh: KubeObject, cache: CacheView): KubeObject | undefined {
   const ref = spec(bmh).consumerRef as Any | undefined;
-  if (!ref || ref.kind !== 'Metal3Machine' || (ref.apiVersion && groupOf(ref.apiVersion) !== INFRA_GROUP))
+  if (ref?.kind !== 'Metal3Machine' || (ref.apiVersion && groupOf(ref.apiVersion) !== INFRA_GROUP))
     return undefined;
   return cache.get('Metal3Machine', ref.namespace || nsOf(bmh), ref.name);
 }
@@ -118,7 +118,7 @@ function dataMachine(data: KubeObject, cache: CacheView): KubeObject | undefined
 
 function infraMachineOfMachine(machine: KubeObject, cache: CacheView): KubeObject | undefined {
   const ref = spec(machine).infrastructureRef as Any | undefined;
-  if (!ref || ref.kind !== 'Metal3Machine') return undefined;
+  if (ref?.kind !== 'Metal3Machine') return undefined;
   return cache.get('Metal3Machine', ref.namespace || nsOf(machine), ref.name);
 }
 

@@ -74,9 +74,16 @@ export function createSqsHandler(
       case 'done':
       case 'terminal':
         return;
-      case 'requeue':
-        await scheduleRequeue(opts.sqs, await requeueUrl(), outcome.msg, group, outcome.afterSeconds);
+      case 'requeue': {
+        const url = await requeueUrl();
+        // Misconfigured (no REQUEUE_QUEUE_URL): fall back to a redelivery after the visibility timeout.
+        if (!url)
+          throw new RetryRecordError(
+            `requeue requested (${outcome.reason}) but no requeue queue is configured`,
+          );
+        await scheduleRequeue(opts.sqs, url, outcome.msg, group, outcome.afterSeconds);
         return;
+      }
       case 'retry':
         throw new RetryRecordError(outcome.error.message);
       case 'malformed': {
