@@ -14,7 +14,7 @@
 import {
   ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
-  DeleteMessageCommand,
+  DeleteMessageBatchCommand,
   type Message,
   ReceiveMessageCommand,
   type SQSClient,
@@ -104,6 +104,71 @@ class Slots {
 
 const defaultBackoff = (n: number): number => Math.min(300, 2 ** Math.max(0, n - 1));
 
+interface PendingDelete {
+  handle: string;
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+/** Acknowledgements gathered per queue into DeleteMessageBatch calls (up to 10, same tick). */
+class DeleteBatcher {
+  private readonly sqs: SQSClient;
+  private readonly pending = new Map<string, PendingDelete[]>();
+  private scheduled = false;
+
+  constructor(sqs: SQSClient) {
+    this.sqs = sqs;
+  }
+
+  delete(url: string, handle: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const list = this.pending.get(url) ?? [];
+      list.push({ handle, resolve, reject });
+      this.pending.set(url, list);
+      if (list.length >= 10) {
+        this.flush(url);
+      } else if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          for (const u of [...this.pending.keys()]) this.flush(u);
+        });
+      }
+    });
+  }
+
+  private flush(url: string): void {
+    const list = this.pending.get(url);
+    this.pending.delete(url);
+    if (!list?.length) return;
+    for (let i = 0; i < list.length; i += 10) {
+      const chunk = list.slice(i, i + 10);
+      this.sqs
+        .send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: url,
+            Entries: chunk.map((p, j) => ({ Id: String(j), ReceiptHandle: p.handle })),
+          }),
+        )
+        .then(
+          (r) => {
+            const failed = new Map(
+              (r.Failed ?? []).map((f) => [f.Id, f.Message ?? f.Code ?? 'delete failed']),
+            );
+            chunk.forEach((p, j) => {
+              const why = failed.get(String(j));
+              if (why) p.reject(new Error(why));
+              else p.resolve();
+            });
+          },
+          (e: Error) => {
+            for (const p of chunk) p.reject(e);
+          },
+        );
+    }
+  }
+}
+
 export class Worker {
   readonly stats: WorkerStats = {
     received: 0,
@@ -125,9 +190,11 @@ export class Worker {
   private readonly abort = new AbortController();
   private stopping = false;
   private heartbeat: NodeJS.Timeout | undefined;
+  private readonly deleter: DeleteBatcher;
 
   constructor(opts: WorkerOptions) {
     this.o = opts;
+    this.deleter = new DeleteBatcher(opts.sqs);
     this.log = opts.log ?? silentLogger;
     this.slots = new Slots(opts.concurrency ?? 10);
     this.functions = (opts.functions ?? (Object.keys(opts.queues.main) as FunctionName[])).filter(
@@ -344,7 +411,7 @@ export class Worker {
   }
 
   private async delete(url: string, m: Message): Promise<void> {
-    await this.o.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle! }));
+    await this.deleter.delete(url, m.ReceiptHandle!);
   }
 
   private async setVisibility(url: string, m: Message, seconds: number): Promise<void> {
