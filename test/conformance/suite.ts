@@ -3,7 +3,6 @@
  * and against a real cluster when a kubeconfig is given (real-cluster.test.ts). Cases drive the
  * server only through client-node (our KubeClient and client-node's Watch) and kubectl.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +15,7 @@ import type { KubeClient, WatchEvent } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { CRUD_CASES } from './cases/crud.ts';
 import { DELETE_CASES } from './cases/delete.ts';
-import { KUBECTL, KUBECTL_CASES } from './cases/kubectl.ts';
+import { KUBECTL, KUBECTL_CASES, kubectlAvailable } from './cases/kubectl.ts';
 import { LIST_CASES } from './cases/list.ts';
 import { PATCH_CASES } from './cases/patch.ts';
 import { VALIDATION_CASES } from './cases/validation.ts';
@@ -56,9 +55,6 @@ export const ALL_CASES: { area: string; cases: ConformanceCase[] }[] = [
 
 let nsCounter = 0;
 
-/** kubectl cases need the binary (installed at /usr/bin/kubectl here); elsewhere they skip, saying why. */
-const KUBECTL_AVAILABLE = spawnSync(KUBECTL, ['version', '--client'], { stdio: 'ignore' }).status === 0;
-
 /** Registers the whole suite with vitest against the target `setup` returns. */
 export function defineConformanceSuite(title: string, setup: () => Promise<Target>): void {
   describe(title, () => {
@@ -89,7 +85,7 @@ export function defineConformanceSuite(title: string, setup: () => Promise<Targe
               testCtx.skip(`embedded only: ${c.embeddedOnly}`);
               return;
             }
-            if (area === 'kubectl' && !KUBECTL_AVAILABLE) {
+            if (area === 'kubectl' && !kubectlAvailable()) {
               testCtx.skip(`kubectl not found (${KUBECTL}); set KUBECTL to its path`);
               return;
             }

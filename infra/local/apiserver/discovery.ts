@@ -1,7 +1,7 @@
 /**
  * Discovery documents (/version, /api, /api/v1, /apis, /apis/<g>, /apis/<g>/<v>) so kubectl and
- * client libraries find kinds, short names and categories. Aggregated discovery is not served:
- * kubectl falls back to these when the answer is not an APIGroupDiscoveryList.
+ * client libraries find kinds, short names and categories; and aggregated discovery (v2), which
+ * kubectl asks for first and which saves it one request per group version.
  */
 import type { KindRegistry, ServedKind } from './kinds.ts';
 
@@ -91,4 +91,45 @@ export function group(kinds: KindRegistry, name: string) {
   const vs = kinds.groups().get(name);
   if (!vs || !name) return undefined;
   return { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(name, vs) };
+}
+
+/** Aggregated discovery (apidiscovery.k8s.io/v2): all groups, versions and resources in one answer. */
+export const AGGREGATED_TYPE = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+
+export const wantsAggregated = (accept: string | undefined): boolean =>
+  !!accept &&
+  accept.split(',').some((t) => /as=APIGroupDiscoveryList/.test(t) && /(^|;)\s*v=v2\s*(;|$)/.test(t));
+
+function aggregatedResource(k: ServedKind) {
+  const responseKind = { group: k.group, version: k.version, kind: k.kind };
+  const r: Record<string, unknown> = {
+    resource: k.plural,
+    responseKind,
+    scope: k.namespaced ? 'Namespaced' : 'Cluster',
+    singularResource: k.singular,
+    verbs: k.virtual ? ['create'] : VERBS,
+  };
+  if (k.shortNames.length) r.shortNames = k.shortNames;
+  if (k.categories.length) r.categories = k.categories;
+  if (k.status) r.subresources = [{ subresource: 'status', responseKind, verbs: ['get', 'patch', 'update'] }];
+  return r;
+}
+
+/** The APIGroupDiscoveryList for /api (core) or /apis (every other group). */
+export function aggregatedDiscovery(kinds: KindRegistry, core: boolean) {
+  const items = [...kinds.groups()]
+    .filter(([g]) => (core ? g === '' : g !== ''))
+    .map(([g, versions]) => ({
+      metadata: core ? {} : { name: g },
+      versions: sortVersions(versions).map((v) => ({
+        version: v,
+        resources: kinds
+          .all()
+          .filter((k) => k.group === g && k.version === v)
+          .sort((a, b) => a.plural.localeCompare(b.plural))
+          .map(aggregatedResource),
+        freshness: 'Current',
+      })),
+    }));
+  return { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {}, items };
 }

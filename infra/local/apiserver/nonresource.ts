@@ -1,6 +1,15 @@
 /** Non-resource paths: version, health, discovery, OpenAPI, metrics. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { apiVersions, group, groupList, resourceList, VERSION_INFO } from './discovery.ts';
+import {
+  AGGREGATED_TYPE,
+  aggregatedDiscovery,
+  apiVersions,
+  group,
+  groupList,
+  resourceList,
+  VERSION_INFO,
+  wantsAggregated,
+} from './discovery.ts';
 import { send } from './http-util.ts';
 import { openapiV3Group, openapiV3Root } from './openapi.ts';
 import type { ServerDeps } from './server.ts';
@@ -25,12 +34,15 @@ export function serveNonResource(
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end('ok');
       return;
-    case '/api': {
-      send(res, 200, apiVersions(deps.serverAddress()));
-      return;
-    }
+    case '/api':
     case '/apis': {
-      send(res, 200, groupList(kinds));
+      // kubectl asks for aggregated discovery first and falls back to the plain documents.
+      const core = path === '/api';
+      if (wantsAggregated(req.headers.accept)) {
+        send(res, 200, aggregatedDiscovery(kinds, core), { 'Content-Type': AGGREGATED_TYPE, Vary: 'Accept' });
+      } else {
+        send(res, 200, core ? apiVersions(deps.serverAddress()) : groupList(kinds), { Vary: 'Accept' });
+      }
       return;
     }
     case '/openapi/v2': {

@@ -2,9 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { compileRule, evaluateRule } from './cel.ts';
 import { deterministicClock } from './clock.ts';
+import { aggregatedDiscovery, wantsAggregated } from './discovery.ts';
 import { parseFieldSelector } from './fields.ts';
 import { evalJsonPath } from './jsonpath.ts';
-import { BUILTIN_KINDS } from './kinds.ts';
+import { BUILTIN_KINDS, KindRegistry } from './kinds.ts';
 import { matchesLabels, parseLabelSelector } from './labels.ts';
 import { strategicMergePatch } from './patch.ts';
 import { decodeProtobuf } from './protobuf.ts';
@@ -241,5 +242,42 @@ describe('strategic merge patch', () => {
     expect(
       (strategicMergePatch(node, { metadata: { finalizers: null } }) as any).metadata.finalizers,
     ).toBeUndefined();
+  });
+});
+
+describe('aggregated discovery', () => {
+  it('is chosen only for a v2 APIGroupDiscoveryList accept', () => {
+    const kubectl =
+      'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+    expect(wantsAggregated(kubectl)).toBe(true);
+    expect(
+      wantsAggregated(
+        'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json',
+      ),
+    ).toBe(false);
+    expect(wantsAggregated('application/json')).toBe(false);
+  });
+  it('lists resources with scope, verbs, short names and the status subresource', () => {
+    const core = aggregatedDiscovery(new KindRegistry(), true) as any;
+    expect(core.items).toHaveLength(1);
+    const nodes = core.items[0].versions[0].resources.find((r: any) => r.resource === 'nodes');
+    expect(nodes).toMatchObject({
+      scope: 'Cluster',
+      singularResource: 'node',
+      shortNames: ['no'],
+      responseKind: { group: '', version: 'v1', kind: 'Node' },
+    });
+    expect(nodes.subresources).toEqual([
+      {
+        subresource: 'status',
+        responseKind: { group: '', version: 'v1', kind: 'Node' },
+        verbs: ['get', 'patch', 'update'],
+      },
+    ]);
+    const groups = aggregatedDiscovery(new KindRegistry(), false) as any;
+    expect(groups.items.map((g: any) => g.metadata.name)).toContain('apiextensions.k8s.io');
+    const ssar = groups.items.find((g: any) => g.metadata.name === 'authorization.k8s.io').versions[0]
+      .resources[0];
+    expect(ssar.verbs).toEqual(['create']);
   });
 });

@@ -1,5 +1,5 @@
 /** The real kubectl (a child process with KUBECONFIG) against the target, with no special flags. */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -9,6 +9,13 @@ import { eventually, GROUP, Widget, widget } from '../fixtures.ts';
 import { type ConformanceCase, tempDir } from '../suite.ts';
 
 export const KUBECTL = process.env.KUBECTL ?? 'kubectl';
+
+let available: boolean | undefined;
+/** kubectl cases need the binary (installed at /usr/bin/kubectl here); elsewhere they skip, saying why. */
+export function kubectlAvailable(): boolean {
+  available ??= spawnSync(KUBECTL, ['version', '--client'], { stdio: 'ignore' }).status === 0;
+  return available;
+}
 
 export function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
   return new Promise((resolve, reject) => {
