@@ -68,6 +68,7 @@ export class QueueSender implements MessageSink {
   private capacityWaiters: (() => void)[] = [];
   private rr = 0;
   private closed = false;
+  private readonly warned = new Set<FunctionName>();
 
   constructor(sqs: SQSClient, urls: Partial<Record<FunctionName, string>>, opts: SenderOptions = {}) {
     this.sqs = sqs;
@@ -94,11 +95,12 @@ export class QueueSender implements MessageSink {
     for (const r of msgs) {
       const fn = r.msg.function;
       if (!this.urls[fn]) {
+        // A relay serving a subset of functions (--functions): count, and say so once per function.
         this.stats.dropped++;
-        this.log.warn('no queue for function; message dropped', {
-          function: fn,
-          key: `${r.msg.namespace}/${r.msg.name}`,
-        });
+        if (!this.warned.has(fn)) {
+          this.warned.add(fn);
+          this.log.warn('no queue for function; its messages are dropped', { function: fn });
+        }
         continue;
       }
       this.stats.enqueued++;

@@ -195,4 +195,40 @@ describe('metal3fn CLI (pipeline commands)', () => {
     expect(r.stderr).toContain('relay stopped');
     expect(r.code).toBe(0);
   });
+
+  it('serves HTTP until SIGTERM', async () => {
+    let port = 0;
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'bin/metal3fn.ts'),
+        'http',
+        '--port',
+        '0',
+        '--allow-unauthenticated',
+        '--kubeconfig',
+        kubeconfig,
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, LOG_LEVEL: 'info' },
+      },
+    );
+    let stderr = '';
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await new Promise<void>((resolve) => {
+      child.stderr.on('data', (d) => {
+        stderr += d;
+        const m = /"msg":"listening".*?"port":(\d+)/.exec(stderr);
+        if (m && !port) {
+          port = Number(m[1]);
+          resolve();
+        }
+      });
+    });
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
 });
