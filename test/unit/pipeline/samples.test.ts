@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnvelope } from '../../../events/envelope.ts';
 import { RelayCache } from '../../../functions/relay/cache.ts';
-import { route } from '../../../functions/relay/routing.ts';
+import { ROUTES, route } from '../../../functions/relay/routing.ts';
 import { parseCloudEvent } from '../../../shared/runtimes/cloudevents.ts';
 
 const DIR = new URL('../../../events/samples/', import.meta.url).pathname;
@@ -26,6 +26,11 @@ describe('events/samples', () => {
     });
     const msgs = route(ev, cache).map((m) => `${m.msg.function} ${m.msg.name}`);
     expect(msgs).toEqual(['selectHost test1-controlplane-0', 'resolveProviderID test1-controlplane-0']);
+  });
+
+  it('functions/relay/README.md lists every route of the table', () => {
+    const readme = readFileSync(new URL('../../../functions/relay/README.md', import.meta.url), 'utf8');
+    for (const r of ROUTES) expect(readme, r.name).toContain(`| ${r.name} |`);
   });
 
   it('CloudEvent samples parse in structured mode', () => {
