@@ -3,21 +3,39 @@
  * event (a key whose object does not exist: one GET, then done), timed against a bare `node -e 0`
  * in the same run. Needs `npm run build` first. Goal: ratio <= 1.5x.
  */
-import { spawnSync } from 'node:child_process';
+
+import { spawn } from 'node:child_process';
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { startApiServer } from '../../infra/local/apiserver/index.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-function timeNode(args: string[], env: NodeJS.ProcessEnv): number {
-  const t0 = performance.now();
-  const r = spawnSync(process.execPath, args, { env, encoding: 'utf8' });
-  const ms = performance.now() - t0;
-  if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr.slice(0, 500)}`);
-  return ms;
+/** Async spawn: the embedded API server answering the child lives in this process's event loop. */
+function timeNode(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, args, { env });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('exit', (code) => {
+      const ms = performance.now() - t0;
+      if (code !== 0)
+        reject(new Error(`${args.join(' ').slice(0, 80)} exited ${code}: ${stderr.slice(0, 500)}`));
+      else resolvePromise(ms);
+    });
+  });
+}
+
+async function medianOf(runs: number, f: () => Promise<number>): Promise<number> {
+  const xs: number[] = [];
+  for (let i = 0; i < runs; i++) xs.push(await f());
+  return median(xs);
 }
 
 const sqsEvent = (fn: string) => ({
@@ -75,7 +93,7 @@ export async function benchColdStart(runs = 5): Promise<Record<string, number>> 
   };
   const results: Record<string, number> = {};
   try {
-    const bare = median(Array.from({ length: runs }, () => timeNode(['-e', '0'], env)));
+    const bare = await medianOf(runs, () => timeNode(['-e', '0'], env));
     results.bareNodeMs = Math.round(bare);
     let worst = 0;
     let biggest = 0;
@@ -83,9 +101,7 @@ export async function benchColdStart(runs = 5): Promise<Record<string, number>> 
       const bundle = join(lambdaDir, fn, 'index.mjs');
       biggest = Math.max(biggest, (await stat(bundle)).size);
       const script = `const m = await import(${JSON.stringify(bundle)}); const r = await m.handler(${JSON.stringify(sqsEvent(fn))}); if (r.batchItemFailures.length) { console.error(JSON.stringify(r)); process.exit(3); }`;
-      const ms = median(
-        Array.from({ length: runs }, () => timeNode(['--input-type=module', '-e', script], env)),
-      );
+      const ms = await medianOf(runs, () => timeNode(['--input-type=module', '-e', script], env));
       results[`coldStartMs.${fn}`] = Math.round(ms);
       const ratio = ms / bare;
       results[`coldStartRatio.${fn}`] = Math.round(ratio * 100) / 100;
@@ -99,7 +115,7 @@ export async function benchColdStart(runs = 5): Promise<Record<string, number>> 
   return results;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const r = await benchColdStart();
   for (const [k, v] of Object.entries(r)) process.stdout.write(`${k.padEnd(40)} ${v}\n`);
   if (process.argv[2]) await writeFile(process.argv[2], JSON.stringify(r, null, 2));

@@ -4,6 +4,8 @@
  * per Ready machine against the documented write floor (docs/write-floor.md) and our added latency
  * per machine (simulated hardware time excluded).
  */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { runDev } from '../../infra/local/dev/run.ts';
 import { WRITE_FLOOR_PER_MACHINE } from './write-floor.ts';
 
@@ -56,7 +58,7 @@ export async function benchSystem(opts: { quick?: boolean } = {}): Promise<Recor
   return out;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const r = await benchSystem({ quick: process.argv.includes('--quick') });
   for (const [k, v] of Object.entries(r)) process.stdout.write(`${k.padEnd(44)} ${v}\n`);
 }
