@@ -5,7 +5,7 @@
  */
 import type { ResourceType } from '../api/resources.ts';
 import type { KubeClient } from './client.ts';
-import { ConflictError, isConflict } from './errors.ts';
+import { ConflictError, isConflict, isNotFound } from './errors.ts';
 import type { KubeObject } from './types.ts';
 
 export interface UpdateOptions {
@@ -56,6 +56,8 @@ export async function optimisticUpdate<T extends KubeObject>(
       const written = opts.status ? await client.replaceStatus(t, copy) : await client.replace(t, copy);
       return { outcome: 'updated', object: written };
     } catch (e) {
+      // Deleted between our read and our write (e.g. the last finalizer went): the same as a 404 on the read.
+      if (isNotFound(e)) return { outcome: 'gone' };
       if (!isConflict(e) || attempt >= retries) throw e;
       current = undefined;
     }

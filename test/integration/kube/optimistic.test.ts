@@ -1,0 +1,105 @@
+/**
+ * The one optimistic-update helper every write of existing state goes through, against the
+ * embedded API server: conditioned on resourceVersion, re-read and re-applied on 409, bounded,
+ * no write when nothing changed, and `gone` for objects deleted or replaced under us.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { R } from '../../../shared/api/resources.ts';
+import { ConflictError } from '../../../shared/kube/errors.ts';
+import { optimisticUpdate, SKIP } from '../../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+
+let cluster: TestCluster;
+const ns = 'default';
+let n = 0;
+let name: string;
+
+beforeAll(async () => {
+  cluster = await startTestCluster({ crds: false, faults: true });
+});
+afterAll(async () => cluster?.stop());
+beforeEach(async () => {
+  cluster.server.faults.clear();
+  name = `cm-${n++}`;
+  await cluster.client.create(R.ConfigMap, { metadata: { name, namespace: ns }, data: { count: '0' } });
+});
+
+const data = (o: KubeObject) => (o as { data?: Record<string, string> }).data ?? {};
+const bump = (o: KubeObject) => {
+  const d = ((o as { data?: Record<string, string> }).data ??= {});
+  d.count = String(Number(d.count ?? 0) + 1);
+};
+
+describe('optimisticUpdate', () => {
+  it('writes the mutation conditioned on the resourceVersion it read', async () => {
+    const before = (await cluster.client.get(R.ConfigMap, ns, name))!;
+    const r = await optimisticUpdate(cluster.client, R.ConfigMap, ns, name, bump);
+    expect(r.outcome).toBe('updated');
+    const after = (await cluster.client.get(R.ConfigMap, ns, name))!;
+    expect(data(after).count).toBe('1');
+    expect(after.metadata.resourceVersion).not.toBe(before.metadata.resourceVersion);
+  });
+
+  it('writes nothing when the mutation changes nothing', async () => {
+    cluster.server.log.reset();
+    const r = await optimisticUpdate(cluster.client, R.ConfigMap, ns, name, () => {});
+    expect(r.outcome).toBe('unchanged');
+    expect(cluster.server.log.entries.filter((e) => e.verb !== 'get')).toEqual([]);
+  });
+
+  it('writes nothing when the mutator says SKIP', async () => {
+    cluster.server.log.reset();
+    const r = await optimisticUpdate(cluster.client, R.ConfigMap, ns, name, (o) => {
+      bump(o);
+      return SKIP;
+    });
+    expect(r.outcome).toBe('skipped');
+    expect(cluster.server.log.entries.filter((e) => e.verb !== 'get')).toEqual([]);
+  });
+
+  it('re-reads and re-applies the mutation after a concurrent writer won', async () => {
+    let calls = 0;
+    const r = await optimisticUpdate(cluster.client, R.ConfigMap, ns, name, (o) => {
+      calls++;
+      if (calls === 1) {
+        // Another writer changes the object between our read and our write.
+        void cluster.client.patch(R.ConfigMap, ns, name, { data: { other: 'x' } });
+      }
+      bump(o);
+    });
+    // Whether or not the concurrent patch landed first, no update is lost.
+    expect(r.outcome).toBe('updated');
+    await new Promise((res) => setTimeout(res, 50));
+    const after = (await cluster.client.get(R.ConfigMap, ns, name))!;
+    expect(data(after)).toEqual({ count: '1', other: 'x' });
+  });
+
+  it('retries injected conflicts with fresh reads, then gives up with the ConflictError', async () => {
+    cluster.server.faults.failNext({ verb: 'update', resource: 'configmaps', name }, 409, 2);
+    const ok = await optimisticUpdate(cluster.client, R.ConfigMap, ns, name, bump, { retries: 2 });
+    expect(ok.outcome).toBe('updated');
+    expect(data((await cluster.client.get(R.ConfigMap, ns, name))!).count).toBe('1');
+
+    cluster.server.faults.failNext({ verb: 'update', resource: 'configmaps', name }, 409, 3);
+    await expect(
+      optimisticUpdate(cluster.client, R.ConfigMap, ns, name, bump, { retries: 2 }),
+    ).rejects.toBeInstanceOf(ConflictError);
+    expect(data((await cluster.client.get(R.ConfigMap, ns, name))!).count).toBe('1');
+  });
+
+  it('reports gone for a missing object, a replaced one (uid) and one deleted between read and write', async () => {
+    expect((await optimisticUpdate(cluster.client, R.ConfigMap, ns, 'does-not-exist', bump)).outcome).toBe(
+      'gone',
+    );
+    expect(
+      (await optimisticUpdate(cluster.client, R.ConfigMap, ns, name, bump, { expectedUid: 'another-uid' }))
+        .outcome,
+    ).toBe('gone');
+    const current = (await cluster.client.get(R.ConfigMap, ns, name))!;
+    await cluster.client.delete(R.ConfigMap, ns, name);
+    expect((await optimisticUpdate(cluster.client, R.ConfigMap, ns, name, bump, { current })).outcome).toBe(
+      'gone',
+    );
+  });
+});
