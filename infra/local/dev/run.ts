@@ -13,6 +13,7 @@ import { startRelay } from '../../../functions/relay/relay.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { RequestStats, type RequestStatsSnapshot } from '../../../shared/kube/stats.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
 import { createWorkloadClientCache, kubeconfigSecretName } from '../../../shared/kube/workload.ts';
 import { createLogger, type Logger } from '../../../shared/observability/logger.ts';
 import { ensureQueues } from '../../../shared/queue/ensure.ts';
@@ -22,7 +23,7 @@ import { createSqsClient } from '../../../shared/queue/sqs.ts';
 import { buildContext } from '../../../shared/runtimes/context.ts';
 import type { FunctionTable } from '../../../shared/runtimes/dispatch.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
-import { type ApiServerHandle, startApiServer } from '../apiserver/index.ts';
+import { type ApiServerHandle, type RequestLogEntry, startApiServer } from '../apiserver/index.ts';
 import { applyObjects, ensureNamespace, installCrds, loadManifests } from '../manifests.ts';
 import { createSampleHosts, startBmoSimulator } from '../sim/bmo.ts';
 import { startCapiSimulator } from '../sim/capi.ts';
@@ -32,6 +33,19 @@ import { type HostPlan, planHosts, sampleSize } from './hosts.ts';
 import { listEverything, type StateDump } from './objects.ts';
 import { type MachineTimeline, ProgressObserver } from './observer.ts';
 import { conditionsLine } from './phase.ts';
+import {
+  applyRbacFile,
+  FUNCTIONS_TOKEN,
+  FUNCTIONS_USER,
+  managementRbac,
+  RBAC_FILES,
+  type RbacMode,
+  RELAY_TOKEN,
+  RELAY_USER,
+  WORKLOAD_TOKEN,
+  WORKLOAD_USER,
+  workloadRbac,
+} from './rbac.ts';
 import { checkRelease, type ReleaseFinding } from './release-check.ts';
 import { formatSummary, type RunSummary, summarize } from './summary.ts';
 import { startProgressView } from './view.ts';
@@ -56,6 +70,12 @@ export interface DevOptions {
   hooks?: DevHooks;
   /** Queue prefix (default `dev<pid>-`). */
   queuePrefix?: string;
+  /**
+   * RBAC on the embedded API servers (see ./rbac.ts): the functions, the relay and the workload
+   * kubeconfig get their own identities; `observe` lets them do anything and logs who did what,
+   * `enforce` gives them exactly the shipped roles. Embedded servers only.
+   */
+  rbac?: RbacMode | undefined;
 }
 
 /**
@@ -77,6 +97,8 @@ export interface DevHooks {
   onRelayMessages?(msgs: RoutedMessage[], resend: (m: RoutedMessage, delaySeconds: number) => void): void;
   /** Called on every observed change, with the admin client (continuous invariant checks). */
   onProgress?(observer: ProgressObserver, admin: KubeClient): void;
+  /** Sees (and may change) the sample's objects before they are applied; may create more with admin. */
+  onSample?(objects: KubeObject[], admin: KubeClient): void | Promise<void>;
 }
 
 export interface DevResult {
@@ -88,6 +110,11 @@ export interface DevResult {
   summary?: RunSummary;
   release?: ReleaseFinding[];
   message: string;
+  /**
+   * With `rbac`: every request of the product's identities (the functions and the relay on the
+   * management cluster, the workload kubeconfig's identity on the workload cluster), unbounded.
+   */
+  rbacLog?: { management: RequestLogEntry[]; workload: RequestLogEntry[] };
 }
 
 const SAMPLE_DIR = new URL('../sample/', import.meta.url).pathname;
@@ -110,28 +137,51 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     // 1. Kubernetes: the embedded management and workload API servers, or a real cluster.
     let mgmtServer: ApiServerHandle | undefined;
     let mgmtKubeconfig = o.kubeconfig;
+    if (o.rbac && o.kubeconfig) throw new Error('rbac needs the embedded API servers (no --kubeconfig)');
+    const rbacLog = { management: [] as RequestLogEntry[], workload: [] as RequestLogEntry[] };
     if (!mgmtKubeconfig) {
-      mgmtServer = await startApiServer({ faults: Boolean(o.hooks?.onServers) });
+      mgmtServer = await startApiServer({
+        faults: Boolean(o.hooks?.onServers),
+        ...(o.rbac ? { rbac: managementRbac(o.rbac) } : {}),
+      });
       cleanup.push(mgmtServer);
+      if (o.rbac) keepLog(mgmtServer, new Set([FUNCTIONS_USER, RELAY_USER]), rbacLog.management);
       mgmtKubeconfig = join(tmpdir(), `metal3fn-dev-${process.pid}-management.kubeconfig`);
       await mgmtServer.writeKubeconfig(mgmtKubeconfig);
     }
     const productStats = new RequestStats();
-    const product = KubeClient.fromFile(mgmtKubeconfig, {
-      stats: productStats,
-      fieldManager: 'metal3-functions',
-    });
+    // The functions and the relay each have their own client (their own identity under rbac).
+    const productClient = (token: string) =>
+      mgmtServer && o.rbac
+        ? KubeClient.fromString(mgmtServer.kubeconfig({ token }), {
+            stats: productStats,
+            fieldManager: 'metal3-functions',
+          })
+        : KubeClient.fromFile(mgmtKubeconfig!, { stats: productStats, fieldManager: 'metal3-functions' });
+    const product = productClient(FUNCTIONS_TOKEN);
+    const relayClient = productClient(RELAY_TOKEN);
     const admin = KubeClient.fromFile(mgmtKubeconfig, { fieldManager: 'metal3fn-dev' });
     if (mgmtServer) await installCrds(admin);
+    if (o.rbac === 'enforce') {
+      await applyRbacFile(admin, RBAC_FILES.functions);
+      await applyRbacFile(admin, RBAC_FILES.relay);
+    }
     await ensureNamespace(admin, NAMESPACE);
 
     const simulate = o.simulators ?? !o.kubeconfig;
     let workloadServer: ApiServerHandle | undefined;
     let workloadAdmin: KubeClient | undefined;
     if (simulate) {
-      workloadServer = await startApiServer({ faults: Boolean(o.hooks?.onServers) });
+      workloadServer = await startApiServer({
+        faults: Boolean(o.hooks?.onServers),
+        ...(o.rbac ? { rbac: workloadRbac(o.rbac) } : {}),
+      });
       cleanup.push(workloadServer);
+      if (o.rbac) keepLog(workloadServer, new Set([WORKLOAD_USER]), rbacLog.workload);
       workloadAdmin = KubeClient.fromString(workloadServer.kubeconfig());
+      if (o.rbac === 'enforce') await applyRbacFile(workloadAdmin, RBAC_FILES.workload);
+      // The product reaches the workload cluster with the kubeconfig in the Secret.
+      const productWorkloadKubeconfig = workloadServer.kubeconfig(o.rbac ? { token: WORKLOAD_TOKEN } : {});
       await admin.create(R.Secret, {
         metadata: {
           name: kubeconfigSecretName(CLUSTER),
@@ -139,7 +189,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
           labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
         },
         type: 'cluster.x-k8s.io/secret',
-        data: { value: Buffer.from(workloadServer.kubeconfig()).toString('base64') },
+        data: { value: Buffer.from(productWorkloadKubeconfig).toString('base64') },
       });
     }
     await o.hooks?.onServers?.(mgmtServer, workloadServer);
@@ -157,7 +207,11 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
 
     // 3. Simulators of the controllers we do not replace.
     // The simulators reach the workload cluster through their own cache: their requests are not the product's.
-    const simWorkloads = createWorkloadClientCache(admin);
+    const simWorkloadAdmin = workloadAdmin;
+    const simWorkloads = createWorkloadClientCache(
+      admin,
+      simWorkloadAdmin ? { clientFactory: () => simWorkloadAdmin } : {},
+    );
     const workloadOf = (namespace: string, name: string) => simWorkloads.get(namespace, name);
     const context = buildContext({
       client: product,
@@ -192,11 +246,11 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     };
     const onRelayMessages = o.hooks?.onRelayMessages;
     const relay = await startRelay({
-      client: product,
+      client: relayClient,
       sqs,
       queues,
       log,
-      workloads: context.workloads,
+      workloads: createWorkloadClientCache(relayClient),
       ...(onRelayMessages ? { onMessages: (msgs: RoutedMessage[]) => onRelayMessages(msgs, resend) } : {}),
     });
     cleanup.push(relay);
@@ -225,6 +279,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       }
       if (simulate) await createPlannedHosts(admin, planHosts(size));
     }
+    await o.hooks?.onSample?.(objects, admin);
     await applyObjects(admin, objects, NAMESPACE);
     const expected = o.manifests ? undefined : size.controlPlane + size.workers;
     say(`sample:         ${expected ?? 'your'} machines, ${o.manifests ? 'your' : size.hosts} hosts\n`);
@@ -325,6 +380,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       requests: productStats.snapshot(),
       timelines: [...observer.timelines.values()],
       ...(release ? { release } : {}),
+      ...(o.rbac ? { rbacLog } : {}),
       message: ok
         ? 'every machine Ready'
         : reached
@@ -334,6 +390,16 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
   } finally {
     await stopAll();
   }
+}
+
+/** Keeps every request of `users` (the server's own log is a bounded ring). */
+function keepLog(server: ApiServerHandle, users: Set<string>, into: RequestLogEntry[]): void {
+  const log = server.log;
+  const record = log.record.bind(log);
+  log.record = (e) => {
+    record(e);
+    if (users.has(e.user)) into.push(e);
+  };
 }
 
 function waitFor(observer: ProgressObserver, done: () => boolean, timeoutMs: number): Promise<boolean> {

@@ -1,0 +1,181 @@
+/**
+ * Generates the shipped RBAC from what the code actually calls (`npm run gen:rbac`):
+ * runs representative scenarios of the whole system (runDev, as `npm start` runs it) with RBAC in
+ * `observe` mode, where the functions, the relay and the workload kubeconfig have their own
+ * identities and the API servers' request logs say who did what; keeps the union of
+ * (apiGroup, resource[/subresource], verb) per identity; writes
+ *   infra/deploy/rbac-observed.json            the observation (which scenario needed what)
+ *   infra/deploy/common/rbac-functions.yaml    ClusterRole + binding of the functions
+ *   infra/deploy/common/rbac-relay.yaml        ClusterRole + binding of the relay
+ *   infra/deploy/workload-rbac.yaml            Nodes in each workload cluster
+ * `--check`: exit 1 when a committed file differs from what the COMMITTED observation renders to
+ * (no scenarios run). `--from-observation`: re-render from the committed observation only.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { FUNCTIONS_USER, RELAY_USER } from '../infra/local/dev/rbac.ts';
+import { type DevOptions, runDev } from '../infra/local/dev/run.ts';
+import { R } from '../shared/api/resources.ts';
+import type { KubeClient } from '../shared/kube/client.ts';
+import type { KubeObject } from '../shared/kube/types.ts';
+import {
+  emptyObservation,
+  IDENTITIES,
+  type Observation,
+  ROLE_FILES,
+  recordScenario,
+  renderObservation,
+  renderRoleFile,
+  type ScenarioInfo,
+} from './rbac/rules.ts';
+
+const ROOT = new URL('../', import.meta.url).pathname;
+export const OBSERVATION_FILE = 'infra/deploy/rbac-observed.json';
+const NS = 'metal3';
+
+interface Scenario extends ScenarioInfo {
+  options: Partial<DevOptions>;
+  /** Release findings that the scenario causes on purpose (not a failure of the run). */
+  expectedLeftovers?: RegExp;
+}
+
+/** The base scenario first: it is what test/integration/rbac/ runs under enforcement. */
+export const SCENARIOS: Scenario[] = [
+  {
+    name: 'sample-scale-down',
+    description: 'the sample (3 control plane + 2 workers) to Ready, then scale-down to zero and release',
+    options: { machines: 5 },
+  },
+  {
+    name: 'node-reuse-user-data-failure',
+    description:
+      'nodeReuse: true on both Metal3MachineTemplates (control plane keeps automatedCleaningMode metadata: a repeated Warning Event), the workers with a user-supplied metaData Secret, Metal3DataTemplates without the cluster label (allocateIndex adds it), and two IPClaims on a pool of one address (the second fails: a terminal error with an Event); Ready, then scale-down',
+    options: {
+      machines: 4,
+      hooks: {
+        async onSample(objects: KubeObject[], admin: KubeClient) {
+          for (const o of objects) {
+            // A data template created without the cluster label: allocateIndex labels it (a patch).
+            if (o.kind === 'Metal3DataTemplate') delete o.metadata.labels?.['cluster.x-k8s.io/cluster-name'];
+            if (o.kind !== 'Metal3MachineTemplate') continue;
+            const spec = o.spec as { nodeReuse?: boolean; template: { spec: Record<string, unknown> } };
+            spec.nodeReuse = true;
+            if (o.metadata.name === 'md-0') spec.template.spec.metaData = { name: 'md-0-user-metadata' };
+          }
+          await admin.create(R.Secret, {
+            metadata: { name: 'md-0-user-metadata', namespace: NS },
+            type: 'Opaque',
+            data: { metaData: Buffer.from('local-hostname: user-supplied\n').toString('base64') },
+          });
+          // A pool of one address and two claims: the second fails (exhausted) with an Event.
+          await admin.create(R.IPPool, {
+            metadata: { name: 'rbac-probe-pool', namespace: NS },
+            spec: {
+              namePrefix: 'rbac-probe-pool',
+              pools: [{ start: '10.99.0.1', end: '10.99.0.1' }],
+              prefix: 24,
+            },
+          });
+          for (const name of ['rbac-probe-a', 'rbac-probe-b'])
+            await admin.create(R.IPClaim, {
+              metadata: { name, namespace: NS },
+              spec: { pool: { name: 'rbac-probe-pool' } },
+            });
+        },
+      },
+    },
+    expectedLeftovers: /rbac-probe/,
+  },
+];
+
+const quiet = new Writable({ write: (_c, _e, cb) => cb() }) as unknown as NodeJS.WriteStream;
+
+/** The runDev options of a scenario (the enforce test runs the base scenario with these). */
+export function scenarioOptions(s: Scenario): DevOptions {
+  return {
+    machines: 3,
+    scaleDown: true,
+    serve: false,
+    simDelayMs: 20,
+    timeoutSeconds: 90,
+    concurrency: 8,
+    legacyProviderIds: 'accept',
+    out: quiet,
+    queuePrefix: `rbac${process.pid}${s.name.replace(/[^a-z0-9]/gi, '').slice(0, 12)}-`,
+    ...s.options,
+  };
+}
+
+export async function observeScenarios(
+  scenarios: Scenario[] = SCENARIOS,
+  say: (l: string) => void = () => {},
+): Promise<Observation> {
+  const obs = emptyObservation(scenarios.map(({ name, description }) => ({ name, description })));
+  for (const s of scenarios) {
+    const started = Date.now();
+    const result = await runDev({ ...scenarioOptions(s), rbac: 'observe' });
+    const unexpected = (result.release ?? []).filter((f) => !s.expectedLeftovers?.test(f.object));
+    if (!result.rbacLog || (!result.ok && (!result.release || unexpected.length > 0)))
+      throw new Error(
+        `scenario ${s.name}: ${result.message}${unexpected.length ? `: ${JSON.stringify(unexpected)}` : ''}`,
+      );
+    const log = result.rbacLog;
+    recordScenario(
+      obs,
+      'functions',
+      s.name,
+      log.management.filter((e) => e.user === FUNCTIONS_USER),
+    );
+    recordScenario(
+      obs,
+      'relay',
+      s.name,
+      log.management.filter((e) => e.user === RELAY_USER),
+    );
+    recordScenario(obs, 'workload', s.name, log.workload);
+    say(
+      `${s.name}: ${result.message}; ${log.management.length} management + ${log.workload.length} workload requests in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+  }
+  return obs;
+}
+
+/** Repository-relative path -> text, for an observation. */
+export function renderRbacFiles(obs: Observation): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const id of IDENTITIES) files.set(ROLE_FILES[id], renderRoleFile(id, obs));
+  files.set(OBSERVATION_FILE, renderObservation(obs));
+  return files;
+}
+
+export function readObservation(): Observation {
+  return JSON.parse(readFileSync(`${ROOT}${OBSERVATION_FILE}`, 'utf8')) as Observation;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const check = argv.includes('--check');
+  const fromObservation = check || argv.includes('--from-observation');
+  const obs = fromObservation
+    ? readObservation()
+    : await observeScenarios(SCENARIOS, (l) => process.stdout.write(`${l}\n`));
+  let differ = 0;
+  for (const [path, text] of renderRbacFiles(obs)) {
+    let current = '';
+    try {
+      current = readFileSync(`${ROOT}${path}`, 'utf8');
+    } catch {}
+    if (current === text) continue;
+    differ++;
+    if (check) process.stdout.write(`differs: ${path}\n`);
+    else {
+      writeFileSync(`${ROOT}${path}`, text);
+      process.stdout.write(`wrote ${path}\n`);
+    }
+  }
+  if (!check && differ === 0) process.stdout.write('RBAC files unchanged\n');
+  return check && differ > 0 ? 1 : 0;
+}
+
+if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
+  process.exitCode = await main(process.argv.slice(2));
+}
