@@ -342,7 +342,15 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         () => [...observer.timelines.values()].every((t) => !observer.objectsOf(t.key).m3m),
         o.timeoutSeconds * 1000,
       );
+      // The release cascade (claim -> Metal3Data -> IPClaims -> addresses, Secrets; hosts
+      // deprovisioning) runs on after the last Metal3Machine is gone: re-check until it is clean
+      // or the time runs out, so only what stays behind is reported.
+      const settleUntil = Date.now() + o.timeoutSeconds * 1000;
       release = checkRelease(await listEverything(admin));
+      while (release.length > 0 && Date.now() < settleUntil) {
+        await new Promise((r) => setTimeout(r, 250));
+        release = checkRelease(await listEverything(admin));
+      }
       if (!gone) release.unshift({ object: 'Metal3Machines', problem: 'not all deleted in time' });
       say(
         release.length === 0
