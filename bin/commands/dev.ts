@@ -21,6 +21,9 @@ const HELP = `usage: metal3fn dev [options]
   --timeout S           give up after S seconds (default 120)
   --concurrency N       messages processed at once by the worker (default 16)
   --legacy-provider-ids accept|refuse   (default accept)
+  --rbac observe|enforce  the functions, the relay and the workload kubeconfig get their own
+                        identities on the embedded API servers: observe logs who did what,
+                        enforce applies exactly the shipped roles (infra/deploy/common/rbac-*.yaml)
 `;
 
 export async function run(argv: string[]): Promise<number> {
@@ -43,6 +46,7 @@ export async function run(argv: string[]): Promise<number> {
         timeout: { type: 'string' },
         concurrency: { type: 'string' },
         'legacy-provider-ids': { type: 'string' },
+        rbac: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -63,6 +67,11 @@ export async function run(argv: string[]): Promise<number> {
       throw new Error(`--${name} must be a non-negative integer, not '${raw}'`);
     return n;
   };
+  const rbac = values.rbac as string | undefined;
+  if (rbac !== undefined && rbac !== 'observe' && rbac !== 'enforce') {
+    process.stderr.write(`metal3fn dev: --rbac must be observe or enforce, not '${rbac}'\n`);
+    return 2;
+  }
   try {
     const { runDev } = await import('../../infra/local/dev/run.ts');
     const result = await runDev({
@@ -82,7 +91,18 @@ export async function run(argv: string[]): Promise<number> {
       legacyProviderIds: parseLegacyProviderIds(
         (values['legacy-provider-ids'] as string | undefined) ?? 'accept',
       ),
+      rbac,
     });
+    if (result.rbacLog) {
+      const all = [...result.rbacLog.management, ...result.rbacLog.workload];
+      const users = [...new Set(all.map((e) => e.user))].sort();
+      const refused = all.filter((e) => e.status === 401 || e.status === 403);
+      process.stdout.write(
+        `\nrbac (${rbac}): ${users.map((u) => `${u} ${all.filter((e) => e.user === u).length}`).join(', ')} requests; ${refused.length} refused\n`,
+      );
+      for (const e of refused.slice(0, 20))
+        process.stdout.write(`  ${e.user}: ${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''}\n`);
+    }
     process.stdout.write(`\n${result.ok ? 'OK' : 'FAILED'}: ${result.message}\n`);
     return result.ok ? 0 : 1;
   } catch (e) {
