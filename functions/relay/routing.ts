@@ -82,7 +82,101 @@ const changed =
   (ev: RoutingEvent): boolean =>
     !ev.old || ev.resync === true || ev.type === 'DELETED' || json(pick(ev.old)) !== json(pick(ev.object));
 
+/**
+ * Like `changed`, but an ADDED object without a previous state counts as changed from nothing: a
+ * new object whose picked part is still empty (a claim just created, nothing allocated yet) wakes
+ * nobody — the step that created it is already running.
+ */
+const changedFromEmpty =
+  (pick: (o: KubeObject) => unknown) =>
+  (ev: RoutingEvent): boolean =>
+    ev.type === 'ADDED' && !ev.old && ev.resync !== true
+      ? json(pick(ev.object)) !== json(pick({ metadata: {} } as KubeObject))
+      : changed(pick)(ev);
+
+/**
+ * For a step's own object: a change of anything but status, or a status change other than the one
+ * transition the step itself writes (`ownTransition(old, new)`: e.g. a claim's renderedData going
+ * from unset to set). The step that wrote that transition is the one that would be woken; it has
+ * already gone on. Any other status change (a status lost, an error cleared) still wakes it.
+ */
+const changedBesidesOwnStatus =
+  (ownTransition: (oldStatus: Any, newStatus: Any) => boolean) =>
+  (ev: RoutingEvent): boolean => {
+    if (!ev.old || ev.resync === true || ev.type === 'DELETED') return true;
+    const { status: so, metadata: mo, ...restOld } = ev.old as Any;
+    const { status: sn, metadata: mn, ...restNew } = ev.object as Any;
+    const meta = (m: Any) => [
+      m?.labels,
+      m?.annotations,
+      m?.finalizers,
+      m?.ownerReferences,
+      m?.deletionTimestamp,
+    ];
+    if (json([restOld, meta(mo)]) !== json([restNew, meta(mn)])) return true;
+    if (json(so) === json(sn)) return false;
+    return !ownTransition((so ?? {}) as Any, (sn ?? {}) as Any);
+  };
+
 export const hostState = (bmh: KubeObject): string => String(status(bmh).provisioning?.state ?? '');
+
+// ---- what each function reads of an object (controller-runtime's GenerationChanged / annotation /
+// label / finalizer / owner predicates, per function): a change elsewhere, e.g. a status a function
+// wrote itself or a host's power heartbeat, wakes nobody who does not read it.
+
+const md = (o: KubeObject) => o.metadata;
+/** A Metal3Machine as selectHost reads it: spec (not providerID, which resolveProviderID owns), metadata, failure. */
+const m3mForSelectHost = (o: KubeObject): unknown => {
+  const { providerID: _pid, ...rest } = spec(o);
+  return [
+    rest,
+    md(o).labels,
+    md(o).annotations,
+    md(o).finalizers,
+    md(o).ownerReferences,
+    status(o).failureReason,
+    status(o).failureMessage,
+  ];
+};
+/** A Metal3Machine as resolveProviderID reads it: spec, metadata, the addresses association wrote, failure. */
+const m3mForProviderID = (o: KubeObject): unknown => [
+  spec(o),
+  md(o).labels,
+  md(o).annotations,
+  md(o).ownerReferences,
+  status(o).addresses,
+  status(o).failureReason,
+  status(o).failureMessage,
+  status(o).ready,
+];
+/** A Machine as selectHost reads it: spec (bootstrap data, failure domain, cluster), labels, owners. */
+const machineForSelectHost = (o: KubeObject): unknown => {
+  const { providerID: _pid, ...rest } = spec(o);
+  return [rest, md(o).labels, md(o).ownerReferences, md(o).deletionTimestamp];
+};
+/** A BareMetalHost as its consumer's selectHost reads it: spec, metadata, hardware, and whether it is selectable. */
+const hostForSelectHost = (o: KubeObject): unknown => {
+  const state = hostState(o);
+  return [
+    spec(o),
+    md(o).labels,
+    md(o).annotations,
+    md(o).deletionTimestamp,
+    status(o).hardware,
+    state === 'ready' || state === 'available',
+  ];
+};
+/** A Cluster as selectHost reads it: spec (paused), annotations, infrastructure readiness. */
+const clusterForSelectHost = (o: KubeObject): unknown => {
+  const st = status(o);
+  return [
+    spec(o),
+    md(o).annotations,
+    st.infrastructureReady === true ||
+      st.initialization?.infrastructureProvisioned === true ||
+      ((st.conditions ?? []) as Any[]).some((c) => c?.type === 'InfrastructureReady' && c?.status === 'True'),
+  ];
+};
 
 export function isFreeHost(bmh: KubeObject): boolean {
   const state = hostState(bmh);
@@ -208,7 +302,7 @@ export const ROUTES: readonly Route[] = [
     fn: 'selectHost',
     reads: [],
     targets: 'self',
-    when: liveNotDeleting,
+    when: (ev) => liveNotDeleting(ev) && changed(m3mForSelectHost)(ev),
   },
   {
     name: 'Metal3MachineTemplate → selectHost (automatedCleaningMode)',
@@ -223,6 +317,7 @@ export const ROUTES: readonly Route[] = [
     on: 'BareMetalHost',
     fn: 'selectHost',
     reads: ['Metal3Machine'],
+    when: changed(hostForSelectHost),
     targets: (ev, c) => machines([consumerMachine(ev.object, c)], notDeleting),
   },
   {
@@ -242,6 +337,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Machine',
     fn: 'selectHost',
     reads: ['Metal3Machine'],
+    when: changed(machineForSelectHost),
     targets: (ev, c) => machines([infraMachineOfMachine(ev.object, c)], notDeleting),
   },
   {
@@ -249,6 +345,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Cluster',
     fn: 'selectHost',
     reads: ['Metal3Machine'],
+    when: changed(clusterForSelectHost),
     targets: (ev, c) =>
       machines(
         c.list('Metal3Machine', nsOf(ev.object)),
@@ -260,7 +357,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Metal3DataClaim',
     fn: 'selectHost',
     reads: ['Metal3Machine'],
-    when: changed((o) => (o as Any).status),
+    when: changedFromEmpty((o) => (o as Any).status),
     targets: (ev, c) => machines([claimOwnerMachine(ev.object, c)], notDeleting),
   },
   {
@@ -268,7 +365,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Metal3Data',
     fn: 'selectHost',
     reads: ['Metal3DataClaim', 'Metal3Machine'],
-    when: changed((o) => (o as Any).status?.ready),
+    when: changedFromEmpty((o) => [(o as Any).status?.ready, (o as Any).status?.errorMessage]),
     targets: (ev, c) => machines([dataMachine(ev.object, c)], notDeleting),
   },
   {
@@ -323,7 +420,9 @@ export const ROUTES: readonly Route[] = [
     fn: 'allocateIndex',
     reads: [],
     targets: 'self',
-    when: liveNotDeleting,
+    when: (ev) =>
+      liveNotDeleting(ev) &&
+      changedBesidesOwnStatus((o, n) => !o.renderedData && Boolean(n.renderedData) && !n.errorMessage)(ev),
     group: templateGroup,
   },
   {
@@ -332,7 +431,9 @@ export const ROUTES: readonly Route[] = [
     fn: 'allocateIndex',
     reads: [],
     targets: 'self',
-    when: liveNotDeleting,
+    when: (ev) =>
+      liveNotDeleting(ev) &&
+      changedBesidesOwnStatus((o, n) => !o.address && Boolean(n.address) && !n.errorMessage)(ev),
     group: poolGroup,
   },
   {
@@ -340,6 +441,9 @@ export const ROUTES: readonly Route[] = [
     on: 'IPPool',
     fn: 'allocateIndex',
     reads: ['IPClaim'],
+    // Not its status (allocateIndex's own bookkeeping of allocations): addresses freed reach the
+    // pending claims through the IPAddress deletion route.
+    when: changed((o) => [spec(o), o.metadata.labels, o.metadata.annotations]),
     targets: (ev, c) => pendingClaimsOfPool({ ns: nsOf(ev.object), name: ev.object.metadata.name ?? '' }, c),
     group: poolGroup,
   },
@@ -363,7 +467,9 @@ export const ROUTES: readonly Route[] = [
     fn: 'renderData',
     reads: [],
     targets: 'self',
-    when: liveNotDeleting,
+    when: (ev) =>
+      liveNotDeleting(ev) &&
+      changedBesidesOwnStatus((o, n) => o.ready !== true && n.ready === true && !n.errorMessage)(ev),
   },
   {
     name: 'IPClaim address set → its Metal3Data',
@@ -401,7 +507,8 @@ export const ROUTES: readonly Route[] = [
     when: (ev) =>
       liveNotDeleting(ev) &&
       Boolean(ev.object.metadata.annotations?.[HOST_ANNOTATION]) &&
-      !isMachineReady(ev.object),
+      !isMachineReady(ev.object) &&
+      changed(m3mForProviderID)(ev),
   },
   {
     name: 'BareMetalHost provisioned → its consumer Metal3Machine',

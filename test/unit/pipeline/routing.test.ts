@@ -179,6 +179,46 @@ describe('routing table', () => {
     );
   });
 
+  it('status-only changes wake only the functions that read that status', () => {
+    const { c, m0, m1, host0 } = world();
+    // A Metal3Machine's conditions written by the functions themselves wake nobody.
+    const m0cond = { ...m0, status: { conditions: [{ type: 'AssociateBMH', status: 'True' }] } };
+    expect(summary({ type: 'MODIFIED', object: m0cond, old: m0 }, c)).toEqual([]);
+    // The addresses association wrote reach resolveProviderID (Node lookup by hostname), not selectHost.
+    const m0addr = { ...m0, status: { addresses: [{ type: 'Hostname', address: 'h' }] } };
+    expect(summary({ type: 'MODIFIED', object: m0addr, old: m0 }, c)).toEqual([
+      'resolveProviderID Metal3Machine/m-0 modified',
+    ]);
+    // spec.providerID is resolveProviderID's; metadata and the rest of spec are selectHost's.
+    const m0pid = { ...m0, spec: { ...(m0 as any).spec, providerID: 'metal3://metal3/host-0/m-0' } };
+    expect(summary({ type: 'MODIFIED', object: m0pid, old: m0 }, c)).toEqual([
+      'resolveProviderID Metal3Machine/m-0 modified',
+    ]);
+    const m1owned = { ...m1, metadata: { ...m1.metadata, ownerReferences: [owner('Machine', 'x')] } };
+    expect(summary({ type: 'MODIFIED', object: m1owned, old: m1 }, c)).toEqual([
+      'selectHost Metal3Machine/m-1 modified',
+    ]);
+    const failed = { ...m1, status: { failureReason: 'X' } };
+    expect(summary({ type: 'MODIFIED', object: m1, old: failed }, c)).toEqual([
+      'selectHost Metal3Machine/m-1 modified',
+    ]);
+    // A host's power/heartbeat status: nobody; its hardware or leaving ready/available: its consumer.
+    const beat = { ...host0, status: { ...(host0 as any).status, poweredOn: true, lastUpdated: 'now' } };
+    expect(summary({ type: 'MODIFIED', object: beat, old: host0 }, c)).toEqual([]);
+    const hw = { ...host0, status: { ...(host0 as any).status, hardware: { hostname: 'n' } } };
+    expect(summary({ type: 'MODIFIED', object: hw, old: host0 }, c)).toEqual([
+      'selectHost Metal3Machine/m-0 related',
+    ]);
+    // A Machine's status (phase, nodeRef) does not concern selectHost; its bootstrap data does.
+    const machine = c.get('Machine', NS, 'machine-0')!;
+    const running = { ...machine, status: { phase: 'Running', nodeRef: { name: 'n' } } };
+    expect(summary({ type: 'MODIFIED', object: running, old: machine }, c)).toEqual([]);
+    const rebooted = { ...machine, spec: { ...(machine as any).spec, bootstrap: { dataSecretName: 'b2' } } };
+    expect(summary({ type: 'MODIFIED', object: rebooted, old: machine }, c)).toEqual([
+      'selectHost Metal3Machine/m-0 related',
+    ]);
+  });
+
   it('a deleting Metal3Machine goes to deprovision only; a DELETED one to nobody', () => {
     const { c, mDel } = world();
     expect(summary({ type: 'MODIFIED', object: mDel }, c)).toEqual([
@@ -241,16 +281,32 @@ describe('routing table', () => {
       'selectHost Metal3Machine/m-1 related',
     ]);
     const claimDone = { ...claim0, status: { renderedData: { name: 'tpl-0' } } };
+    // renderedData set is allocateIndex's own write: it wakes the machine, not allocateIndex again.
     expect(summary({ type: 'MODIFIED', object: claimDone, old: claim0 }, c)).toEqual([
-      'allocateIndex Metal3DataClaim/m-0 modified',
       'selectHost Metal3Machine/m-0 related',
     ]);
-    // Same status: only the claim's own function.
-    expect(summary({ type: 'MODIFIED', object: claimDone, old: claimDone }, c)).toEqual([
+    // Nothing changed: nobody. A spec/metadata change still reaches the claim's own function.
+    expect(summary({ type: 'MODIFIED', object: claimDone, old: claimDone }, c)).toEqual([]);
+    const relabelled = { ...claimDone, metadata: { ...claimDone.metadata, labels: { a: 'b' } } };
+    expect(summary({ type: 'MODIFIED', object: relabelled, old: claimDone }, c)).toEqual([
       'allocateIndex Metal3DataClaim/m-0 modified',
     ]);
+    // A status lost (renderedData gone) wakes allocateIndex to record it again.
+    expect(summary({ type: 'MODIFIED', object: claim0, old: claimDone }, c)).toContain(
+      'allocateIndex Metal3DataClaim/m-0 modified',
+    );
+    // A claim just created (no status yet) does not wake the machine that created it.
+    expect(summary({ type: 'ADDED', object: claim0 }, c)).toEqual([
+      'allocateIndex Metal3DataClaim/m-0 added',
+    ]);
     const ready = { ...data0, status: { ready: true } };
+    // ready set is renderData's own write: it wakes the machine, not renderData again.
     expect(summary({ type: 'MODIFIED', object: ready, old: data0 }, c)).toEqual([
+      'selectHost Metal3Machine/m-0 related',
+    ]);
+    // An error recorded, or cleared, reaches both (the data is to be rendered again).
+    const failedData = { ...data0, status: { ready: false, error: true, errorMessage: 'bad' } };
+    expect(summary({ type: 'MODIFIED', object: data0, old: failedData }, c)).toEqual([
       'renderData Metal3Data/tpl-0 modified',
       'selectHost Metal3Machine/m-0 related',
     ]);
@@ -286,8 +342,12 @@ describe('routing table', () => {
   it('renderData: address set on an IPClaim, and a deleted rendered Secret, wake the Metal3Data', () => {
     const { c, ipc } = world();
     const withAddr = { ...ipc, status: { address: { name: 'pool-10-0-0-5' } } };
+    // The address set is allocateIndex's own write: it wakes the Metal3Data, not allocateIndex again.
     expect(summary({ type: 'MODIFIED', object: withAddr, old: ipc }, c)).toEqual([
-      'allocateIndex IPClaim/tpl-0-pool modified',
+      'renderData Metal3Data/tpl-0 related',
+    ]);
+    expect(summary({ type: 'ADDED', object: withAddr }, c)).toEqual([
+      'allocateIndex IPClaim/tpl-0-pool added',
       'renderData Metal3Data/tpl-0 related',
     ]);
     const secret = obj('Secret', 'm-0-metadata-0', {}, { ownerReferences: [owner('Metal3Data', 'tpl-0')] });
