@@ -197,7 +197,8 @@ export function newData(
       name: dataName(template.metadata.name!, index),
       namespace: ns,
       labels: copyLabels(claimRaw),
-      finalizers: [FINALIZER.dataClaim],
+      // renderData's finalizer too: it would add it as its first write (one write fewer per machine).
+      finalizers: [FINALIZER.dataClaim, FINALIZER.data],
       ownerReferences: [
         ownerRef(R.Metal3DataTemplate, templateRaw, { controller: true }),
         ownerRef(R.Metal3DataClaim, claimRaw),

@@ -36,7 +36,8 @@ export function newIPClaim(dataRaw: KubeObject, pool: string): KubeObject {
       name: ipClaimName(dataRaw.metadata.name!, pool),
       namespace: ns,
       labels: copyLabels(dataRaw),
-      finalizers: [FINALIZER.data],
+      // The IPAM finalizer too: allocateIndex would add it as its first write (one write fewer).
+      finalizers: [FINALIZER.data, FINALIZER.ipClaim],
       ownerReferences: [ownerRef(R.Metal3Data, dataRaw, { controller: true })],
     },
     spec: { pool: { name: pool, namespace: ns } },

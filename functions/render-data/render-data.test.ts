@@ -73,7 +73,8 @@ describe('renderData pure parts', () => {
         name: 'tpl-3-pool-1',
         namespace: 'ns',
         labels: { 'cluster.x-k8s.io/cluster-name': 'c1' },
-        finalizers: ['metal3data.infrastructure.cluster.x-k8s.io'],
+        // Created with the IPAM finalizer allocateIndex would otherwise add in a second write.
+        finalizers: ['metal3data.infrastructure.cluster.x-k8s.io', 'ipclaim.ipam.metal3.io'],
         ownerReferences: [
           {
             apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',

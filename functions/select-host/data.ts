@@ -4,6 +4,8 @@
  * after the machine is created and its rendered Metal3Data supplies the rest. Waits are
  * event-driven: the claim's, the Metal3Data's or the Secret's event wakes the machine again.
  */
+
+import { FINALIZER } from '../../shared/allocation/objects.ts';
 import type { Metal3Machine } from '../../shared/api/metal3machine.ts';
 import type { SecretReference } from '../../shared/api/refs.ts';
 import { apiVersionOf, R } from '../../shared/api/resources.ts';
@@ -30,7 +32,7 @@ export const needsDataTemplate = (m3m: Metal3Machine): boolean =>
 const withNs = (ref: SecretReference | undefined, ns: string): SecretReference | undefined =>
   ref?.name ? { name: ref.name, namespace: ref.namespace || ns } : undefined;
 
-/** The claim this machine creates (controller ownerRef to it, its labels, its finalizer). */
+/** The claim this machine creates (controller ownerRef to it, its labels, its and allocateIndex's finalizers). */
 export function desiredDataClaim(m3m: Metal3Machine): KubeObject {
   const ns = m3m.metadata.namespace!;
   return {
@@ -40,7 +42,8 @@ export function desiredDataClaim(m3m: Metal3Machine): KubeObject {
       name: m3m.metadata.name!,
       namespace: ns,
       labels: { ...(m3m.metadata.labels ?? {}) },
-      finalizers: [MACHINE_FINALIZER],
+      // allocateIndex's finalizer too: it would add it as its first write (one write fewer per machine).
+      finalizers: [MACHINE_FINALIZER, FINALIZER.dataClaim],
       ownerReferences: [
         {
           apiVersion: apiVersionOf(R.Metal3Machine),
@@ -98,18 +101,13 @@ export async function resolveData(client: KubeClient, m3m: Metal3Machine): Promi
         `Metal3DataClaim ${ns}/${claim.metadata.name}: ${cs.errorMessage}`,
         'Error',
       );
-    if (!cs.renderedData?.name)
-      return wait(
-        REASON.WaitingForMetal3Data,
-        `waiting for Metal3DataClaim ${ns}/${claim.metadata.name} to be allocated`,
-      );
+    // One message for the whole wait (allocation, then rendering): the condition is written once
+    // when the wait starts, not again at each step of the data pipeline.
+    const waitingForData = `waiting for the Metal3Data of Metal3DataClaim ${ns}/${claim.metadata.name} to be allocated and rendered`;
+    if (!cs.renderedData?.name) return wait(REASON.WaitingForMetal3Data, waitingForData);
     renderedData = { name: cs.renderedData.name, namespace: cs.renderedData.namespace || ns };
     const data = await client.get(R.Metal3Data, renderedData.namespace, renderedData.name);
-    if (!data)
-      return wait(
-        REASON.WaitingForMetal3Data,
-        `waiting for Metal3Data ${renderedData.namespace}/${renderedData.name}`,
-      );
+    if (!data) return wait(REASON.WaitingForMetal3Data, waitingForData);
     const ds = (data.status ?? {}) as { ready?: boolean; errorMessage?: string };
     if (ds.errorMessage)
       return wait(
@@ -117,11 +115,7 @@ export async function resolveData(client: KubeClient, m3m: Metal3Machine): Promi
         `Metal3Data ${renderedData.namespace}/${renderedData.name}: ${ds.errorMessage}`,
         'Error',
       );
-    if (ds.ready !== true)
-      return wait(
-        REASON.WaitingForMetal3Data,
-        `waiting for Metal3Data ${renderedData.namespace}/${renderedData.name} to be rendered`,
-      );
+    if (ds.ready !== true) return wait(REASON.WaitingForMetal3Data, waitingForData);
     const dspec = (data.spec ?? {}) as { metaData?: SecretReference; networkData?: SecretReference };
     metaData = userMeta ?? withNs(dspec.metaData, renderedData.namespace);
     networkData = userNet ?? withNs(dspec.networkData, renderedData.namespace);

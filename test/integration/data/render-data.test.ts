@@ -63,7 +63,11 @@ describe('allocateIndex + renderData, one machine', () => {
     ]);
     expect(data.metadata.ownerReferences![1]!.controller).toBeUndefined();
     expect(data.metadata.labels).toEqual({ 'cluster.x-k8s.io/cluster-name': CLUSTER });
-    expect(data.metadata.finalizers).toEqual(['metal3dataclaim.infrastructure.cluster.x-k8s.io']);
+    // Created with renderData's finalizer too (one write fewer than adding it afterwards).
+    expect(data.metadata.finalizers).toEqual([
+      'metal3dataclaim.infrastructure.cluster.x-k8s.io',
+      'metal3data.infrastructure.cluster.x-k8s.io',
+    ]);
     expect(claim.metadata.finalizers).toContain('metal3dataclaim.infrastructure.cluster.x-k8s.io');
     expect(claim.status).toEqual({ renderedData: { name: 'nodepool-1-0', namespace: NS } });
     expect(template.status).toMatchObject({
@@ -89,7 +93,11 @@ describe('allocateIndex + renderData, one machine', () => {
     ]);
     const c = claims.find((x) => x.metadata.name === 'nodepool-1-0-pool-1')!;
     expect(c.spec).toEqual({ pool: { name: 'pool-1', namespace: NS } });
-    expect(c.metadata.finalizers).toEqual(['metal3data.infrastructure.cluster.x-k8s.io']);
+    // Created with the IPAM finalizer too (one write fewer than adding it afterwards).
+    expect(c.metadata.finalizers).toEqual([
+      'metal3data.infrastructure.cluster.x-k8s.io',
+      'ipclaim.ipam.metal3.io',
+    ]);
     expect(c.metadata.ownerReferences).toEqual([
       expect.objectContaining({ kind: 'Metal3Data', name: 'nodepool-1-0', controller: true }),
     ]);

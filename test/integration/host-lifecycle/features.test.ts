@@ -84,7 +84,11 @@ describe('data: template claim, hybrid override, user secrets', () => {
         blockOwnerDeletion: true,
       },
     ]);
-    expect(claim!.metadata.finalizers).toEqual(['metal3machine.infrastructure.cluster.x-k8s.io']);
+    // Created with allocateIndex's finalizer too (one write fewer than adding it afterwards).
+    expect(claim!.metadata.finalizers).toEqual([
+      'metal3machine.infrastructure.cluster.x-k8s.io',
+      'metal3dataclaim.infrastructure.cluster.x-k8s.io',
+    ]);
     expect(claim!.metadata.labels).toEqual({ 'cluster.x-k8s.io/cluster-name': 'cluster' });
     expect((claim!.spec as any).template).toEqual({ name: 'tmpl', namespace: NS });
     let host = await hostOf('dm');
