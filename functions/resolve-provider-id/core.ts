@@ -66,8 +66,26 @@ interface Loaded {
   cloudProvider: boolean;
 }
 
+/** Passes within one invocation when the Node changed between the list and the patch (409). */
+const NODE_CONFLICT_ATTEMPTS = 3;
+
 export const reconcile: ReconcileFn = async (ctx, msg) => {
   if (msg.kind !== 'Metal3Machine' || !msg.namespace) return done(`ignored ${msg.kind} message`);
+  // A Node another writer (the kubelet) touched between our list and our conditioned patch: read
+  // and decide again at once rather than fail the message into the queue's retry backoff.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await reconcileOnce(ctx, { ...msg, namespace: msg.namespace });
+    } catch (e) {
+      if (!isConflict(e) || attempt >= NODE_CONFLICT_ATTEMPTS) throw e;
+    }
+  }
+};
+
+const reconcileOnce = async (
+  ctx: ReconcileContext,
+  msg: MessageEnvelope & { namespace: string },
+): Promise<ReconcileResult> => {
   const log = ctx.log.child({ fn: 'resolveProviderID', machine: `${msg.namespace}/${msg.name}` });
   const loaded = await load(ctx, msg);
   if (!('raw' in loaded)) return loaded.result;
@@ -184,23 +202,16 @@ async function execute(
       return requeueAfter(ctx.config.safetyRequeueSeconds, d.reason);
     }
     case 'setAndPatch': {
-      // Machine first (providerID, ready), then the Node.
+      // Machine first (providerID, then ready and the condition in one status write), then the Node.
+      // Should the Node patch fail, the error retries this message: the next pass decides again on
+      // fresh state (the Node still without providerID => setAndPatch again; another writer's ID =>
+      // an error recorded on the condition), so a True condition never outlives a failed patch.
       const m = await setProviderID(ctx, raw, d.providerID);
       if (!m) return done('machine gone');
       const m2 = await updateStatus(
         ctx,
         m,
-        {
-          ...base,
-          ready: true,
-          condition: {
-            type: NODE_READY,
-            status: 'False',
-            severity: 'Info',
-            reason: REASON.WaitingForNode,
-            message: `setting providerID on Node ${d.node}`,
-          },
-        },
+        { ...base, ready: true, condition: { type: NODE_READY, status: 'True' } },
         now,
       );
       if (!m2) return done('machine gone');
@@ -210,12 +221,6 @@ async function execute(
         'Normal',
         REASON.NodeProviderIDSet,
         `Node ${d.node}: spec.providerID set to ${d.providerID} (step ${d.step})`,
-      );
-      await updateStatus(
-        ctx,
-        m2,
-        { ...base, ready: true, condition: { type: NODE_READY, status: 'True' } },
-        now,
       );
       return done(`step ${d.step}: Node ${d.node} providerID set to ${d.providerID}`);
     }

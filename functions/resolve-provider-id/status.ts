@@ -64,7 +64,13 @@ export function editStatus(obj: { [k: string]: unknown }, edit: StatusEdit, now:
   if (!obj.status) obj.status = {};
   const status = obj.status as StatusLike;
   const prev = (status.conditions ?? []).find((c) => c.type === edit.condition.type);
-  if (edit.ready !== undefined) status.ready = edit.ready;
+  if (edit.ready !== undefined) {
+    status.ready = edit.ready;
+    // selectHost's phase rule (Provisioning until ready), applied in the same write, so selectHost
+    // never needs a write of its own when ready flips.
+    if (status.phase === 'Provisioning' || status.phase === 'Provisioned')
+      status.phase = status.ready ? 'Provisioned' : 'Provisioning';
+  }
   if (!status.addresses?.length && edit.fallbackAddresses?.length) status.addresses = edit.fallbackAddresses;
   if (edit.failure) {
     status.failureReason = edit.failure.reason;
