@@ -308,6 +308,9 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       wallMs: readyAt - started,
       requests: productStats.requests,
       writes: productStats.writes,
+      eventWrites: [...productStats.byResource]
+        .filter(([k]) => k.endsWith(' events') && !k.startsWith('get ') && !k.startsWith('list '))
+        .reduce((n, [, v]) => n + v, 0),
       conflicts: productStats.conflicts,
       retries: worker.stats.retried,
       deadLettered: worker.stats.malformed,

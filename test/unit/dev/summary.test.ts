@@ -63,5 +63,21 @@ describe('summarize', () => {
       retries: 3,
       deadLettered: 0,
     });
+    expect(s.eventWritesPerMachine).toBe(0);
+  });
+
+  it('counts Event writes apart from object writes', () => {
+    const s = summarize({
+      timelines: [tl('metal3/a', 'metal3/h1', 0, 3000), tl('metal3/b', 'metal3/h2', 0, 3000)],
+      hosts: 2,
+      wallMs: 1000,
+      requests: 100,
+      writes: 50,
+      eventWrites: 8,
+      conflicts: 0,
+      retries: 0,
+      deadLettered: 0,
+    });
+    expect(s).toMatchObject({ writes: 42, writesPerMachine: 21, eventWrites: 8, eventWritesPerMachine: 4 });
   });
 });
