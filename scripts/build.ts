@@ -2,11 +2,17 @@
  * `npm run build`: esbuild, one minified ESM bundle per function (a Lambda handler for its SQS
  * queue), one for the requeue forwarder, one for the relay and one for the CLI; target node22,
  * each in its own folder so it zips as is. Prints the sizes (the README's table comes from here).
+ *
+ * Lambda bundles are split: `index.mjs` plus `chunks/`, where code used only sometimes (the AWS
+ * SDK) waits in chunks loaded on first use. "loaded at start" is what an import of index.mjs
+ * parses; cold start time follows it (see test/bench/coldstart.ts). BUILD_METAFILE=1 writes
+ * esbuild's metafile next to each bundle, to see what is in it.
  */
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BuildOptions, build } from 'esbuild';
+import { type BuildOptions, build, type Plugin } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist');
@@ -21,8 +27,10 @@ const FUNCTIONS: Record<string, string> = {
   reconcileCluster: 'metal3-cluster',
 };
 
+// The AWS SDK is imported on first use (a requeue or a dead letter), into a chunk of its own.
+const sqsFactory = `async () => new (await import('@aws-sdk/client-sqs')).SQSClient({})`;
+
 const lambdaEntry = (fn: string, dir: string) => `
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { createSqsHandler } from './shared/runtimes/lambda.ts';
 import { buildContext } from './shared/runtimes/context.ts';
 import { reconcile } from './functions/${dir}/core.ts';
@@ -30,17 +38,150 @@ let context;
 export const handler = createSqsHandler({
   fns: { ${fn}: reconcile },
   context: () => (context ??= buildContext({ component: '${fn}' })),
-  sqs: new SQSClient({}),
+  sqs: ${sqsFactory},
   naming: { prefix: process.env.QUEUE_PREFIX },
   requeueUrl: process.env.REQUEUE_QUEUE_URL ?? '',
 });
 `;
 
 const forwarderEntry = `
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { createRequeueForwarder } from './shared/runtimes/lambda.ts';
-export const handler = createRequeueForwarder({ sqs: new SQSClient({}), naming: { prefix: process.env.QUEUE_PREFIX } });
+export const handler = createRequeueForwarder({ sqs: ${sqsFactory}, naming: { prefix: process.env.QUEUE_PREFIX } });
 `;
+
+/** Generated Lambda entries as virtual modules (`lambda-entry:<name>`), for code splitting. */
+const lambdaEntries = (entries: Record<string, string>): Plugin => ({
+  name: 'lambda-entries',
+  setup(b) {
+    b.onResolve({ filter: /^lambda-entry:/ }, (args) => ({ path: args.path, namespace: 'lambda-entry' }));
+    b.onLoad({ filter: /.*/, namespace: 'lambda-entry' }, (args) => ({
+      contents: entries[args.path.slice('lambda-entry:'.length)]!,
+      resolveDir: root,
+      loader: 'ts',
+    }));
+  },
+});
+
+/**
+ * Node built-ins imported with `import` (ESM) go through `require` instead. An ESM import of a
+ * built-in builds its ESM facade, which reads every export: on Node 22 `node:http`'s lazy
+ * `WebSocket`/`CloseEvent`/`MessageEvent` getters then load Node's internal undici, ~40 ms of a
+ * cold start for classes we never use. Through require the exports are read only when used.
+ */
+const builtinsViaRequire: Plugin = {
+  name: 'builtins-via-require',
+  setup(b) {
+    const names = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+    b.onResolve({ filter: /^[a-z_:/0-9]+$/ }, (args) => {
+      if (!names.has(args.path) || args.kind === 'require-call') return undefined;
+      return { path: args.path.replace(/^node:/, ''), namespace: 'builtin-cjs' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'builtin-cjs' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(`node:${args.path}`)});`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * @kubernetes/client-node's ESM modules have no import-time side effects we rely on (its only one,
+ * polyfill.js, sets a `File` global that Node 22 already has), but the package does not say so in
+ * its package.json. Saying it here lets esbuild drop the modules we never reach (exec, attach,
+ * cp, port-forward, informers, metrics, ...) with the CommonJS dependencies they pull in (ws,
+ * tar-fs, socks, ...), instead of bundling, parsing and running all of them at every cold start.
+ */
+const clientNodeWithoutSideEffects: Plugin = {
+  name: 'client-node-side-effect-free',
+  setup(b) {
+    const inPackage = /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]/;
+    b.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData === 'side-effects-checked') return undefined;
+      if (
+        args.path !== '@kubernetes/client-node' &&
+        !(inPackage.test(args.importer) && args.path.startsWith('.'))
+      )
+        return undefined;
+      const r = await b.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: 'side-effects-checked',
+      });
+      if (r.errors.length > 0 || !inPackage.test(r.path) || r.path.endsWith('polyfill.js')) return r;
+      return { ...r, sideEffects: false };
+    });
+  },
+};
+
+/**
+ * client-node imports only `Agent`, `ProxyAgent` and `fetch` from undici, whose CommonJS index
+ * requires everything (WebSocket, EventSource, mocks, caches, cookies, interceptors, ...) and so
+ * cannot be tree-shaken. Its imports resolve here to an index of just those three, built from the
+ * same undici files the package index uses. Undici's experimental Milo HTTP/1 parser (150 KB of
+ * inlined WASM, used only when opted into, which client-node never does) is left out; llhttp,
+ * undici's default parser, stays.
+ */
+const narrowUndici: Plugin = {
+  name: 'narrow-undici',
+  setup(b) {
+    const fromClientNode = /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]/;
+    const undiciDir = dirname(fileURLToPath(import.meta.resolve('undici')));
+    b.onResolve({ filter: /^undici$/ }, (args) =>
+      fromClientNode.test(args.importer) ? { path: 'undici', namespace: 'undici-narrow' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'undici-narrow' }, () => ({
+      resolveDir: undiciDir,
+      loader: 'js',
+      contents: `
+const Dispatcher = require('./lib/dispatcher/dispatcher');
+Object.assign(Dispatcher.prototype, require('./lib/api'));
+const fetchImpl = require('./lib/web/fetch').fetch;
+exports.Agent = require('./lib/dispatcher/agent');
+exports.ProxyAgent = require('./lib/dispatcher/proxy-agent');
+exports.fetch = function fetch(init, options = undefined) {
+  return fetchImpl(init, options).catch((err) => {
+    if (err && typeof err === 'object') Error.captureStackTrace(err, exports.fetch);
+    throw err;
+  });
+};
+`,
+    }));
+    b.onResolve({ filter: /[\\/]milo[\\/](no-)?simd\.js$/ }, (args) =>
+      args.importer.startsWith(undiciDir) ? { path: args.path, namespace: 'undici-no-milo' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'undici-no-milo' }, () => ({
+      loader: 'js',
+      contents: `throw new Error('undici: the Milo parser is not in this bundle (llhttp is)');`,
+    }));
+  },
+};
+
+/**
+ * `import { z } from 'zod'` binds zod's namespace through a re-export, which esbuild cannot shake:
+ * every locale (~260 KB) and the JSON-schema converters came along. Our sources import the same
+ * namespace module directly (`import * as z`), so only the parts we use are bundled.
+ */
+const shakableZod: Plugin = {
+  name: 'shakable-zod',
+  setup(b) {
+    const zodExternal = join(dirname(fileURLToPath(import.meta.resolve('zod'))), 'v4/classic/external.js');
+    const ours = new RegExp(
+      `^${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\\/](?!node_modules[\\/]).*\\.ts$`,
+    );
+    b.onLoad({ filter: /\.ts$/ }, async (args) => {
+      if (!ours.test(args.path)) return undefined;
+      const text = await readFile(args.path, 'utf8');
+      if (!text.includes("import { z } from 'zod';")) return undefined;
+      return {
+        contents: text.replaceAll(
+          "import { z } from 'zod';",
+          `import * as z from ${JSON.stringify(zodExternal)};`,
+        ),
+        loader: 'ts',
+      };
+    });
+  },
+};
 
 const common: BuildOptions = {
   bundle: true,
@@ -55,6 +196,7 @@ const common: BuildOptions = {
     js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
   },
   logLevel: 'warning',
+  plugins: [builtinsViaRequire, clientNodeWithoutSideEffects, narrowUndici, shakableZod],
   // Development-only backends, loaded dynamically when present (never in Lambda bundles).
   external: ['testcontainers', '@testcontainers/localstack', 'fauxqs'],
 };
@@ -62,19 +204,30 @@ const common: BuildOptions = {
 async function main(): Promise<void> {
   await rm(out, { recursive: true, force: true });
   const jobs: { name: string; file: string; options: BuildOptions }[] = [];
-  for (const [fn, dir] of Object.entries(FUNCTIONS)) {
-    const file = join(out, 'lambda', fn, 'index.mjs');
+  const entries: Record<string, string> = { requeueForwarder: forwarderEntry };
+  for (const [fn, dir] of Object.entries(FUNCTIONS)) entries[fn] = lambdaEntry(fn, dir);
+  for (const fn of Object.keys(entries)) {
+    // Split: what a cold start needs is index.mjs and the chunks it imports statically; the
+    // rest (the AWS SDK, ...) sits in chunks loaded by import() when first used.
     jobs.push({
       name: `lambda/${fn}`,
-      file,
-      options: { stdin: { contents: lambdaEntry(fn, dir), resolveDir: root, loader: 'ts' } },
+      file: join(out, 'lambda', fn, 'index.mjs'),
+      options: {
+        entryPoints: [{ in: `lambda-entry:${fn}`, out: 'index' }],
+        outdir: join(out, 'lambda', fn),
+        splitting: true,
+        chunkNames: 'chunks/[name]-[hash]',
+        outExtension: { '.js': '.mjs' },
+        plugins: [
+          builtinsViaRequire,
+          clientNodeWithoutSideEffects,
+          narrowUndici,
+          shakableZod,
+          lambdaEntries(entries),
+        ],
+      },
     });
   }
-  jobs.push({
-    name: 'lambda/requeueForwarder',
-    file: join(out, 'lambda', 'requeueForwarder', 'index.mjs'),
-    options: { stdin: { contents: forwarderEntry, resolveDir: root, loader: 'ts' } },
-  });
   jobs.push({
     name: 'relay',
     file: join(out, 'relay', 'index.mjs'),
@@ -86,19 +239,44 @@ async function main(): Promise<void> {
     options: { entryPoints: [join(root, 'bin/metal3fn.ts')] },
   });
 
-  const sizes: { name: string; bytes: number }[] = [];
+  /** bytes: everything shipped (.mjs); startBytes: what an import loads (the entry and its static imports). */
+  const sizes: { name: string; bytes: number; startBytes: number }[] = [];
   for (const job of jobs) {
     await mkdir(dirname(job.file), { recursive: true });
-    await build({ ...common, ...job.options, outfile: job.file });
-    sizes.push({ name: job.name, bytes: (await stat(job.file)).size });
+    const split = job.options.outdir !== undefined;
+    const result = await build({
+      ...common,
+      ...job.options,
+      ...(split ? {} : { outfile: job.file }),
+      metafile: true,
+    });
+    if (process.env.BUILD_METAFILE) await writeFile(`${job.file}.meta.json`, JSON.stringify(result.metafile));
+    const outputs = result.metafile.outputs;
+    const key = (f: string) => relative(process.cwd(), f).split(sep).join('/');
+    const seen = new Set<string>();
+    const walk = (f: string): number => {
+      if (seen.has(f) || !outputs[f]) return 0;
+      seen.add(f);
+      let n = outputs[f].bytes;
+      for (const i of outputs[f].imports) if (i.kind === 'import-statement' && !i.external) n += walk(i.path);
+      return n;
+    };
+    const bytes = Object.entries(outputs)
+      .filter(([f]) => f.endsWith('.mjs'))
+      .reduce((n, [, o]) => n + o.bytes, 0);
+    sizes.push({ name: job.name, bytes, startBytes: walk(key(job.file)) || (await stat(job.file)).size });
   }
   await writeFile(
     join(out, 'sizes.json'),
-    `${JSON.stringify(Object.fromEntries(sizes.map((s) => [s.name, s.bytes])), null, 2)}\n`,
+    `${JSON.stringify(Object.fromEntries(sizes.map((s) => [s.name, { bytes: s.bytes, startBytes: s.startBytes }])), null, 2)}\n`,
   );
   const w = Math.max(...sizes.map((s) => s.name.length));
+  const kib = (n: number) => `${(n / 1024).toFixed(0).padStart(6)} KiB`;
+  process.stdout.write(`${'bundle'.padEnd(w)}  ${'loaded at start'.padStart(15)}  ${'total'.padStart(10)}\n`);
   for (const s of sizes)
-    process.stdout.write(`${s.name.padEnd(w)}  ${(s.bytes / 1024).toFixed(0).padStart(6)} KiB\n`);
+    process.stdout.write(
+      `${s.name.padEnd(w)}  ${kib(s.startBytes).padStart(15)}  ${kib(s.bytes).padStart(10)}\n`,
+    );
 }
 
 main().catch((e: unknown) => {

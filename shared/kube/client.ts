@@ -5,17 +5,17 @@
  */
 import {
   ApiException,
+  type Configuration,
   HttpMethod,
   KubeConfig,
-  KubernetesObjectApi,
   type RequestContext,
   type ResponseContext,
   Watch,
 } from '@kubernetes/client-node';
 import { apiVersionOf, type ResourceType } from '../api/resources.ts';
 import { kubeErrorFrom } from './errors.ts';
-import type { KubeList, KubeObject } from './types.ts';
 import { RequestStats, type Verb } from './stats.ts';
+import type { KubeList, KubeObject } from './types.ts';
 
 export type PatchType = 'merge' | 'json';
 const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
@@ -44,9 +44,25 @@ export interface WatchEvent<T extends KubeObject = KubeObject> {
   object: T;
 }
 
-/** Makes the request plumbing of KubernetesObjectApi usable for any path, with raw JSON out. */
-class RawApi extends KubernetesObjectApi {
-  async send(method: HttpMethod, path: string, query: Record<string, string | undefined>, body?: unknown, contentType?: string): Promise<any> {
+/**
+ * client-node's request plumbing (the KubeConfig's auth and its http library, with its middleware,
+ * as KubernetesObjectApi.requestPromise runs them) for any path, with raw JSON out. Standalone
+ * rather than a KubernetesObjectApi subclass: that class pulls in the serializer and every
+ * generated model (~300 KB of a Lambda bundle, parsed at each cold start) that raw JSON never uses.
+ */
+class RawApi {
+  readonly configuration: Configuration;
+  constructor(configuration: Configuration) {
+    this.configuration = configuration;
+  }
+
+  async send(
+    method: HttpMethod,
+    path: string,
+    query: Record<string, string | undefined>,
+    body?: unknown,
+    contentType?: string,
+  ): Promise<any> {
     const ctx: RequestContext = this.configuration.baseServer.makeRequestContext(path, method);
     ctx.setHeaderParam('Accept', 'application/json');
     for (const [k, v] of Object.entries(query)) if (v !== undefined) ctx.setQueryParam(k, v);
@@ -54,9 +70,21 @@ class RawApi extends KubernetesObjectApi {
       ctx.setHeaderParam('Content-Type', contentType ?? 'application/json');
       ctx.setBody(JSON.stringify(body));
     }
-    return this.requestPromise(ctx as any);
+    return this.requestPromise(ctx);
   }
-  protected override async processResponse(response: ResponseContext): Promise<any> {
+
+  private async requestPromise(request: RequestContext): Promise<any> {
+    const config = this.configuration;
+    await config.authMethods.BearerToken?.applySecurityAuthentication(request);
+    await config.authMethods.default?.applySecurityAuthentication(request);
+    let ctx = request;
+    for (const m of config.middleware) ctx = await m.pre(ctx).toPromise();
+    let response = await config.httpApi.send(ctx).toPromise();
+    for (const m of config.middleware) response = await m.post(response).toPromise();
+    return this.processResponse(response);
+  }
+
+  private async processResponse(response: ResponseContext): Promise<any> {
     const text = await response.body.text();
     if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) {
       return text ? JSON.parse(text) : {};
@@ -71,7 +99,10 @@ class RawApi extends KubernetesObjectApi {
  * One dispatcher per KubeConfig keeps a single pool, as client-go does.
  */
 function reuseDispatcher(kc: KubeConfig): void {
-  const k = kc as unknown as { createDispatcher?: (...a: unknown[]) => unknown; __dispatcherReused?: boolean };
+  const k = kc as unknown as {
+    createDispatcher?: (...a: unknown[]) => unknown;
+    __dispatcherReused?: boolean;
+  };
   if (typeof k.createDispatcher !== 'function' || k.__dispatcherReused) return;
   const create = k.createDispatcher.bind(kc);
   let cached: unknown;
@@ -150,9 +181,15 @@ export class KubeClient {
   }
 
   /** GET one object; undefined when it does not exist. */
-  async get<T extends KubeObject = KubeObject>(t: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
+  async get<T extends KubeObject = KubeObject>(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<T | undefined> {
     try {
-      return await this.call('get', t, () => this.api.send(HttpMethod.GET, this.path(t, namespace, name), {}));
+      return await this.call('get', t, () =>
+        this.api.send(HttpMethod.GET, this.path(t, namespace, name), {}),
+      );
     } catch (e) {
       if ((e as { code?: number }).code === 404) return undefined;
       throw e;
@@ -160,7 +197,11 @@ export class KubeClient {
   }
 
   /** LIST, following continue tokens; the resourceVersion is the list's (for a watch to start from). */
-  async list<T extends KubeObject = KubeObject>(t: ResourceType, namespace?: string, opts: ListOptions = {}): Promise<KubeList<T>> {
+  async list<T extends KubeObject = KubeObject>(
+    t: ResourceType,
+    namespace?: string,
+    opts: ListOptions = {},
+  ): Promise<KubeList<T>> {
     const items: T[] = [];
     let cont: string | undefined = opts.continue || undefined;
     let resourceVersion = '';
@@ -185,7 +226,8 @@ export class KubeClient {
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       cont = page.metadata?.continue || undefined;
       pages++;
-      if (cont && opts.maxPages !== undefined && pages >= opts.maxPages) return { items, resourceVersion, continue: cont };
+      if (cont && opts.maxPages !== undefined && pages >= opts.maxPages)
+        return { items, resourceVersion, continue: cont };
     } while (cont);
     return { items, resourceVersion };
   }
@@ -193,10 +235,15 @@ export class KubeClient {
   async create<T extends KubeObject>(t: ResourceType, obj: T, opts: { dryRun?: boolean } = {}): Promise<T> {
     const body = { ...obj, apiVersion: apiVersionOf(t), kind: t.kind };
     return this.call('create', t, () =>
-      this.api.send(HttpMethod.POST, this.path(t, obj.metadata.namespace), {
-        fieldManager: this.fieldManager,
-        dryRun: opts.dryRun ? 'All' : undefined,
-      }, body),
+      this.api.send(
+        HttpMethod.POST,
+        this.path(t, obj.metadata.namespace),
+        {
+          fieldManager: this.fieldManager,
+          dryRun: opts.dryRun ? 'All' : undefined,
+        },
+        body,
+      ),
     );
   }
 
@@ -204,7 +251,12 @@ export class KubeClient {
   async replace<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
     const body = { ...obj, apiVersion: apiVersionOf(t), kind: t.kind };
     return this.call('update', t, () =>
-      this.api.send(HttpMethod.PUT, this.path(t, obj.metadata.namespace, obj.metadata.name!), { fieldManager: this.fieldManager }, body),
+      this.api.send(
+        HttpMethod.PUT,
+        this.path(t, obj.metadata.namespace, obj.metadata.name!),
+        { fieldManager: this.fieldManager },
+        body,
+      ),
     );
   }
 
@@ -213,7 +265,12 @@ export class KubeClient {
     if (!t.statusSubresource) return this.replace(t, obj);
     const body = { ...obj, apiVersion: apiVersionOf(t), kind: t.kind };
     return this.call('update-status', t, () =>
-      this.api.send(HttpMethod.PUT, this.path(t, obj.metadata.namespace, obj.metadata.name!, 'status'), { fieldManager: this.fieldManager }, body),
+      this.api.send(
+        HttpMethod.PUT,
+        this.path(t, obj.metadata.namespace, obj.metadata.name!, 'status'),
+        { fieldManager: this.fieldManager },
+        body,
+      ),
     );
   }
 
@@ -228,18 +285,36 @@ export class KubeClient {
   ): Promise<T> {
     const sub = opts.status && t.statusSubresource ? 'status' : undefined;
     return this.call(sub ? 'patch-status' : 'patch', t, () =>
-      this.api.send(HttpMethod.PATCH, this.path(t, namespace, name, sub), { fieldManager: this.fieldManager }, patch, PATCH_CONTENT_TYPE[type]),
+      this.api.send(
+        HttpMethod.PATCH,
+        this.path(t, namespace, name, sub),
+        { fieldManager: this.fieldManager },
+        patch,
+        PATCH_CONTENT_TYPE[type],
+      ),
     );
   }
 
   /** DELETE; resolves false when the object was already gone. */
-  async delete(t: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<boolean> {
+  async delete(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions = {},
+  ): Promise<boolean> {
     const body =
       opts.preconditions || opts.propagationPolicy
-        ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: opts.preconditions, propagationPolicy: opts.propagationPolicy }
+        ? {
+            apiVersion: 'v1',
+            kind: 'DeleteOptions',
+            preconditions: opts.preconditions,
+            propagationPolicy: opts.propagationPolicy,
+          }
         : undefined;
     try {
-      await this.call('delete', t, () => this.api.send(HttpMethod.DELETE, this.path(t, namespace, name), {}, body));
+      await this.call('delete', t, () =>
+        this.api.send(HttpMethod.DELETE, this.path(t, namespace, name), {}, body),
+      );
       return true;
     } catch (e) {
       if ((e as { code?: number }).code === 404) return false;
@@ -254,7 +329,13 @@ export class KubeClient {
   async watch<T extends KubeObject = KubeObject>(
     t: ResourceType,
     namespace: string | undefined,
-    params: { resourceVersion?: string; labelSelector?: string; fieldSelector?: string; timeoutSeconds?: number; allowWatchBookmarks?: boolean },
+    params: {
+      resourceVersion?: string;
+      labelSelector?: string;
+      fieldSelector?: string;
+      timeoutSeconds?: number;
+      allowWatchBookmarks?: boolean;
+    },
     onEvent: (ev: WatchEvent<T>) => void,
     done: (err: unknown) => void,
   ): Promise<AbortController> {

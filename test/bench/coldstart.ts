@@ -2,10 +2,15 @@
  * Cold start of each Lambda bundle: a fresh Node process that loads the bundle and handles one SQS
  * event (a key whose object does not exist: one GET, then done), timed against a bare `node -e 0`
  * in the same run. Needs `npm run build` first. Goal: ratio <= 1.5x.
+ *
+ * Fairness: every sample is a fresh process, spawned the same way; bare and bundle runs alternate
+ * (bare, fn1, fn2, ..., bare, fn1, ...) so a change in machine load hits both sides alike, and each
+ * figure is the median of its runs. No compile cache is used (NODE_COMPILE_CACHE is removed from
+ * the children's environment): a Lambda cold start has none.
  */
 
 import { spawn } from 'node:child_process';
-import { readdir, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -32,10 +37,21 @@ function timeNode(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   });
 }
 
-async function medianOf(runs: number, f: () => Promise<number>): Promise<number> {
-  const xs: number[] = [];
-  for (let i = 0; i < runs; i++) xs.push(await f());
-  return median(xs);
+/** Runs each case `runs` times, round-robin; returns the median of each. */
+async function interleavedMedians(runs: number, cases: (() => Promise<number>)[]): Promise<number[]> {
+  const xs: number[][] = cases.map(() => []);
+  for (let i = 0; i < runs; i++) for (const [j, f] of cases.entries()) xs[j]!.push(await f());
+  return xs.map(median);
+}
+
+/** Bytes a start of the bundle loads (its index.mjs and the chunks it imports statically). */
+async function startBytes(lambdaDir: string, fn: string): Promise<number> {
+  try {
+    const sizes = JSON.parse(await readFile(join(lambdaDir, '..', 'sizes.json'), 'utf8'));
+    const s = sizes[`lambda/${fn}`];
+    if (typeof s?.startBytes === 'number') return s.startBytes;
+  } catch {}
+  return (await stat(join(lambdaDir, fn, 'index.mjs'))).size;
 }
 
 const sqsEvent = (fn: string) => ({
@@ -77,14 +93,15 @@ const sqsEvent = (fn: string) => ({
   ],
 });
 
-export async function benchColdStart(runs = 5): Promise<Record<string, number>> {
+export async function benchColdStart(runs = 9): Promise<Record<string, number>> {
   const lambdaDir = join(root, 'dist/lambda');
   const fns = (await readdir(lambdaDir)).filter((f) => f !== 'requeueForwarder');
   const server = await startApiServer();
   const kubeconfig = join(tmpdir(), `metal3fn-coldstart-${process.pid}.kubeconfig`);
   await server.writeKubeconfig(kubeconfig);
+  const { NODE_COMPILE_CACHE: _cache, ...parentEnv } = process.env;
   const env = {
-    ...process.env,
+    ...parentEnv,
     KUBECONFIG: kubeconfig,
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'x',
@@ -93,21 +110,27 @@ export async function benchColdStart(runs = 5): Promise<Record<string, number>> 
   };
   const results: Record<string, number> = {};
   try {
-    const bare = await medianOf(runs, () => timeNode(['-e', '0'], env));
-    results.bareNodeMs = Math.round(bare);
+    const cases = [
+      () => timeNode(['-e', '0'], env),
+      ...fns.map((fn) => {
+        const bundle = join(lambdaDir, fn, 'index.mjs');
+        const script = `const m = await import(${JSON.stringify(bundle)}); const r = await m.handler(${JSON.stringify(sqsEvent(fn))}); if (r.batchItemFailures.length) { console.error(JSON.stringify(r)); process.exit(3); }`;
+        return () => timeNode(['--input-type=module', '-e', script], env);
+      }),
+    ];
+    const [bare, ...ms] = await interleavedMedians(runs, cases);
+    results.bareNodeMs = Math.round(bare!);
     let worst = 0;
     let biggest = 0;
-    for (const fn of fns) {
-      const bundle = join(lambdaDir, fn, 'index.mjs');
-      biggest = Math.max(biggest, (await stat(bundle)).size);
-      const script = `const m = await import(${JSON.stringify(bundle)}); const r = await m.handler(${JSON.stringify(sqsEvent(fn))}); if (r.batchItemFailures.length) { console.error(JSON.stringify(r)); process.exit(3); }`;
-      const ms = await medianOf(runs, () => timeNode(['--input-type=module', '-e', script], env));
-      results[`coldStartMs.${fn}`] = Math.round(ms);
-      const ratio = ms / bare;
+    for (const [i, fn] of fns.entries()) {
+      biggest = Math.max(biggest, await startBytes(lambdaDir, fn));
+      results[`coldStartMs.${fn}`] = Math.round(ms[i]!);
+      const ratio = ms[i]! / bare!;
       results[`coldStartRatio.${fn}`] = Math.round(ratio * 100) / 100;
       worst = Math.max(worst, ratio);
     }
     results.coldStartRatioMax = Math.round(worst * 100) / 100;
+    /** The most code a start loads (entry and static chunks; lazy chunks load on first use). */
     results.bundleBytesMax = biggest;
   } finally {
     await server.stop();
