@@ -118,6 +118,17 @@ const changedBesidesOwnStatus =
     return !ownTransition((so ?? {}) as Any, (sn ?? {}) as Any);
   };
 
+/**
+ * `changed(pick)`, or a part the function writes itself (`own`) changed other than by appearing: its
+ * appearance (unset → set) is that function's own write, whose pass has already gone on; its loss
+ * or replacement (someone else's doing) still wakes it.
+ */
+const changedOrOwnLost =
+  (pick: (o: KubeObject) => unknown, own: (o: KubeObject) => unknown) =>
+  (ev: RoutingEvent): boolean =>
+    changed(pick)(ev) ||
+    (ev.old !== undefined && own(ev.old) !== undefined && json(own(ev.old)) !== json(own(ev.object)));
+
 export const hostState = (bmh: KubeObject): string => String(status(bmh).provisioning?.state ?? '');
 
 // ---- what each function reads of an object (controller-runtime's GenerationChanged / annotation /
@@ -125,22 +136,40 @@ export const hostState = (bmh: KubeObject): string => String(status(bmh).provisi
 // wrote itself or a host's power heartbeat, wakes nobody who does not read it.
 
 const md = (o: KubeObject) => o.metadata;
-/** A Metal3Machine as selectHost reads it: spec (not providerID, which resolveProviderID owns), metadata, failure. */
+const MACHINE_FINALIZER = 'metal3machine.infrastructure.cluster.x-k8s.io';
+const HOST_PAUSED_ANNOTATION = 'baremetalhost.metal3.io/paused';
+const without = (m: Record<string, string> | undefined, key: string) => {
+  if (!m || !(key in m)) return m;
+  const { [key]: _drop, ...rest } = m;
+  return rest;
+};
+/**
+ * A Metal3Machine as selectHost reads it: spec (not providerID, which resolveProviderID owns),
+ * metadata, failure. The host annotation and our finalizer are selectHost's own writes (`own`).
+ */
 const m3mForSelectHost = (o: KubeObject): unknown => {
   const { providerID: _pid, ...rest } = spec(o);
   return [
     rest,
     md(o).labels,
-    md(o).annotations,
-    md(o).finalizers,
+    without(md(o).annotations, HOST_ANNOTATION),
+    (md(o).finalizers ?? []).filter((f) => f !== MACHINE_FINALIZER),
     md(o).ownerReferences,
     status(o).failureReason,
     status(o).failureMessage,
   ];
 };
-/** A Metal3Machine as resolveProviderID reads it: spec, metadata, the addresses association wrote, failure. */
+const m3mOwnBySelectHost = (o: KubeObject): unknown => {
+  const ann = md(o).annotations?.[HOST_ANNOTATION];
+  const fin = md(o).finalizers?.includes(MACHINE_FINALIZER);
+  return ann === undefined && !fin ? undefined : [ann, fin];
+};
+/**
+ * A Metal3Machine as resolveProviderID reads it: spec, metadata, the addresses association wrote,
+ * failure. spec.providerID is its own write (`own`).
+ */
 const m3mForProviderID = (o: KubeObject): unknown => [
-  spec(o),
+  (({ providerID: _pid, ...rest }) => rest)(spec(o)),
   md(o).labels,
   md(o).annotations,
   md(o).ownerReferences,
@@ -154,16 +183,30 @@ const machineForSelectHost = (o: KubeObject): unknown => {
   const { providerID: _pid, ...rest } = spec(o);
   return [rest, md(o).labels, md(o).ownerReferences, md(o).deletionTimestamp];
 };
-/** A BareMetalHost as its consumer's selectHost reads it: spec, metadata, hardware, and whether it is selectable. */
+/** The host fields selectHost's provisioning write sets (its own write, `own` below). */
+const PROVISIONING_FIELDS = ['image', 'customDeploy', 'userData', 'metaData', 'networkData', 'online'];
+const hostProvisioning = (o: KubeObject): unknown => {
+  const s = spec(o);
+  const picked = PROVISIONING_FIELDS.filter((k) => s[k] !== undefined && s[k] !== false);
+  return picked.length === 0 ? undefined : picked.map((k) => [k, s[k]]);
+};
+/**
+ * A BareMetalHost as its consumer's selectHost reads it: spec (without the provisioning fields it
+ * writes itself), labels, the paused annotation, hardware, and — until provisioning was requested —
+ * whether it is ready/available (afterwards its state is the baremetal-operator's business).
+ */
 const hostForSelectHost = (o: KubeObject): unknown => {
   const state = hostState(o);
+  const s = spec(o);
+  const rest = Object.fromEntries(Object.entries(s).filter(([k]) => !PROVISIONING_FIELDS.includes(k)));
+  const requested = Boolean(s.image?.url || s.customDeploy?.method);
   return [
-    spec(o),
+    rest,
     md(o).labels,
-    md(o).annotations,
+    md(o).annotations?.[HOST_PAUSED_ANNOTATION],
     md(o).deletionTimestamp,
     status(o).hardware,
-    state === 'ready' || state === 'available',
+    requested || state === 'ready' || state === 'available',
   ];
 };
 /** A Cluster as selectHost reads it: spec (paused), annotations, infrastructure readiness. */
@@ -302,7 +345,7 @@ export const ROUTES: readonly Route[] = [
     fn: 'selectHost',
     reads: [],
     targets: 'self',
-    when: (ev) => liveNotDeleting(ev) && changed(m3mForSelectHost)(ev),
+    when: (ev) => liveNotDeleting(ev) && changedOrOwnLost(m3mForSelectHost, m3mOwnBySelectHost)(ev),
   },
   {
     name: 'Metal3MachineTemplate → selectHost (automatedCleaningMode)',
@@ -317,7 +360,7 @@ export const ROUTES: readonly Route[] = [
     on: 'BareMetalHost',
     fn: 'selectHost',
     reads: ['Metal3Machine'],
-    when: changed(hostForSelectHost),
+    when: changedOrOwnLost(hostForSelectHost, hostProvisioning),
     targets: (ev, c) => machines([consumerMachine(ev.object, c)], notDeleting),
   },
   {
@@ -508,7 +551,7 @@ export const ROUTES: readonly Route[] = [
       liveNotDeleting(ev) &&
       Boolean(ev.object.metadata.annotations?.[HOST_ANNOTATION]) &&
       !isMachineReady(ev.object) &&
-      changed(m3mForProviderID)(ev),
+      changedOrOwnLost(m3mForProviderID, (o) => spec(o).providerID)(ev),
   },
   {
     name: 'BareMetalHost provisioned → its consumer Metal3Machine',
@@ -524,11 +567,11 @@ export const ROUTES: readonly Route[] = [
     scope: 'workload',
     fn: 'resolveProviderID',
     reads: ['BareMetalHost', 'Metal3Machine'],
-    when: changed((o) => [
-      o.metadata.labels?.[NODE_UUID_LABEL],
-      o.metadata.labels?.[HOSTNAME_LABEL],
-      (o as Any).spec?.providerID,
-    ]),
+    // spec.providerID appearing is resolveProviderID's own patch; its change or loss still wakes it.
+    when: changedOrOwnLost(
+      (o) => [o.metadata.labels?.[NODE_UUID_LABEL], o.metadata.labels?.[HOSTNAME_LABEL]],
+      (o) => (o as Any).spec?.providerID,
+    ),
     targets: (ev, c) => machines(machinesOfNode(ev.object, ev.cluster ?? '', c), notDeleting),
   },
 

@@ -189,10 +189,29 @@ describe('routing table', () => {
     expect(summary({ type: 'MODIFIED', object: m0addr, old: m0 }, c)).toEqual([
       'resolveProviderID Metal3Machine/m-0 modified',
     ]);
-    // spec.providerID is resolveProviderID's; metadata and the rest of spec are selectHost's.
+    // spec.providerID appearing is resolveProviderID's own write: nobody; changed by someone else: it.
     const m0pid = { ...m0, spec: { ...(m0 as any).spec, providerID: 'metal3://metal3/host-0/m-0' } };
-    expect(summary({ type: 'MODIFIED', object: m0pid, old: m0 }, c)).toEqual([
+    expect(summary({ type: 'MODIFIED', object: m0pid, old: m0 }, c)).toEqual([]);
+    const m0pid2 = { ...m0, spec: { ...(m0 as any).spec, providerID: 'metal3://metal3/host-9/m-0' } };
+    expect(summary({ type: 'MODIFIED', object: m0pid2, old: m0pid }, c)).toEqual([
       'resolveProviderID Metal3Machine/m-0 modified',
+    ]);
+    // The host annotation and the finalizer appearing are selectHost's own writes: not selectHost
+    // again (resolveProviderID starts from the annotation); removed by someone else: selectHost.
+    const bare = { ...m0, metadata: { ...m0.metadata, annotations: {} } };
+    expect(summary({ type: 'MODIFIED', object: m0, old: bare }, c)).toEqual([
+      'resolveProviderID Metal3Machine/m-0 modified',
+    ]);
+    expect(summary({ type: 'MODIFIED', object: bare, old: m0 }, c)).toEqual([
+      'selectHost Metal3Machine/m-0 modified',
+    ]);
+    const fin = {
+      ...m1,
+      metadata: { ...m1.metadata, finalizers: ['metal3machine.infrastructure.cluster.x-k8s.io'] },
+    };
+    expect(summary({ type: 'MODIFIED', object: fin, old: m1 }, c)).toEqual([]);
+    expect(summary({ type: 'MODIFIED', object: m1, old: fin }, c)).toEqual([
+      'selectHost Metal3Machine/m-1 modified',
     ]);
     const m1owned = { ...m1, metadata: { ...m1.metadata, ownerReferences: [owner('Machine', 'x')] } };
     expect(summary({ type: 'MODIFIED', object: m1owned, old: m1 }, c)).toEqual([
@@ -205,6 +224,17 @@ describe('routing table', () => {
     // A host's power/heartbeat status: nobody; its hardware or leaving ready/available: its consumer.
     const beat = { ...host0, status: { ...(host0 as any).status, poweredOn: true, lastUpdated: 'now' } };
     expect(summary({ type: 'MODIFIED', object: beat, old: host0 }, c)).toEqual([]);
+    // The provisioning fields selectHost writes, and the state moving on afterwards: nobody.
+    const image = { url: 'http://i', checksum: 'c' };
+    const prov = { ...host0, spec: { ...(host0 as any).spec, image, online: true } };
+    const avail = { ...host0, status: { provisioning: { state: 'available' } } };
+    const availProv = { ...prov, status: { provisioning: { state: 'available' } } };
+    expect(summary({ type: 'MODIFIED', object: availProv, old: avail }, c)).toEqual([]);
+    expect(summary({ type: 'MODIFIED', object: prov, old: availProv }, c)).toEqual([]);
+    // The image removed by someone else: its consumer.
+    expect(summary({ type: 'MODIFIED', object: avail, old: availProv }, c)).toEqual([
+      'selectHost Metal3Machine/m-0 related',
+    ]);
     const hw = { ...host0, status: { ...(host0 as any).status, hardware: { hostname: 'n' } } };
     expect(summary({ type: 'MODIFIED', object: hw, old: host0 }, c)).toEqual([
       'selectHost Metal3Machine/m-0 related',
@@ -389,6 +419,13 @@ describe('routing table', () => {
     // A heartbeat (status only) changes nothing routing cares about.
     const n = node({ 'metal3.io/uuid': host0.metadata.uid! });
     expect(route({ type: 'MODIFIED', object: n, old: n, cluster }, c)).toEqual([]);
+    // The providerID appearing is resolveProviderID's own patch; changed afterwards, it wakes it.
+    const patched = node({ 'metal3.io/uuid': host0.metadata.uid! }, `metal3://${NS}/host-0/m-0`);
+    expect(route({ type: 'MODIFIED', object: patched, old: n, cluster }, c)).toEqual([]);
+    const other = node({ 'metal3.io/uuid': host0.metadata.uid! }, `metal3://${host0.metadata.uid}`);
+    expect(
+      route({ type: 'MODIFIED', object: other, old: patched, cluster }, c).map((m) => m.msg.name),
+    ).toEqual(['m-0']);
     // Nodes of another namespace's cluster never reach machines of this one.
     expect(
       route(
