@@ -114,7 +114,7 @@ export async function reconcileDataClaim(
     return done('claim deleted during allocation; its Metal3Data was released');
   }
 
-  await recordAllocation(ctx, templateRaw, claimObj, data);
+  await recordAllocation(ctx, templateRaw, after, data);
   return done(`index ${data.spec.index}`);
 }
 
@@ -229,9 +229,9 @@ async function recordAllocation(
       status.renderedData = dataRef;
       delete status.errorMessage;
     },
-    // A fresh read, not our copy: a duplicate delivery may have written the same status meanwhile
-    // (then nothing is written) and a stale copy would only buy a 409.
-    { expectedUid: claimRaw.metadata.uid, status: true },
+    // The copy read just after the allocation (fresh): a duplicate delivery that wrote the same
+    // status meanwhile costs a 409 and a re-read, then nothing is written.
+    { current: claimRaw, expectedUid: claimRaw.metadata.uid, status: true },
   );
   const status = (templateRaw.status ?? {}) as Metal3DataTemplate['status'] & object;
   const key = String(data.spec.index);

@@ -101,11 +101,27 @@ const changedFromEmpty =
  * already gone on. Any other status change (a status lost, an error cleared) still wakes it.
  */
 const changedBesidesOwnStatus =
-  (ownTransition: (oldStatus: Any, newStatus: Any) => boolean) =>
+  (ownTransition: (oldStatus: Any, newStatus: Any) => boolean, ownSpecFields: readonly string[] = []) =>
   (ev: RoutingEvent): boolean => {
     if (!ev.old || ev.resync === true || ev.type === 'DELETED') return true;
-    const { status: so, metadata: mo, ...restOld } = ev.old as Any;
-    const { status: sn, metadata: mn, ...restNew } = ev.object as Any;
+    // Spec fields the step writes itself: their appearance is its own write, their loss or
+    // replacement is not.
+    const so0 = spec(ev.old);
+    const sn0 = spec(ev.object);
+    for (const f of ownSpecFields) {
+      if (so0[f] !== undefined && json(so0[f]) !== json(sn0[f])) return true;
+    }
+    const strip = (o: Any): Any =>
+      ownSpecFields.length === 0
+        ? o
+        : {
+            ...o,
+            spec: Object.fromEntries(
+              Object.entries(spec(o as KubeObject)).filter(([k]) => !ownSpecFields.includes(k)),
+            ),
+          };
+    const { status: so, metadata: mo, ...restOld } = strip(ev.old as Any);
+    const { status: sn, metadata: mn, ...restNew } = strip(ev.object as Any);
     const meta = (m: Any) => [
       m?.labels,
       m?.annotations,
@@ -512,7 +528,10 @@ export const ROUTES: readonly Route[] = [
     targets: 'self',
     when: (ev) =>
       liveNotDeleting(ev) &&
-      changedBesidesOwnStatus((o, n) => o.ready !== true && n.ready === true && !n.errorMessage)(ev),
+      changedBesidesOwnStatus(
+        (o, n) => o.ready !== true && n.ready === true && !n.errorMessage,
+        ['metaData', 'networkData'],
+      )(ev),
   },
   {
     name: 'IPClaim address set → its Metal3Data',

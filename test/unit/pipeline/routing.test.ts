@@ -334,6 +334,17 @@ describe('routing table', () => {
     expect(summary({ type: 'MODIFIED', object: ready, old: data0 }, c)).toEqual([
       'selectHost Metal3Machine/m-0 related',
     ]);
+    // The Secret refs renderData writes into the spec: not renderData again; replaced by someone: it.
+    const refs = { ...data0, spec: { ...(data0 as any).spec, metaData: { name: 's' } } };
+    expect(summary({ type: 'MODIFIED', object: refs, old: data0 }, c)).toEqual([]);
+    const refs2 = { ...data0, spec: { ...(data0 as any).spec, metaData: { name: 'other' } } };
+    expect(summary({ type: 'MODIFIED', object: refs2, old: refs }, c)).toEqual([
+      'renderData Metal3Data/tpl-0 modified',
+    ]);
+    const reindexed = { ...refs, spec: { ...(refs as any).spec, index: 9 } };
+    expect(summary({ type: 'MODIFIED', object: reindexed, old: refs }, c)).toEqual([
+      'renderData Metal3Data/tpl-0 modified',
+    ]);
     // An error recorded, or cleared, reaches both (the data is to be rendered again).
     const failedData = { ...data0, status: { ready: false, error: true, errorMessage: 'bad' } };
     expect(summary({ type: 'MODIFIED', object: data0, old: failedData }, c)).toEqual([
