@@ -140,10 +140,15 @@ const changedBesidesOwnStatus =
  * or replacement (someone else's doing) still wakes it.
  */
 const changedOrOwnLost =
-  (pick: (o: KubeObject) => unknown, own: (o: KubeObject) => unknown) =>
-  (ev: RoutingEvent): boolean =>
-    changed(pick)(ev) ||
-    (ev.old !== undefined && own(ev.old) !== undefined && json(own(ev.old)) !== json(own(ev.object)));
+  (pick: (o: KubeObject) => unknown, own: (o: KubeObject) => readonly unknown[]) =>
+  (ev: RoutingEvent): boolean => {
+    if (changed(pick)(ev)) return true;
+    if (ev.old === undefined) return false;
+    const before = own(ev.old);
+    const after = own(ev.object);
+    // Each own part on its own: one appearing while another stays put is still only our write.
+    return before.some((v, i) => v !== undefined && json(v) !== json(after[i]));
+  };
 
 export const hostState = (bmh: KubeObject): string => String(status(bmh).provisioning?.state ?? '');
 
@@ -155,9 +160,8 @@ const md = (o: KubeObject) => o.metadata;
 const MACHINE_FINALIZER = 'metal3machine.infrastructure.cluster.x-k8s.io';
 const HOST_PAUSED_ANNOTATION = 'baremetalhost.metal3.io/paused';
 const without = (m: Record<string, string> | undefined, key: string) => {
-  if (!m || !(key in m)) return m;
-  const { [key]: _drop, ...rest } = m;
-  return rest;
+  const { [key]: _drop, ...rest } = m ?? {};
+  return Object.keys(rest).length > 0 ? rest : undefined; // no map and an empty map are the same
 };
 /**
  * A Metal3Machine as selectHost reads it: spec (not providerID, which resolveProviderID owns),
@@ -175,11 +179,10 @@ const m3mForSelectHost = (o: KubeObject): unknown => {
     status(o).failureMessage,
   ];
 };
-const m3mOwnBySelectHost = (o: KubeObject): unknown => {
-  const ann = md(o).annotations?.[HOST_ANNOTATION];
-  const fin = md(o).finalizers?.includes(MACHINE_FINALIZER);
-  return ann === undefined && !fin ? undefined : [ann, fin];
-};
+const m3mOwnBySelectHost = (o: KubeObject): unknown[] => [
+  md(o).annotations?.[HOST_ANNOTATION],
+  md(o).finalizers?.includes(MACHINE_FINALIZER) ? true : undefined,
+];
 /**
  * A Metal3Machine as resolveProviderID reads it: spec, metadata, the addresses association wrote,
  * failure. spec.providerID is its own write (`own`).
@@ -200,11 +203,19 @@ const machineForSelectHost = (o: KubeObject): unknown => {
   return [rest, md(o).labels, md(o).ownerReferences, md(o).deletionTimestamp];
 };
 /** The host fields selectHost's provisioning write sets (its own write, `own` below). */
-const PROVISIONING_FIELDS = ['image', 'customDeploy', 'userData', 'metaData', 'networkData', 'online'];
-const hostProvisioning = (o: KubeObject): unknown => {
+const PROVISIONING_FIELDS = [
+  'image',
+  'customDeploy',
+  'userData',
+  'metaData',
+  'networkData',
+  'online',
+  'automatedCleaningMode',
+];
+/** Each provisioning field, `online: false` (a registered host's default) counting as unset. */
+const hostProvisioning = (o: KubeObject): unknown[] => {
   const s = spec(o);
-  const picked = PROVISIONING_FIELDS.filter((k) => s[k] !== undefined && s[k] !== false);
-  return picked.length === 0 ? undefined : picked.map((k) => [k, s[k]]);
+  return PROVISIONING_FIELDS.map((k) => (s[k] === false ? undefined : s[k]));
 };
 /**
  * A BareMetalHost as its consumer's selectHost reads it: spec (without the provisioning fields it
@@ -570,7 +581,7 @@ export const ROUTES: readonly Route[] = [
       liveNotDeleting(ev) &&
       Boolean(ev.object.metadata.annotations?.[HOST_ANNOTATION]) &&
       !isMachineReady(ev.object) &&
-      changedOrOwnLost(m3mForProviderID, (o) => spec(o).providerID)(ev),
+      changedOrOwnLost(m3mForProviderID, (o) => [spec(o).providerID])(ev),
   },
   {
     name: 'BareMetalHost provisioned → its consumer Metal3Machine',
@@ -589,7 +600,7 @@ export const ROUTES: readonly Route[] = [
     // spec.providerID appearing is resolveProviderID's own patch; its change or loss still wakes it.
     when: changedOrOwnLost(
       (o) => [o.metadata.labels?.[NODE_UUID_LABEL], o.metadata.labels?.[HOSTNAME_LABEL]],
-      (o) => (o as Any).spec?.providerID,
+      (o) => [(o as Any).spec?.providerID],
     ),
     targets: (ev, c) => machines(machinesOfNode(ev.object, ev.cluster ?? '', c), notDeleting),
   },

@@ -210,6 +210,14 @@ describe('routing table', () => {
       metadata: { ...m1.metadata, finalizers: ['metal3machine.infrastructure.cluster.x-k8s.io'] },
     };
     expect(summary({ type: 'MODIFIED', object: fin, old: m1 }, c)).toEqual([]);
+    // The annotation appearing while the finalizer is already there: still only selectHost's write.
+    const finAnn = {
+      ...fin,
+      metadata: { ...fin.metadata, annotations: { 'metal3.io/BareMetalHost': `${NS}/host-1` } },
+    };
+    expect(summary({ type: 'MODIFIED', object: finAnn, old: fin }, c)).toEqual([
+      'resolveProviderID Metal3Machine/m-1 modified',
+    ]);
     expect(summary({ type: 'MODIFIED', object: m1, old: fin }, c)).toEqual([
       'selectHost Metal3Machine/m-1 modified',
     ]);
@@ -226,7 +234,10 @@ describe('routing table', () => {
     expect(summary({ type: 'MODIFIED', object: beat, old: host0 }, c)).toEqual([]);
     // The provisioning fields selectHost writes, and the state moving on afterwards: nobody.
     const image = { url: 'http://i', checksum: 'c' };
-    const prov = { ...host0, spec: { ...(host0 as any).spec, image, online: true } };
+    const prov = {
+      ...host0,
+      spec: { ...(host0 as any).spec, image, online: true, automatedCleaningMode: 'metadata' },
+    };
     const avail = { ...host0, status: { provisioning: { state: 'available' } } };
     const availProv = { ...prov, status: { provisioning: { state: 'available' } } };
     expect(summary({ type: 'MODIFIED', object: availProv, old: avail }, c)).toEqual([]);
