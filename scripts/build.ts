@@ -73,7 +73,9 @@ const builtinsViaRequire: Plugin = {
   setup(b) {
     const names = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
     b.onResolve({ filter: /^[a-z_:/0-9]+$/ }, (args) => {
-      if (!names.has(args.path) || args.kind === 'require-call') return undefined;
+      // Static imports only: a dynamic import() of a built-in stays one (it is lazy already, and
+      // through require its named exports would be lost on the namespace).
+      if (!names.has(args.path) || args.kind !== 'import-statement') return undefined;
       return { path: args.path.replace(/^node:/, ''), namespace: 'builtin-cjs' };
     });
     b.onLoad({ filter: /.*/, namespace: 'builtin-cjs' }, (args) => ({
