@@ -224,6 +224,39 @@ describe('Lambda adapter (Powertools partial batch response)', () => {
   });
 });
 
+describe('Lambda adapter with a lazy SQS client (how the bundles build it)', () => {
+  it('calls the factory only when a message needs SQS, once, and then dead-letters as usual', async () => {
+    const urls = await ensureQueues(local.sqs, { prefix: 'lazy-' });
+    let made = 0;
+    const handler = createSqsHandler({
+      fns: { selectHost: scriptedCore([]) },
+      context: offlineContext,
+      sqs: async () => {
+        made++;
+        return local.sqs;
+      },
+      naming: { prefix: 'lazy-' },
+      requeueUrl: urls.requeue,
+    });
+    const arn = await queueArn(local.sqs, urls.main.selectHost);
+    const mk = (id: string, body: string): Message => ({
+      MessageId: id,
+      ReceiptHandle: id,
+      Body: body,
+      MD5OfBody: 'x',
+      Attributes: { MessageGroupId: id },
+    });
+    expect(await handler(sqsEvent([mk('ok', JSON.stringify(envelope({ name: 'ok-1' })))], arn))).toEqual({
+      batchItemFailures: [],
+    });
+    expect(made).toBe(0);
+    const bad = [mk('bad-1', '{"function":'), mk('bad-2', 'not json')];
+    expect(await handler(sqsEvent(bad, arn))).toEqual({ batchItemFailures: [] });
+    expect(made).toBe(1);
+    expect(await receiveAll(urls.dlq.selectHost, 2)).toHaveLength(2);
+  });
+});
+
 describe('requeue forwarder Lambda', () => {
   it('forwards a due requeue into its FIFO queue with its group, looking queues up by name', async () => {
     const urls = await ensureQueues(local.sqs, { prefix: 'fwd-' });
