@@ -27,8 +27,8 @@ beforeEach(async () => {
 
 const data = (o: KubeObject) => (o as { data?: Record<string, string> }).data ?? {};
 const bump = (o: KubeObject) => {
-  const d = ((o as { data?: Record<string, string> }).data ??= {});
-  d.count = String(Number(d.count ?? 0) + 1);
+  const cm = o as { data?: Record<string, string> };
+  cm.data = { ...cm.data, count: String(Number(cm.data?.count ?? 0) + 1) };
 };
 
 describe('optimisticUpdate', () => {
