@@ -8,7 +8,12 @@ export interface KubeStatus {
   message?: string;
   reason?: string;
   code?: number;
-  details?: { name?: string; kind?: string; group?: string; causes?: { reason?: string; message?: string; field?: string }[] };
+  details?: {
+    name?: string;
+    kind?: string;
+    group?: string;
+    causes?: { reason?: string; message?: string; field?: string }[];
+  };
 }
 
 export class KubeApiError extends Error {

@@ -1,7 +1,23 @@
 /** Per-verb and per-resource request counters, for metrics, benchmarks and the dev summary. */
-export type Verb = 'get' | 'list' | 'create' | 'update' | 'update-status' | 'patch' | 'patch-status' | 'delete' | 'watch';
+export type Verb =
+  | 'get'
+  | 'list'
+  | 'create'
+  | 'update'
+  | 'update-status'
+  | 'patch'
+  | 'patch-status'
+  | 'delete'
+  | 'watch';
 
-const WRITE_VERBS: ReadonlySet<Verb> = new Set(['create', 'update', 'update-status', 'patch', 'patch-status', 'delete']);
+const WRITE_VERBS: ReadonlySet<Verb> = new Set([
+  'create',
+  'update',
+  'update-status',
+  'patch',
+  'patch-status',
+  'delete',
+]);
 
 export interface RequestStatsSnapshot {
   requests: number;

@@ -24,7 +24,8 @@ export function createEventRecorder(client: KubeClient, component: string, log?:
         .digest('hex')
         .slice(0, 16)}`;
       const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-      const apiVersion = obj.apiVersion ?? (obj.kind ? apiVersionOf(resourceFor('', obj.kind) ?? R.Event) : '');
+      const apiVersion =
+        obj.apiVersion ?? (obj.kind ? apiVersionOf(resourceFor('', obj.kind) ?? R.Event) : '');
       try {
         try {
           await client.create(R.Event, {

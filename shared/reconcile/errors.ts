@@ -26,7 +26,10 @@ export class InvalidObjectError extends TerminalError {
   readonly objectRef: string;
   readonly issues: { path: string; message: string }[];
   constructor(objectRef: string, issues: { path: string; message: string }[]) {
-    super('InvalidConfiguration', `${objectRef} is invalid: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+    super(
+      'InvalidConfiguration',
+      `${objectRef} is invalid: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+    );
     this.objectRef = objectRef;
     this.issues = issues;
   }

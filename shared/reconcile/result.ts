@@ -9,5 +9,13 @@ export type ReconcileResult =
   | { kind: 'terminal'; reason: string; message: string };
 
 export const done = (note?: string): ReconcileResult => (note ? { kind: 'done', note } : { kind: 'done' });
-export const requeueAfter = (afterSeconds: number, reason: string): ReconcileResult => ({ kind: 'requeue', afterSeconds, reason });
-export const terminal = (reason: string, message: string): ReconcileResult => ({ kind: 'terminal', reason, message });
+export const requeueAfter = (afterSeconds: number, reason: string): ReconcileResult => ({
+  kind: 'requeue',
+  afterSeconds,
+  reason,
+});
+export const terminal = (reason: string, message: string): ReconcileResult => ({
+  kind: 'terminal',
+  reason,
+  message,
+});
