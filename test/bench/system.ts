@@ -13,7 +13,7 @@ const sink = new (await import('node:stream')).Writable({
   write: (_c, _e, cb) => cb(),
 }) as unknown as NodeJS.WriteStream;
 
-export async function runScenario(machines: number, opts: { direct?: boolean; simDelayMs?: number } = {}) {
+export async function runScenario(machines: number, opts: { simDelayMs?: number } = {}) {
   const started = performance.now();
   const r = await runDev({
     machines,
@@ -25,7 +25,6 @@ export async function runScenario(machines: number, opts: { direct?: boolean; si
     concurrency: 32,
     legacyProviderIds: 'accept',
     out: sink,
-    ...(opts.direct ? { direct: true } : {}),
   } as Parameters<typeof runDev>[0]);
   if (!r.ok || !r.summary) throw new Error(`${machines} machines: ${r.message}`);
   return { ...r.summary, seconds: (performance.now() - started) / 1000 };
