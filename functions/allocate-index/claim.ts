@@ -4,6 +4,7 @@
  * template's status maps. Idempotent: a Metal3Data already serving the claim is reused.
  */
 
+import { recordClaimError as recordError } from '../../shared/allocation/claim-error.ts';
 import {
   addFinalizer,
   CLUSTER_NAME_LABEL,
@@ -28,7 +29,7 @@ import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
-import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
+import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { planIndex } from './plan-index.ts';
 import { releaseDataClaim, releaseOrphanData } from './release.ts';
 import { pointAtCluster } from './template.ts';
@@ -268,23 +269,5 @@ async function recordAllocation(
 }
 
 /** Bad input on the claim: status.errorMessage, a Warning Event, terminal. */
-async function recordClaimError(
-  ctx: ReconcileContext,
-  raw: KubeObject,
-  err: Error,
-): Promise<ReconcileResult> {
-  const message = err.message;
-  await updateOrGone(
-    ctx.client,
-    R.Metal3DataClaim,
-    raw.metadata.namespace,
-    raw.metadata.name!,
-    (o) => {
-      const status = statusOf(o);
-      status.errorMessage = message;
-    },
-    { current: raw, expectedUid: raw.metadata.uid, status: true },
-  );
-  await ctx.events.record(raw, 'Warning', 'AllocationFailed', message);
-  return terminal('InvalidConfiguration', message);
-}
+const recordClaimError = (ctx: ReconcileContext, raw: KubeObject, err: Error): Promise<ReconcileResult> =>
+  recordError(ctx, R.Metal3DataClaim, raw, err.message, 'AllocationFailed', 'InvalidConfiguration');

@@ -5,6 +5,7 @@
  * recorded on the claim and sticky, as in ip-address-manager.
  */
 
+import { recordClaimError as recordError } from '../../shared/allocation/claim-error.ts';
 import {
   addFinalizer,
   copyLabels,
@@ -22,7 +23,7 @@ import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
-import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
+import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { planAddress } from './plan-address.ts';
 import { releaseIPClaim } from './release.ts';
 
@@ -195,23 +196,12 @@ async function recordAllocation(
   }
 }
 
-async function recordClaimError(
-  ctx: ReconcileContext,
-  raw: KubeObject,
-  err: Error,
-): Promise<ReconcileResult> {
-  const message = err.message;
-  await updateOrGone(
-    ctx.client,
+const recordClaimError = (ctx: ReconcileContext, raw: KubeObject, err: Error): Promise<ReconcileResult> =>
+  recordError(
+    ctx,
     R.IPClaim,
-    raw.metadata.namespace,
-    raw.metadata.name!,
-    (o) => {
-      const status = statusOf(o);
-      status.errorMessage = message;
-    },
-    { current: raw, expectedUid: raw.metadata.uid, status: true },
+    raw,
+    err.message,
+    'IPAllocationFailed',
+    err instanceof IpamError ? err.code : 'InvalidConfiguration',
   );
-  await ctx.events.record(raw, 'Warning', 'IPAllocationFailed', message);
-  return terminal(err instanceof IpamError ? err.code : 'InvalidConfiguration', message);
-}
