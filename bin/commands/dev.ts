@@ -2,8 +2,8 @@
  * `metal3fn dev` (= `npm start`): see infra/local/dev/run.ts. Exit code 0 only when the run
  * reached its goal (every machine Ready; with --scale-down also a clean release).
  */
-import { parseArgs } from 'node:util';
 import { parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
+import { parseCommandArgs } from '../../shared/runtimes/options.ts';
 
 const HELP = `usage: metal3fn dev [options]
 
@@ -27,38 +27,29 @@ const HELP = `usage: metal3fn dev [options]
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        machines: { type: 'string' },
-        hosts: { type: 'string' },
-        manifests: { type: 'string' },
-        kubeconfig: { type: 'string' },
-        'sqs-endpoint': { type: 'string' },
-        simulators: { type: 'boolean' },
-        'sim-delay': { type: 'string' },
-        'scale-down': { type: 'boolean' },
-        'dump-state': { type: 'string' },
-        'summary-json': { type: 'string' },
-        serve: { type: 'boolean' },
-        timeout: { type: 'string' },
-        concurrency: { type: 'string' },
-        'legacy-provider-ids': { type: 'string' },
-        rbac: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    process.stderr.write(`metal3fn dev: ${(e as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const values = parseCommandArgs(
+    'dev',
+    argv,
+    {
+      machines: { type: 'string' },
+      hosts: { type: 'string' },
+      manifests: { type: 'string' },
+      kubeconfig: { type: 'string' },
+      'sqs-endpoint': { type: 'string' },
+      simulators: { type: 'boolean' },
+      'sim-delay': { type: 'string' },
+      'scale-down': { type: 'boolean' },
+      'dump-state': { type: 'string' },
+      'summary-json': { type: 'string' },
+      serve: { type: 'boolean' },
+      timeout: { type: 'string' },
+      concurrency: { type: 'string' },
+      'legacy-provider-ids': { type: 'string' },
+      rbac: { type: 'string' },
+    },
+    HELP,
+  );
+  if (typeof values === 'number') return values;
   const int = (name: string, fallback: number): number => {
     const raw = values[name];
     if (raw === undefined) return fallback;

@@ -1,13 +1,17 @@
 /** `metal3fn http`: serve the functions over HTTP (CloudEvents, for Knative; shared/runtimes/http.ts). */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { FUNCTIONS } from '../../functions/registry.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { buildContext, parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
 import { createHttpApp } from '../../shared/runtimes/http.ts';
 import { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
-import { parseFunctions, parsePositiveInt, untilSignal, type Values } from '../../shared/runtimes/options.ts';
+import {
+  parseCommandArgs,
+  parseFunctions,
+  parsePositiveInt,
+  untilSignal,
+} from '../../shared/runtimes/options.ts';
 
 const HELP = `usage: metal3fn http [options]
 
@@ -23,32 +27,23 @@ const HELP = `usage: metal3fn http [options]
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let v: Values;
-  try {
-    v = parseArgs({
-      args: argv,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        functions: { type: 'string' },
-        'token-file': { type: 'string' },
-        'hmac-secret-file': { type: 'string' },
-        'allow-unauthenticated': { type: 'boolean' },
-        'max-body': { type: 'string' },
-        kubeconfig: { type: 'string' },
-        'legacy-provider-ids': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }).values;
-  } catch (e) {
-    process.stderr.write(`metal3fn http: ${(e as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (v.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const v = parseCommandArgs(
+    'http',
+    argv,
+    {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      functions: { type: 'string' },
+      'token-file': { type: 'string' },
+      'hmac-secret-file': { type: 'string' },
+      'allow-unauthenticated': { type: 'boolean' },
+      'max-body': { type: 'string' },
+      kubeconfig: { type: 'string' },
+      'legacy-provider-ids': { type: 'string' },
+    },
+    HELP,
+  );
+  if (typeof v === 'number') return v;
   try {
     const tokens = v['token-file']
       ? readFileSync(v['token-file'] as string, 'utf8')

@@ -1,6 +1,5 @@
 /** `metal3fn relay`: watch the cluster(s) and send key messages to the function queues (functions/relay). */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { startRelay } from '../../functions/relay/relay.ts';
 import { HttpCloudEventSink } from '../../functions/relay/sink-http.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
@@ -8,13 +7,13 @@ import { createLogger } from '../../shared/observability/logger.ts';
 import { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
 import {
   mainQueuesFromOptions,
+  parseCommandArgs,
   parseFunctions,
   parsePositiveInt,
   SQS_HELP,
   SQS_OPTIONS,
   startMetricsServer,
   untilSignal,
-  type Values,
 } from '../../shared/runtimes/options.ts';
 
 const HELP = `usage: metal3fn relay [options]
@@ -33,35 +32,26 @@ const HELP = `usage: metal3fn relay [options]
 ${SQS_HELP}`;
 
 export async function run(argv: string[]): Promise<number> {
-  let v: Values;
-  try {
-    v = parseArgs({
-      args: argv,
-      options: {
-        kubeconfig: { type: 'string' },
-        namespace: { type: 'string' },
-        functions: { type: 'string' },
-        resync: { type: 'string' },
-        silence: { type: 'string' },
-        'no-workload': { type: 'boolean' },
-        sink: { type: 'string' },
-        'sink-token-file': { type: 'string' },
-        'sink-hmac-secret-file': { type: 'string' },
-        'metrics-port': { type: 'string' },
-        'metrics-host': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        ...SQS_OPTIONS,
-      },
-      strict: true,
-    }).values;
-  } catch (e) {
-    process.stderr.write(`metal3fn relay: ${(e as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (v.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const v = parseCommandArgs(
+    'relay',
+    argv,
+    {
+      kubeconfig: { type: 'string' },
+      namespace: { type: 'string' },
+      functions: { type: 'string' },
+      resync: { type: 'string' },
+      silence: { type: 'string' },
+      'no-workload': { type: 'boolean' },
+      sink: { type: 'string' },
+      'sink-token-file': { type: 'string' },
+      'sink-hmac-secret-file': { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'metrics-host': { type: 'string' },
+      ...SQS_OPTIONS,
+    },
+    HELP,
+  );
+  if (typeof v === 'number') return v;
   try {
     const functions = parseFunctions(v.functions as string | undefined);
     const log = createLogger({ base: { component: 'relay' } });

@@ -1,10 +1,10 @@
 /** `metal3fn worker`: long-poll the function queues and run the functions (shared/runtimes/worker.ts). */
-import { parseArgs } from 'node:util';
 import { FUNCTIONS } from '../../functions/registry.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { buildContext, parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
 import { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
 import {
+  parseCommandArgs,
   parseFunctions,
   parsePositiveInt,
   SQS_HELP,
@@ -12,7 +12,6 @@ import {
   sqsFromOptions,
   startMetricsServer,
   untilSignal,
-  type Values,
 } from '../../shared/runtimes/options.ts';
 import { Worker } from '../../shared/runtimes/worker.ts';
 
@@ -31,34 +30,25 @@ const HELP = `usage: metal3fn worker [options]
 ${SQS_HELP}`;
 
 export async function run(argv: string[]): Promise<number> {
-  let v: Values;
-  try {
-    v = parseArgs({
-      args: argv,
-      options: {
-        functions: { type: 'string' },
-        concurrency: { type: 'string' },
-        wait: { type: 'string' },
-        visibility: { type: 'string' },
-        grace: { type: 'string' },
-        'no-forward-requeues': { type: 'boolean' },
-        kubeconfig: { type: 'string' },
-        'legacy-provider-ids': { type: 'string' },
-        'metrics-port': { type: 'string' },
-        'metrics-host': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        ...SQS_OPTIONS,
-      },
-      strict: true,
-    }).values;
-  } catch (e) {
-    process.stderr.write(`metal3fn worker: ${(e as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (v.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const v = parseCommandArgs(
+    'worker',
+    argv,
+    {
+      functions: { type: 'string' },
+      concurrency: { type: 'string' },
+      wait: { type: 'string' },
+      visibility: { type: 'string' },
+      grace: { type: 'string' },
+      'no-forward-requeues': { type: 'boolean' },
+      kubeconfig: { type: 'string' },
+      'legacy-provider-ids': { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'metrics-host': { type: 'string' },
+      ...SQS_OPTIONS,
+    },
+    HELP,
+  );
+  if (typeof v === 'number') return v;
   try {
     const functions = parseFunctions(v.functions as string | undefined);
     const log = createLogger({ base: { component: 'worker' } });

@@ -2,6 +2,7 @@
  * Command-line plumbing shared by the long-running commands (relay, worker, http): SQS settings,
  * function lists, a small metrics/health server, and shutdown on SIGTERM/SIGINT.
  */
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
@@ -25,6 +26,34 @@ export const SQS_HELP = `  --sqs-endpoint URL    SQS endpoint (default AWS_ENDPO
 `;
 
 export type Values = Record<string, string | boolean | undefined>;
+
+/**
+ * Parses a command's options (strict, with `--help`/`-h`). Returns the values, or the exit code the
+ * command should return: 0 after printing the help, 2 after a usage error with the help.
+ */
+export function parseCommandArgs(
+  command: string,
+  argv: string[],
+  options: ParseArgsOptionsConfig,
+  help: string,
+): Values | number {
+  let v: Values;
+  try {
+    v = parseArgs({
+      args: argv,
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    }).values;
+  } catch (e) {
+    process.stderr.write(`metal3fn ${command}: ${(e as Error).message}\n\n${help}`);
+    return 2;
+  }
+  if (v.help) {
+    process.stdout.write(help);
+    return 0;
+  }
+  return v;
+}
 
 export function parseFunctions(raw: string | undefined): FunctionName[] {
   if (!raw) return [...FUNCTION_NAMES];
