@@ -113,7 +113,8 @@ export class ResourceWatcher {
     while (!this.stopped) {
       if (relist) {
         try {
-          await this.relist(relist);
+          // A LIST hung on a black-holed connection must not hold up stop().
+          await Promise.race([this.relist(relist), this.stopped$]);
           relist = undefined;
           failures = 0;
           this.scheduleResync();
