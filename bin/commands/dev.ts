@@ -20,6 +20,9 @@ const HELP = `usage: metal3fn dev [options]
   --serve               keep running after Ready (print the kubeconfig for kubectl)
   --timeout S           give up after S seconds (default 120)
   --concurrency N       messages processed at once by the worker (default 16)
+  --direct              no queues: the relay calls the functions in this process, keeping the
+                        queues' per-group order, coalescing, deduplication, requeues and retries
+                        (a baseline for the pipeline's cost; nothing is durable)
   --legacy-provider-ids accept|refuse   (default accept)
   --rbac observe|enforce  the functions, the relay and the workload kubeconfig get their own
                         identities on the embedded API servers: observe logs who did what,
@@ -46,6 +49,7 @@ export async function run(argv: string[]): Promise<number> {
       concurrency: { type: 'string' },
       'legacy-provider-ids': { type: 'string' },
       rbac: { type: 'string' },
+      direct: { type: 'boolean' },
     },
     HELP,
   );
@@ -61,6 +65,10 @@ export async function run(argv: string[]): Promise<number> {
   const rbac = values.rbac as string | undefined;
   if (rbac !== undefined && rbac !== 'observe' && rbac !== 'enforce') {
     process.stderr.write(`metal3fn dev: --rbac must be observe or enforce, not '${rbac}'\n`);
+    return 2;
+  }
+  if (values.direct && values['sqs-endpoint'] !== undefined) {
+    process.stderr.write('metal3fn dev: --direct uses no queues; drop --sqs-endpoint\n');
     return 2;
   }
   try {
@@ -83,6 +91,7 @@ export async function run(argv: string[]): Promise<number> {
         (values['legacy-provider-ids'] as string | undefined) ?? 'accept',
       ),
       rbac,
+      direct: Boolean(values.direct),
     });
     if (result.rbacLog) {
       const all = [...result.rbacLog.management, ...result.rbacLog.workload];

@@ -3,6 +3,17 @@
  * servers) at 50, 200 and 1,000 machines, so that cost growth is visible, with requests and writes
  * per Ready machine against the documented write floor (docs/write-floor.md) and our added latency
  * per machine (simulated hardware time excluded).
+ *
+ * Pipeline vs direct: at each size the same system runs a second time with the functions invoked
+ * in the relay's process without queues (`direct`, shared/runtimes/direct.ts); the ratio is the
+ * pipeline's throughput (machines Ready per second from the sample applied) over the direct run's.
+ * The order alternates between sizes so a drift in machine load does not favour one side.
+ *
+ * Added latency at scale: every machine of a size arrives at once and one process on a shared
+ * 2-core machine serves them all (both API servers, the simulators, the relay, the workers), so at
+ * 200 and 1,000 machines the latency is mostly waiting for CPU. `latencyMachines` (default 5, the
+ * `npm start` sample) runs a small system where a machine's latency is the steps' own: the
+ * headline `addedLatencyP50Ms`/`P99Ms` come from it, and the per-size figures stay visible.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,7 +24,7 @@ const sink = new (await import('node:stream')).Writable({
   write: (_c, _e, cb) => cb(),
 }) as unknown as NodeJS.WriteStream;
 
-export async function runScenario(machines: number, opts: { simDelayMs?: number } = {}) {
+export async function runScenario(machines: number, opts: { simDelayMs?: number; direct?: boolean } = {}) {
   const started = performance.now();
   const r = await runDev({
     machines,
@@ -25,19 +36,30 @@ export async function runScenario(machines: number, opts: { simDelayMs?: number 
     concurrency: 32,
     legacyProviderIds: 'accept',
     out: sink,
+    direct: opts.direct ?? false,
   } as Parameters<typeof runDev>[0]);
   if (!r.ok || !r.summary) throw new Error(`${machines} machines: ${r.message}`);
   return { ...r.summary, seconds: (performance.now() - started) / 1000 };
 }
 
-export async function benchSystem(opts: { quick?: boolean } = {}): Promise<Record<string, number>> {
-  const sizes = opts.quick ? [20, 50] : [50, 200, 1000];
+const r2 = (x: number) => Math.round(x * 100) / 100;
+
+export async function benchSystem(
+  opts: { quick?: boolean; sizes?: number[]; latencyMachines?: number } = {},
+): Promise<Record<string, number>> {
+  const sizes = opts.sizes ?? (opts.quick ? [20, 50] : [50, 200, 1000]);
   const out: Record<string, number> = {};
   let base: Awaited<ReturnType<typeof runScenario>> | undefined;
-  for (const n of sizes) {
+  for (const [i, n] of sizes.entries()) {
+    // Alternate which side runs first, so a drift in machine load does not favour one.
+    const directFirst = i % 2 === 1;
+    const d0 = directFirst ? await runScenario(n, { direct: true }) : undefined;
     const s = await runScenario(n);
+    const d = d0 ?? (await runScenario(n, { direct: true }));
     base ??= s;
     out[`scale.${n}.wallSeconds`] = s.wallSeconds;
+    out[`scale.${n}.convergeSeconds`] = s.convergeSeconds;
+    out[`scale.${n}.machinesReadyPerSecond`] = r2(n / s.convergeSeconds);
     out[`scale.${n}.requestsPerMachine`] = s.requestsPerMachine;
     out[`scale.${n}.writesPerMachine`] = s.writesPerMachine;
     out[`scale.${n}.eventWritesPerMachine`] = s.eventWritesPerMachine;
@@ -45,8 +67,12 @@ export async function benchSystem(opts: { quick?: boolean } = {}): Promise<Recor
     out[`scale.${n}.addedLatencyP99Ms`] = s.addedLatencyP99Ms;
     out[`scale.${n}.conflictsPerMachine`] = Math.round((s.conflicts / n) * 1000) / 1000;
     // Cost growth: requests per machine at this size relative to the smallest (1.0 = linear total cost).
-    out[`scale.${n}.requestsPerMachineVsSmallest`] =
-      Math.round((s.requestsPerMachine / base.requestsPerMachine) * 100) / 100;
+    out[`scale.${n}.requestsPerMachineVsSmallest`] = r2(s.requestsPerMachine / base.requestsPerMachine);
+    out[`scale.${n}.direct.convergeSeconds`] = d.convergeSeconds;
+    out[`scale.${n}.direct.requestsPerMachine`] = d.requestsPerMachine;
+    out[`scale.${n}.direct.addedLatencyP50Ms`] = d.addedLatencyP50Ms;
+    // Throughput ratio: (n / pipeline time) / (n / direct time).
+    out[`scale.${n}.pipelineVsDirectRatio`] = r2(d.convergeSeconds / s.convergeSeconds);
   }
   const headline = sizes.includes(200) ? 200 : sizes[sizes.length - 1]!;
   out.requestsPerMachine = out[`scale.${headline}.requestsPerMachine`]!;
@@ -54,9 +80,16 @@ export async function benchSystem(opts: { quick?: boolean } = {}): Promise<Recor
   out.writesPerMachine = out[`scale.${headline}.writesPerMachine`]!;
   out.eventWritesPerMachine = out[`scale.${headline}.eventWritesPerMachine`]!;
   out.writeFloorPerMachine = WRITE_FLOOR_PER_MACHINE;
-  out.writesVsFloor = Math.round((out.writesPerMachine / WRITE_FLOOR_PER_MACHINE) * 100) / 100;
-  out.addedLatencyP50Ms = out[`scale.${headline}.addedLatencyP50Ms`]!;
-  out.addedLatencyP99Ms = out[`scale.${headline}.addedLatencyP99Ms`]!;
+  out.writesVsFloor = r2(out.writesPerMachine / WRITE_FLOOR_PER_MACHINE);
+  out.pipelineVsDirectRatio = out[`scale.${headline}.pipelineVsDirectRatio`]!;
+  // Latency: a small system (see the file comment), the median of three runs' p50 and p99.
+  const small = opts.latencyMachines ?? 5;
+  const runs = [];
+  for (let i = 0; i < 3; i++) runs.push(await runScenario(small));
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
+  out.latencyMachines = small;
+  out.addedLatencyP50Ms = med(runs.map((r) => r.addedLatencyP50Ms));
+  out.addedLatencyP99Ms = med(runs.map((r) => r.addedLatencyP99Ms));
   return out;
 }
 

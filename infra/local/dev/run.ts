@@ -21,6 +21,7 @@ import type { RoutedMessage } from '../../../shared/queue/message.ts';
 import { scheduleRequeue } from '../../../shared/queue/requeue.ts';
 import { createSqsClient } from '../../../shared/queue/sqs.ts';
 import { buildContext } from '../../../shared/runtimes/context.ts';
+import { DirectRunner } from '../../../shared/runtimes/direct.ts';
 import type { FunctionTable } from '../../../shared/runtimes/dispatch.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
 import { type ApiServerHandle, type RequestLogEntry, startApiServer } from '../apiserver/index.ts';
@@ -76,6 +77,12 @@ export interface DevOptions {
    * `enforce` gives them exactly the shipped roles. Embedded servers only.
    */
   rbac?: RbacMode | undefined;
+  /**
+   * No queues: the relay calls the functions in this process (shared/runtimes/direct.ts), with the
+   * queues' per-group order, coalescing, deduplication, requeue-after and retries. The benchmark's
+   * baseline for the pipeline's cost; not durable.
+   */
+  direct?: boolean | undefined;
 }
 
 /**
@@ -198,12 +205,13 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       say(`workload API:   ${workloadServer.url} (embedded, cluster ${NAMESPACE}/${CLUSTER})`);
     say(`kubeconfig:     ${mgmtKubeconfig}`);
 
-    // 2. SQS: the queues (FIFO per function + DLQs + the requeue queue).
-    const sqsServer = await startLocalSqs({ endpoint: o.sqsEndpoint });
-    cleanup.push(sqsServer);
-    const sqs = createSqsClient({ endpoint: sqsServer.endpoint });
-    const queues = await ensureQueues(sqs, { prefix: o.queuePrefix ?? `dev${process.pid}-` });
-    say(`SQS:            ${sqsServer.endpoint} (${sqsServer.backend})`);
+    // 2. SQS: the queues (FIFO per function + DLQs + the requeue queue); none when direct.
+    const queueing = o.direct ? undefined : await startQueues(o, cleanup);
+    say(
+      queueing
+        ? `SQS:            ${queueing.endpoint}`
+        : 'SQS:            none (direct: functions run in the relay)',
+    );
 
     // 3. Simulators of the controllers we do not replace.
     // The simulators reach the workload cluster through their own cache: their requests are not the product's.
@@ -238,8 +246,12 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       );
     }
 
-    // 4. The product: the relay and workers for every function.
+    // 4. The product: the relay and workers for every function (or the functions in the relay).
+    const fns = o.hooks?.wrapFunctions ? o.hooks.wrapFunctions(FUNCTIONS) : FUNCTIONS;
+    const direct = o.direct ? new DirectRunner({ fns, context, concurrency: o.concurrency, log }) : undefined;
     const resend = (m: RoutedMessage, delaySeconds: number) => {
+      if (direct) return direct.enqueueLater(m, delaySeconds * 1000);
+      const { sqs, queues } = queueing!;
       void scheduleRequeue(sqs, queues.requeue, m.msg, m.group, delaySeconds).catch((e: unknown) =>
         log.warn('resend failed', { error: (e as Error).message }),
       );
@@ -247,26 +259,30 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     const onRelayMessages = o.hooks?.onRelayMessages;
     const relay = await startRelay({
       client: relayClient,
-      sqs,
-      queues,
+      ...(direct ? { sink: direct } : { sqs: queueing!.sqs, queues: queueing!.queues }),
       log,
       workloads: createWorkloadClientCache(relayClient),
       ...(onRelayMessages ? { onMessages: (msgs: RoutedMessage[]) => onRelayMessages(msgs, resend) } : {}),
     });
     cleanup.push(relay);
-    const fns = o.hooks?.wrapFunctions ? o.hooks.wrapFunctions(FUNCTIONS) : FUNCTIONS;
-    const worker = new Worker({
-      sqs,
-      fns,
-      context,
-      queues,
-      functions: FUNCTION_NAMES,
-      concurrency: o.concurrency,
-      waitTimeSeconds: 1,
-      log,
-    });
-    worker.start();
-    cleanup.push({ stop: () => worker.stop() });
+    let worker: Worker | undefined;
+    if (queueing) {
+      worker = new Worker({
+        sqs: queueing.sqs,
+        fns,
+        context,
+        queues: queueing.queues,
+        functions: FUNCTION_NAMES,
+        concurrency: o.concurrency,
+        waitTimeSeconds: 1,
+        log,
+      });
+      worker.start();
+      const w = worker;
+      cleanup.push({ stop: () => w.stop() });
+    }
+    const retriesSoFar = () => worker?.stats.retried ?? direct?.runStats.retried ?? 0;
+    const deadLetteredSoFar = () => worker?.stats.malformed ?? direct?.runStats.deadLettered ?? 0;
 
     // 5. The sample (or the user's manifests) and the hosts.
     const size = sampleSize(o.machines, o.hosts);
@@ -281,6 +297,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     }
     await o.hooks?.onSample?.(objects, admin);
     await applyObjects(admin, objects, NAMESPACE);
+    const appliedAt = Date.now();
     const expected = o.manifests ? undefined : size.controlPlane + size.workers;
     say(`sample:         ${expected ?? 'your'} machines, ${o.manifests ? 'your' : size.hosts} hosts\n`);
 
@@ -306,14 +323,15 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       timelines: [...observer.timelines.values()],
       hosts: observer.hostCount(),
       wallMs: readyAt - started,
+      convergeMs: readyAt - appliedAt,
       requests: productStats.requests,
       writes: productStats.writes,
       eventWrites: [...productStats.byResource]
         .filter(([k]) => k.endsWith(' events') && !k.startsWith('get ') && !k.startsWith('list '))
         .reduce((n, [, v]) => n + v, 0),
       conflicts: productStats.conflicts,
-      retries: worker.stats.retried,
-      deadLettered: worker.stats.malformed,
+      retries: retriesSoFar(),
+      deadLettered: deadLetteredSoFar(),
     });
 
     if (!reached) {
@@ -401,6 +419,15 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
   } finally {
     await stopAll();
   }
+}
+
+/** The local (or given) SQS server and the queues: FIFO per function + DLQs + the requeue queue. */
+async function startQueues(o: DevOptions, cleanup: Stoppable[]) {
+  const server = await startLocalSqs({ endpoint: o.sqsEndpoint });
+  cleanup.push(server);
+  const sqs = createSqsClient({ endpoint: server.endpoint });
+  const queues = await ensureQueues(sqs, { prefix: o.queuePrefix ?? `dev${process.pid}-` });
+  return { sqs, queues, endpoint: `${server.endpoint} (${server.backend})` };
 }
 
 /** Keeps every request of `users` (the server's own log is a bounded ring). */

@@ -43,6 +43,7 @@ describe('summarize', () => {
       ],
       hosts: 5,
       wallMs: 3456,
+      convergeMs: 2104,
       requests: 90,
       writes: 30,
       conflicts: 2,
@@ -55,6 +56,7 @@ describe('summarize', () => {
       hostsUsed: 2,
       hosts: 5,
       wallSeconds: 3.46,
+      convergeSeconds: 2.1,
       addedLatencyP50Ms: 1300,
       addedLatencyP99Ms: 2000,
       requestsPerMachine: 30,
@@ -79,5 +81,7 @@ describe('summarize', () => {
       deadLettered: 0,
     });
     expect(s).toMatchObject({ writes: 42, writesPerMachine: 21, eventWrites: 8, eventWritesPerMachine: 4 });
+    // Without the time the sample was applied, convergence is the whole wall time.
+    expect(s.convergeSeconds).toBe(1);
   });
 });
