@@ -15,6 +15,7 @@ import {
 import { apiVersionOf, type ResourceType } from '../api/resources.ts';
 import { kubeErrorFrom } from './errors.ts';
 import { RequestStats, type Verb } from './stats.ts';
+import { undiciRequestLibrary } from './transport.ts';
 import type { KubeList, KubeObject } from './types.ts';
 
 export type PatchType = 'merge' | 'json';
@@ -45,8 +46,9 @@ export interface WatchEvent<T extends KubeObject = KubeObject> {
 }
 
 /**
- * client-node's request plumbing (the KubeConfig's auth and its http library, with its middleware,
- * as KubernetesObjectApi.requestPromise runs them) for any path, with raw JSON out. Standalone
+ * client-node's request plumbing (the KubeConfig's auth and its middleware, as
+ * KubernetesObjectApi.requestPromise runs them, with the http library of ./transport.ts) for any
+ * path, with raw JSON out. Standalone
  * rather than a KubernetesObjectApi subclass: that class pulls in the serializer and every
  * generated model (~300 KB of a Lambda bundle, parsed at each cold start) that raw JSON never uses.
  */
@@ -79,7 +81,7 @@ class RawApi {
     await config.authMethods.default?.applySecurityAuthentication(request);
     let ctx = request;
     for (const m of config.middleware) ctx = await m.pre(ctx).toPromise();
-    let response = await config.httpApi.send(ctx).toPromise();
+    let response = await undiciRequestLibrary.send(ctx).toPromise();
     for (const m of config.middleware) response = await m.post(response).toPromise();
     return this.processResponse(response);
   }

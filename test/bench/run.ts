@@ -24,6 +24,7 @@ const BENCHES: Bench[] = [
   },
   { name: 'allocation', module: './allocation.ts', fn: 'benchAllocation' },
   { name: 'render', module: './render.ts', fn: 'benchRender' },
+  { name: 'client', module: './client.ts', fn: 'benchClient' },
   { name: 'pipeline', module: './pipeline.ts', fn: 'benchPipeline' },
   { name: 'cold start', module: './coldstart.ts', fn: 'benchColdStart' },
   { name: 'API server', module: './apiserver.ts', fn: 'benchApiServer' },

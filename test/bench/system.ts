@@ -7,7 +7,8 @@
  * Pipeline vs direct: at each size the same system runs a second time with the functions invoked
  * in the relay's process without queues (`direct`, shared/runtimes/direct.ts); the ratio is the
  * pipeline's throughput (machines Ready per second from the sample applied) over the direct run's.
- * The order alternates between sizes so a drift in machine load does not favour one side.
+ * The order alternates between sizes so a drift in machine load does not favour one side, and a
+ * discarded warm-up of both runs first (the JIT's first pass would otherwise count against one).
  *
  * Added latency at scale: every machine of a size arrives at once and one process on a shared
  * 2-core machine serves them all (both API servers, the simulators, the relay, the workers), so at
@@ -49,6 +50,10 @@ export async function benchSystem(
 ): Promise<Record<string, number>> {
   const sizes = opts.sizes ?? (opts.quick ? [20, 50] : [50, 200, 1000]);
   const out: Record<string, number> = {};
+  // Warm-up, discarded: the first run in a process also compiles and optimizes every module, which
+  // would count against whichever side ran first.
+  await runScenario(10);
+  await runScenario(10, { direct: true });
   let base: Awaited<ReturnType<typeof runScenario>> | undefined;
   for (const [i, n] of sizes.entries()) {
     // Alternate which side runs first, so a drift in machine load does not favour one.
@@ -65,6 +70,7 @@ export async function benchSystem(
     out[`scale.${n}.eventWritesPerMachine`] = s.eventWritesPerMachine;
     out[`scale.${n}.addedLatencyP50Ms`] = s.addedLatencyP50Ms;
     out[`scale.${n}.addedLatencyP99Ms`] = s.addedLatencyP99Ms;
+    out[`scale.${n}.timeToReadyP50Ms`] = s.timeToReadyP50Ms;
     out[`scale.${n}.conflictsPerMachine`] = Math.round((s.conflicts / n) * 1000) / 1000;
     // Cost growth: requests per machine at this size relative to the smallest (1.0 = linear total cost).
     out[`scale.${n}.requestsPerMachineVsSmallest`] = r2(s.requestsPerMachine / base.requestsPerMachine);
@@ -90,6 +96,8 @@ export async function benchSystem(
   out.latencyMachines = small;
   out.addedLatencyP50Ms = med(runs.map((r) => r.addedLatencyP50Ms));
   out.addedLatencyP99Ms = med(runs.map((r) => r.addedLatencyP99Ms));
+  out.timeToReadyP50Ms = med(runs.map((r) => r.timeToReadyP50Ms));
+  out.timeToReadyP99Ms = med(runs.map((r) => r.timeToReadyP99Ms));
   return out;
 }
 

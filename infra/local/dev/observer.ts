@@ -14,10 +14,17 @@ export interface MachineTimeline {
   phase: Phase;
   /** ms timestamps of the first time each phase was observed. */
   at: Partial<Record<Phase, number>>;
+  /** When the host first carried our spec (image): from here the (simulated) BMO works, not us. */
+  hostHandedOver?: number;
   /** Time the host spent in simulated hardware states (provisioning) and the kubelet took. */
   hostProvisioningStarted?: number;
   hostProvisioned?: number;
   nodeSeen?: number;
+  /**
+   * When the Metal3Machine first had its providerID and `status.ready`: our last step is done;
+   * what follows (the Machine's nodeRef, Running) is CAPI's (simulated) work.
+   */
+  infraReady?: number;
   host?: string;
 }
 
@@ -131,9 +138,13 @@ export class ProgressObserver {
       const phase = machinePhase({ m3m, machine: this.machineOf(m3m), host });
       tl.phase = phase;
       tl.at[phase] ??= now;
+      const m3mStatus = m3m.status as { ready?: boolean } | undefined;
+      if ((m3m.spec as { providerID?: string } | undefined)?.providerID && m3mStatus?.ready === true)
+        tl.infraReady ??= now;
       if (host) {
         tl.host = keyOf(host);
         const state = (host.status as { provisioning?: { state?: string } } | undefined)?.provisioning?.state;
+        if ((host.spec as { image?: { url?: string } } | undefined)?.image?.url) tl.hostHandedOver ??= now;
         if (state === 'provisioning') tl.hostProvisioningStarted ??= now;
         if (state === 'provisioned') tl.hostProvisioned ??= now;
         if (host.metadata.uid && nodeByUid.has(host.metadata.uid)) tl.nodeSeen ??= now;
@@ -147,18 +158,28 @@ export class ProgressObserver {
   }
 }
 
-/** Our added latency: time to Ready minus the time spent in simulated hardware and kubelet. */
+/**
+ * Our added latency: from the Metal3Machine first seen to our last step done (providerID and
+ * ready on the Metal3Machine), minus the simulated parts in between: the BMO's work from the host
+ * handed over (our spec on it) to provisioned, and the kubelet's from provisioned to its Node.
+ * What precedes the Metal3Machine (CAPI creating it) and follows our last step (CAPI's nodeRef)
+ * is CAPI's; `timeToReadyMs` keeps the whole span, simulators included.
+ */
 export function addedLatencyMs(tl: MachineTimeline): number | undefined {
-  const ready = tl.at.Ready;
-  if (ready === undefined) return undefined;
-  const total = ready - tl.firstSeen;
+  const end = tl.infraReady ?? tl.at.Ready;
+  if (end === undefined || tl.at.Ready === undefined) return undefined;
+  const total = end - tl.firstSeen;
+  const handedOver = tl.hostHandedOver ?? tl.hostProvisioningStarted;
   const hardware =
-    tl.hostProvisioningStarted !== undefined && tl.hostProvisioned !== undefined
-      ? tl.hostProvisioned - tl.hostProvisioningStarted
-      : 0;
+    handedOver !== undefined && tl.hostProvisioned !== undefined ? tl.hostProvisioned - handedOver : 0;
   const kubelet =
     tl.hostProvisioned !== undefined && tl.nodeSeen !== undefined
-      ? Math.max(0, tl.nodeSeen - tl.hostProvisioned)
+      ? Math.max(0, Math.min(tl.nodeSeen, end) - tl.hostProvisioned)
       : 0;
   return Math.max(0, total - hardware - kubelet);
+}
+
+/** The whole span from the Metal3Machine first seen to Ready on both sides, simulators included. */
+export function timeToReadyMs(tl: MachineTimeline): number | undefined {
+  return tl.at.Ready === undefined ? undefined : tl.at.Ready - tl.firstSeen;
 }

@@ -1,5 +1,5 @@
 /** The end-of-run summary: a table for people, JSON (`--summary-json`) for scripts and benchmarks. */
-import { addedLatencyMs, type MachineTimeline } from './observer.ts';
+import { addedLatencyMs, type MachineTimeline, timeToReadyMs } from './observer.ts';
 
 export interface RunSummary {
   machines: number;
@@ -11,12 +11,15 @@ export interface RunSummary {
   convergeSeconds: number;
   addedLatencyP50Ms: number;
   addedLatencyP99Ms: number;
+  /** The whole span per machine, simulated hardware and controllers included. */
+  timeToReadyP50Ms: number;
+  timeToReadyP99Ms: number;
   requestsPerMachine: number;
   /**
    * Object writes per machine: creates, updates, patches and deletes of the objects the data model
-   * is made of — what the write floor (test/bench/write-floor.ts, 21) counts. Kubernetes Events are
-   * not among them (a record of transitions for people, never read back by any step): they are
-   * `eventWritesPerMachine`.
+   * is made of — what the write floor (test/bench/write-floor.ts, 22 writes; docs/write-floor.md)
+   * counts. Kubernetes Events are not among them (a record of transitions for people, never read
+   * back by any step): they are `eventWritesPerMachine`.
    */
   writesPerMachine: number;
   /** Event writes per machine (recorded on transitions only), apart from the object writes. */
@@ -57,6 +60,7 @@ export function summarize(i: SummaryInputs): RunSummary {
   const machines = i.timelines.length;
   const ready = i.timelines.filter((t) => t.at.Ready !== undefined).length;
   const latencies = i.timelines.map(addedLatencyMs).filter((v): v is number => v !== undefined);
+  const spans = i.timelines.map(timeToReadyMs).filter((v): v is number => v !== undefined);
   const per = (n: number) => (machines ? Math.round((n / machines) * 100) / 100 : 0);
   return {
     machines,
@@ -67,6 +71,8 @@ export function summarize(i: SummaryInputs): RunSummary {
     convergeSeconds: Math.round((i.convergeMs ?? i.wallMs) / 10) / 100,
     addedLatencyP50Ms: Math.round(percentile(latencies, 50)),
     addedLatencyP99Ms: Math.round(percentile(latencies, 99)),
+    timeToReadyP50Ms: Math.round(percentile(spans, 50)),
+    timeToReadyP99Ms: Math.round(percentile(spans, 99)),
     requestsPerMachine: per(i.requests),
     writesPerMachine: per(i.writes - (i.eventWrites ?? 0)),
     eventWritesPerMachine: per(i.eventWrites ?? 0),
@@ -89,8 +95,9 @@ export function formatSummary(s: RunSummary): string {
     ],
     [
       'our added latency per machine',
-      `p50 ${s.addedLatencyP50Ms} ms, p99 ${s.addedLatencyP99Ms} ms (simulated hardware excluded)`,
+      `p50 ${s.addedLatencyP50Ms} ms, p99 ${s.addedLatencyP99Ms} ms (simulated BMO, kubelet and CAPI excluded)`,
     ],
+    ['time to Ready per machine', `p50 ${s.timeToReadyP50Ms} ms, p99 ${s.timeToReadyP99Ms} ms (everything)`],
     ['API requests per machine', `${s.requestsPerMachine} (${s.requests} total)`],
     ['API writes per machine', `${s.writesPerMachine} (${s.writes} total; Events apart)`],
     ['Event writes per machine', `${s.eventWritesPerMachine} (${s.eventWrites} total)`],

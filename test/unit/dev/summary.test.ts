@@ -68,6 +68,47 @@ describe('summarize', () => {
     expect(s.eventWritesPerMachine).toBe(0);
   });
 
+  it('ends our latency at the Metal3Machine ready and excludes the host from handed over to provisioned', () => {
+    const t: MachineTimeline = {
+      key: 'metal3/a',
+      host: 'metal3/h1',
+      firstSeen: 1000,
+      phase: 'Ready',
+      at: { Ready: 5000 },
+      // ours 1000..1600; BMO 1600..3000 (reaction 1600..1700, provisioning 1700..3000);
+      // kubelet 3000..3400; ours 3400..3900 (providerID, ready); CAPI 3900..5000 (nodeRef).
+      hostHandedOver: 1600,
+      hostProvisioningStarted: 1700,
+      hostProvisioned: 3000,
+      nodeSeen: 3400,
+      infraReady: 3900,
+    };
+    const s = summarize({
+      timelines: [t],
+      hosts: 1,
+      wallMs: 5000,
+      requests: 0,
+      writes: 0,
+      conflicts: 0,
+      retries: 0,
+      deadLettered: 0,
+    });
+    expect(s.addedLatencyP50Ms).toBe(600 + 500);
+    expect(s.timeToReadyP50Ms).toBe(4000);
+    // A machine not Ready on both sides has no latency yet, even with the Metal3Machine ready.
+    const notYet = summarize({
+      timelines: [{ ...t, at: {}, phase: 'providerID' }],
+      hosts: 1,
+      wallMs: 5000,
+      requests: 0,
+      writes: 0,
+      conflicts: 0,
+      retries: 0,
+      deadLettered: 0,
+    });
+    expect(notYet.addedLatencyP50Ms).toBe(0);
+  });
+
   it('counts Event writes apart from object writes', () => {
     const s = summarize({
       timelines: [tl('metal3/a', 'metal3/h1', 0, 3000), tl('metal3/b', 'metal3/h2', 0, 3000)],
