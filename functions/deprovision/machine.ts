@@ -1,7 +1,8 @@
 /**
  * deprovision for a deleting Metal3Machine (spec §9): release the data claim, clear the host's
  * provisioning spec and power it off (one optimistic update), wait for the baremetal-operator to
- * bring it back to available (event-driven: the host's events wake this function), release it
+ * bring it back to available (event-driven: the host's events wake this function), remove the
+ * cluster label from its BMC credentials Secret (when it is this cluster's), release it
  * (node-reuse label when the template asks), then drop the machine's finalizer.
  * A host consumed by another machine is never touched.
  */
@@ -18,6 +19,7 @@ import {
   isConsumedBy,
   nodeReuseLabelValue,
 } from '../../shared/selectors/hosts.ts';
+import { unlabelBmcSecret } from '../select-host/bmc-secret.ts';
 import {
   clusterNameOf,
   getCluster,
@@ -119,7 +121,12 @@ export async function deprovisionMachine(
     );
   }
 
-  // 5. Release: consumerRef, cluster-name label, our paused annotation; node-reuse label if asked.
+  // 5. The BMC credentials Secret loses the cluster label when it is this cluster's (before the
+  //    host is released: a pass that stops in between still finds the host ours and repeats it).
+  if (isConsumedBy(hostConsumerRef(host), me, host.metadata.namespace))
+    await unlabelBmcSecret(ctx, host, clusterName);
+
+  // 6. Release: consumerRef, cluster-name label, our paused annotation; node-reuse label if asked.
   const reuse = await nodeReuseLabel(ctx, raw, machine, clusterName, ns);
   const released = await updateOrGone(
     ctx.client,

@@ -24,6 +24,7 @@ import {
   SELECTABLE_STATES,
 } from '../../shared/selectors/hosts.ts';
 import { compileHostSelector } from '../../shared/selectors/labels.ts';
+import { labelBmcSecret, unlabelBmcSecret } from './bmc-secret.ts';
 import {
   clusterInfrastructureReady,
   clusterNameOf,
@@ -220,10 +221,14 @@ export async function reconcileMachine(
     }
     if (outcome.kind === 'contention') return finish(requeueAfter(1, outcome.reason));
     host = outcome.host;
+    // The host's BMC credentials Secret gets the cluster label (clusterctl move carries it), after
+    // the claim and before the annotation: a pass that stops in between finds the host again as
+    // its own and labels then. A missing Secret does not block association.
+    await labelBmcSecret(ctx, host, clusterName);
     const associated = await annotateHost(ctx, raw, host);
     if (!associated.ok) {
       // A concurrent pass of this machine associated another host first: give ours back.
-      if (outcome.kind === 'claimed') await releaseClaim(ctx, host, { name, namespace: ns });
+      if (outcome.kind === 'claimed') await releaseClaim(ctx, host, { name, namespace: ns }, clusterName);
       return done('another pass associated this machine first');
     }
     raw = associated.m3m;
@@ -357,18 +362,34 @@ async function annotateHost(
   return { ok: true, m3m: res.object };
 }
 
-/** Gives back a host this pass claimed but could not associate (consumerRef and our label). */
+/**
+ * Gives back a host this pass claimed but could not associate: its BMC Secret's cluster label
+ * (when it is this cluster's), then consumerRef and our label on the host.
+ */
 export async function releaseClaim(
   ctx: ReconcileContext,
   host: KubeObject,
   machine: { name: string; namespace: string },
+  clusterName: string,
 ): Promise<void> {
-  await updateOrGone(ctx.client, R.BareMetalHost, host.metadata.namespace, host.metadata.name!, (h) => {
-    if (!isConsumedBy(hostConsumerRef(h), machine, h.metadata.namespace)) return SKIP;
-    if (hostProvisioningRequested(h)) return SKIP;
-    delete (h.spec as Record<string, unknown>).consumerRef;
-    if (h.metadata.labels) delete h.metadata.labels[CLUSTER_NAME_LABEL];
-  });
+  const current = await ctx.client.get(R.BareMetalHost, host.metadata.namespace, host.metadata.name!);
+  if (!current || current.metadata.uid !== host.metadata.uid) return;
+  if (!isConsumedBy(hostConsumerRef(current), machine, current.metadata.namespace)) return;
+  if (hostProvisioningRequested(current)) return;
+  await unlabelBmcSecret(ctx, current, clusterName);
+  await updateOrGone(
+    ctx.client,
+    R.BareMetalHost,
+    current.metadata.namespace,
+    current.metadata.name!,
+    (h) => {
+      if (!isConsumedBy(hostConsumerRef(h), machine, h.metadata.namespace)) return SKIP;
+      if (hostProvisioningRequested(h)) return SKIP;
+      delete (h.spec as Record<string, unknown>).consumerRef;
+      if (h.metadata.labels) delete h.metadata.labels[CLUSTER_NAME_LABEL];
+    },
+    { current, expectedUid: current.metadata.uid },
+  );
 }
 
 /**

@@ -233,7 +233,7 @@ const NOTES: Record<Identity, Record<string, string>> = {
     'cluster.x-k8s.io|machinesets': 'node reuse: MachineSet -> MachineDeployment.',
     'controlplane.cluster.x-k8s.io|kubeadmcontrolplanes': 'node reuse owner of control-plane machines.',
     '|secrets':
-      'rendered metaData/networkData Secrets (created, read back, deleted on release); user data Secrets and <cluster>-kubeconfig are read.',
+      "rendered metaData/networkData Secrets (created, read back, deleted on release); user data Secrets and <cluster>-kubeconfig are read; the hosts' BMC credentials Secrets get the cluster-name label on association, removed on release (update, labels only).",
     '|events': 'Events on the objects (a repeat bumps count: get + patch).',
   },
   relay: {},

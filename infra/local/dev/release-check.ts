@@ -14,8 +14,13 @@ const ref = (o: KubeObject) =>
 const DATA_SECRET_TYPE = 'infrastructure.cluster.x-k8s.io/secret';
 const OUR_FINALIZER = /metal3|ipam|cluster\.x-k8s\.io/;
 
+const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
+
 export function checkRelease(objects: KubeObject[]): ReleaseFinding[] {
   const findings: ReleaseFinding[] = [];
+  const secrets = new Map(
+    objects.filter((o) => o.kind === 'Secret').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]),
+  );
   for (const o of objects) {
     switch (o.kind) {
       case 'Metal3Machine':
@@ -38,6 +43,16 @@ export function checkRelease(objects: KubeObject[]): ReleaseFinding[] {
         if (state !== 'available' && state !== 'ready')
           findings.push({ object: ref(o), problem: `state is '${state}', not available` });
         if (spec.image) findings.push({ object: ref(o), problem: 'image not cleared' });
+        // A released host's BMC credentials Secret must not carry a cluster label any more
+        // (clusterctl move would take it away with the cluster).
+        const bmc = (spec.bmc as { credentialsName?: string } | undefined)?.credentialsName;
+        const secret = !spec.consumerRef && bmc ? secrets.get(`${o.metadata.namespace}/${bmc}`) : undefined;
+        const label = secret?.metadata.labels?.[CLUSTER_NAME_LABEL];
+        if (secret && label)
+          findings.push({
+            object: ref(secret),
+            problem: `BMC credentials Secret of released ${ref(o)} still labelled ${CLUSTER_NAME_LABEL}=${label}`,
+          });
         break;
       }
     }

@@ -26,6 +26,29 @@ describe('checkRelease', () => {
     expect(checkRelease(clean)).toEqual([]);
   });
 
+  it("reports a released host's BMC credentials Secret still labelled for a cluster (a consumed host's may be)", () => {
+    const host = (name: string, spec: Record<string, unknown>) =>
+      obj('BareMetalHost', name, {
+        spec: { bmc: { credentialsName: `${name}-bmc` }, ...spec },
+        status: { provisioning: { state: 'available' } },
+      });
+    const bmc = (name: string, labels: Record<string, string>) =>
+      obj('Secret', `${name}-bmc`, { type: 'Opaque' }, { labels });
+    const objects = [
+      host('h0', {}),
+      bmc('h0', { team: 'infra' }),
+      host('h1', { online: false }),
+      bmc('h1', { 'cluster.x-k8s.io/cluster-name': 'c', team: 'infra' }),
+      host('h2', { consumerRef: { name: 'm2' } }),
+      bmc('h2', { 'cluster.x-k8s.io/cluster-name': 'c' }),
+      host('h3', {}), // its Secret does not exist: nothing to report about it
+    ];
+    expect(checkRelease(objects).map((f) => `${f.object}: ${f.problem}`)).toEqual([
+      'Secret metal3/h1-bmc: BMC credentials Secret of released BareMetalHost metal3/h1 still labelled cluster.x-k8s.io/cluster-name=c',
+      'BareMetalHost metal3/h2: still consumed by {"name":"m2"}',
+    ]);
+  });
+
   it('reports every kind of leak', () => {
     const leaky = [
       obj('Metal3Data', 't-0'),
