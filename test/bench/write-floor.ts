@@ -9,6 +9,11 @@ export const WRITE_FLOOR: readonly { step: string; write: string }[] = [
     step: 'selectHost',
     write: 'BareMetalHost: consumerRef + cluster-name label (the claim; resourceVersion-checked)',
   },
+  {
+    step: 'selectHost',
+    write:
+      "Secret (the host's BMC credentials): cluster-name label (after the claim; resourceVersion-checked)",
+  },
   { step: 'selectHost', write: 'Metal3Machine: host annotation (after the claim succeeded)' },
   { step: 'selectHost', write: 'Metal3Machine /status: addresses, conditions' },
   { step: 'selectHost', write: 'Metal3DataClaim: create' },
