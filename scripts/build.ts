@@ -7,15 +7,28 @@
  * SDK) waits in chunks loaded on first use. "loaded at start" is what an import of index.mjs
  * parses; cold start time follows it (see test/bench/coldstart.ts). BUILD_METAFILE=1 writes
  * esbuild's metafile next to each bundle, to see what is in it.
+ *
+ * The CLI bundle is self-contained: the data files it reads (infra/local/assets.ts: CRDs, the
+ * sample, the RBAC roles) are copied to `dist/cli/assets/` under their repository paths. The
+ * Lambda and relay bundles read no data files; the build fails if one of them would.
+ *
+ *   node scripts/build.ts [--out DIR] [BUNDLE ...]
+ *
+ * BUNDLE names what to build (`cli`, `relay`, `lambda`, `lambda/<function>`; default all) into
+ * DIR (default dist/). A full build writes DIR/sizes.json; into dist/ it empties dist/ first,
+ * otherwise only the folders it builds are replaced.
  */
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { type BuildOptions, build, type Plugin } from 'esbuild';
+import { ASSETS } from '../infra/local/assets.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const out = join(root, 'dist');
+/** The folder beside the CLI bundle that holds its data files (infra/local/assets.ts). */
+const CLI_ASSETS = 'assets';
 
 /** FunctionName -> folder of its core (kept here and in functions/registry.ts). */
 const FUNCTIONS: Record<string, string> = {
@@ -203,8 +216,16 @@ const common: BuildOptions = {
   external: ['testcontainers', '@testcontainers/localstack', 'fauxqs'],
 };
 
-async function main(): Promise<void> {
-  await rm(out, { recursive: true, force: true });
+export interface BuildBundlesOptions {
+  /** Output folder (default dist/ in the repository). */
+  out?: string;
+  /** Bundles to build: `cli`, `relay`, `lambda` or `lambda/<function>` (default all). */
+  only?: string[];
+}
+
+export async function buildBundles(opts: BuildBundlesOptions = {}): Promise<void> {
+  const out = resolve(opts.out ?? join(root, 'dist'));
+  const only = opts.only?.length ? opts.only : undefined;
   const jobs: { name: string; file: string; options: BuildOptions }[] = [];
   const entries: Record<string, string> = { requeueForwarder: forwarderEntry };
   for (const [fn, dir] of Object.entries(FUNCTIONS)) entries[fn] = lambdaEntry(fn, dir);
@@ -238,12 +259,28 @@ async function main(): Promise<void> {
   jobs.push({
     name: 'cli',
     file: join(out, 'cli', 'metal3fn.mjs'),
-    options: { entryPoints: [join(root, 'bin/metal3fn.ts')] },
+    // Tells infra/local/assets.ts that it is in the bundle and where its data files are.
+    options: {
+      entryPoints: [join(root, 'bin/metal3fn.ts')],
+      define: { METAL3FN_BUNDLE_ASSETS: JSON.stringify(CLI_ASSETS) },
+    },
   });
 
+  const selected = only
+    ? jobs.filter((j) => only.some((o) => j.name === o || j.name.startsWith(`${o}/`)))
+    : jobs;
+  const unknown = (only ?? []).filter((o) => !jobs.some((j) => j.name === o || j.name.startsWith(`${o}/`)));
+  if (unknown.length > 0)
+    throw new Error(`unknown bundle ${unknown.join(', ')} (one of cli, relay, lambda, lambda/<function>)`);
+  // Only the default dist/ is emptied whole (stale bundles go); a folder named with --out may hold
+  // other things, so there only the bundles' own folders are replaced.
+  if (!only && !opts.out) await rm(out, { recursive: true, force: true });
+  else for (const job of selected) await rm(dirname(job.file), { recursive: true, force: true });
+
+  const assetsModule = join(root, 'infra/local/assets.ts');
   /** bytes: everything shipped (.mjs); startBytes: what an import loads (the entry and its static imports). */
   const sizes: { name: string; bytes: number; startBytes: number }[] = [];
-  for (const job of jobs) {
+  for (const job of selected) {
     await mkdir(dirname(job.file), { recursive: true });
     const split = job.options.outdir !== undefined;
     const result = await build({
@@ -252,6 +289,15 @@ async function main(): Promise<void> {
       ...(split ? {} : { outfile: job.file }),
       metafile: true,
     });
+    const readsAssets = Object.keys(result.metafile.inputs).some((f) => resolve(f) === assetsModule);
+    if (job.name === 'cli') {
+      for (const a of ASSETS)
+        await cp(join(root, a), join(dirname(job.file), CLI_ASSETS, a), { recursive: true });
+    } else if (readsAssets) {
+      throw new Error(
+        `${job.name} bundles infra/local/assets.ts: it would read data files that only the CLI bundle carries`,
+      );
+    }
     if (process.env.BUILD_METAFILE) await writeFile(`${job.file}.meta.json`, JSON.stringify(result.metafile));
     const outputs = result.metafile.outputs;
     const key = (f: string) => relative(process.cwd(), f).split(sep).join('/');
@@ -268,10 +314,11 @@ async function main(): Promise<void> {
       .reduce((n, [, o]) => n + o.bytes, 0);
     sizes.push({ name: job.name, bytes, startBytes: walk(key(job.file)) || (await stat(job.file)).size });
   }
-  await writeFile(
-    join(out, 'sizes.json'),
-    `${JSON.stringify(Object.fromEntries(sizes.map((s) => [s.name, { bytes: s.bytes, startBytes: s.startBytes }])), null, 2)}\n`,
-  );
+  if (!only)
+    await writeFile(
+      join(out, 'sizes.json'),
+      `${JSON.stringify(Object.fromEntries(sizes.map((s) => [s.name, { bytes: s.bytes, startBytes: s.startBytes }])), null, 2)}\n`,
+    );
   const w = Math.max(...sizes.map((s) => s.name.length));
   const kib = (n: number) => `${(n / 1024).toFixed(0).padStart(6)} KiB`;
   process.stdout.write(`${'bundle'.padEnd(w)}  ${'loaded at start'.padStart(15)}  ${'total'.padStart(10)}\n`);
@@ -281,7 +328,18 @@ async function main(): Promise<void> {
     );
 }
 
-main().catch((e: unknown) => {
-  process.stderr.write(`build failed: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exitCode = 1;
-});
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { out: { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  });
+  await buildBundles({ ...(values.out ? { out: values.out } : {}), only: positionals });
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  main(process.argv.slice(2)).catch((e: unknown) => {
+    process.stderr.write(`build failed: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = 1;
+  });

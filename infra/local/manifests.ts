@@ -9,6 +9,7 @@ import { R, type ResourceType, resourceFor } from '../../shared/api/resources.ts
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { isAlreadyExists, isConflict } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { PROJECT_CRD_DIRS } from './apiserver/crds.ts';
 
 export async function loadManifests(path: string): Promise<KubeObject[]> {
   const info = await stat(path);
@@ -100,21 +101,13 @@ export async function ensureNamespace(client: KubeClient, name: string): Promise
 }
 
 /** The CRDs the local system serves: ours (infra/crds) and those of the projects we work with (infra/local/crds). */
-export const CRD_DIRS = [
-  new URL('../crds/', import.meta.url).pathname,
-  new URL('./crds/', import.meta.url).pathname,
-];
+export const CRD_DIRS = PROJECT_CRD_DIRS;
 
 export async function installCrds(client: KubeClient, dirs: string[] = CRD_DIRS): Promise<number> {
   let n = 0;
   for (const dir of dirs) {
-    let objs: KubeObject[];
-    try {
-      objs = await loadManifests(dir);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      throw e;
-    }
+    // A missing folder is an error, not "no CRDs": skipping it hid a bundle without its assets.
+    const objs = await loadManifests(dir);
     await applyObjects(
       client,
       objs.filter((o) => o.kind === 'CustomResourceDefinition'),

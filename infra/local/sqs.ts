@@ -39,7 +39,19 @@ export async function startLocalSqs(opts: StartLocalSqsOptions = {}): Promise<Lo
 
 /** fauxqs bound to the loopback interface only (its startFauxqs() listens on 0.0.0.0). */
 export async function startFauxqsLoopback(): Promise<LocalSqs> {
-  const { buildApp } = await import('fauxqs');
+  // fauxqs is a devDependency, left out of the bundles: the bundled CLI finds it through Node's
+  // module resolution from its own folder (a node_modules beside or above it), or not at all.
+  let buildApp: typeof import('fauxqs').buildApp;
+  try {
+    ({ buildApp } = await import('fauxqs'));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw e;
+    throw new Error(
+      'no SQS server: the embedded one (the package fauxqs) cannot be loaded; install it where Node ' +
+        'finds it from here (npm install fauxqs, beside the bundle or above it), or name a server with ' +
+        `--sqs-endpoint URL (AWS_ENDPOINT_URL_SQS). ${(e as Error).message}`,
+    );
+  }
   // No `host` option: queue URLs then carry the request's own Host (127.0.0.1:PORT), which resolves.
   const app = buildApp({ logger: false });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,17 +1,18 @@
 /** The project's CustomResourceDefinitions, read from its YAML folders (multi-document files). */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { assetPath } from '../assets.ts';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-export const PROJECT_CRD_DIRS = [join(ROOT, 'infra/crds'), join(ROOT, 'infra/local/crds')];
+export const PROJECT_CRD_DIRS = [assetPath('infra/crds'), assetPath('infra/local/crds')];
 
-/** Every CustomResourceDefinition document in `dirs` (missing folders contribute none). */
+/**
+ * Every CustomResourceDefinition document in `dirs`. A missing folder throws (ENOENT): read as
+ * "no CRDs" it once let a bundle without its assets start an API server that served none.
+ */
 export function loadCrdFiles(dirs: string[] = PROJECT_CRD_DIRS): any[] {
   const out: any[] = [];
   for (const dir of dirs) {
-    if (!existsSync(dir)) continue;
     for (const f of readdirSync(dir).sort()) {
       if (!/\.ya?ml$/.test(f)) continue;
       for (const doc of parseAllDocuments(readFileSync(join(dir, f), 'utf8'))) {

@@ -16,6 +16,7 @@ import type { ResourceType } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { RbacOptions } from '../apiserver/index.ts';
+import { assetPath } from '../assets.ts';
 
 export type RbacMode = 'observe' | 'enforce';
 
@@ -32,11 +33,10 @@ export const FUNCTIONS_TOKEN = 'metal3fn-functions-token';
 export const RELAY_TOKEN = 'metal3fn-relay-token';
 export const WORKLOAD_TOKEN = 'metal3fn-workload-token';
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
 export const RBAC_FILES = {
-  functions: `${ROOT}infra/deploy/common/rbac-functions.yaml`,
-  relay: `${ROOT}infra/deploy/common/rbac-relay.yaml`,
-  workload: `${ROOT}infra/deploy/workload-rbac.yaml`,
+  functions: assetPath('infra/deploy/common/rbac-functions.yaml'),
+  relay: assetPath('infra/deploy/common/rbac-relay.yaml'),
+  workload: assetPath('infra/deploy/workload-rbac.yaml'),
 } as const;
 
 const masters = (mode: RbacMode) => (mode === 'observe' ? { groups: ['system:masters'] } : {});

@@ -25,6 +25,7 @@ import { DirectRunner } from '../../../shared/runtimes/direct.ts';
 import type { FunctionTable } from '../../../shared/runtimes/dispatch.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
 import { type ApiServerHandle, type RequestLogEntry, startApiServer } from '../apiserver/index.ts';
+import { assetPath } from '../assets.ts';
 import { applyObjects, ensureNamespace, installCrds, loadManifests } from '../manifests.ts';
 import { createSampleHosts, startBmoSimulator } from '../sim/bmo.ts';
 import { startCapiSimulator } from '../sim/capi.ts';
@@ -124,7 +125,7 @@ export interface DevResult {
   rbacLog?: { management: RequestLogEntry[]; workload: RequestLogEntry[] };
 }
 
-const SAMPLE_DIR = new URL('../sample/', import.meta.url).pathname;
+const SAMPLE_DIR = assetPath('infra/local/sample');
 const NAMESPACE = 'metal3';
 const CLUSTER = 'cluster';
 
