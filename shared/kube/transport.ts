@@ -1,6 +1,8 @@
 /**
- * The HTTP library under client-node's request machinery: undici's `request` instead of the
- * `fetch` client-node uses by default (both from undici, the library client-node is built on).
+ * The HTTP library under client-node's request machinery: undici's `request` (on the dispatcher
+ * client-node configured) instead of the `fetch` client-node uses by default (both from undici,
+ * the library client-node is built on; the bundles import only the undici parts client-node uses,
+ * see narrowUndici in scripts/build.ts).
  *
  * Why: client-node still builds every request (the kubeconfig's server, TLS and credentials, exec
  * plugins, its middleware) and hands us the dispatcher it configured; only the last step differs.
@@ -11,7 +13,10 @@
  * docs/adr/006-http-library.md.
  */
 import { type PromiseHttpLibrary, ResponseContext, wrapHttpLibrary } from '@kubernetes/client-node';
-import { type Dispatcher, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
+
+/** For a kubeconfig that gives client-node no reason to configure a dispatcher (plain http). */
+let fallback: Agent | undefined;
 
 const promiseLibrary: PromiseHttpLibrary = {
   async send(ctx) {
@@ -20,12 +25,15 @@ const promiseLibrary: PromiseHttpLibrary = {
       // client-node sends FormData only for file uploads, which no Kubernetes call of ours makes.
       throw new Error('only string request bodies are supported');
     }
-    const res = await request(ctx.getUrl(), {
+    const url = new URL(ctx.getUrl());
+    const dispatcher: Dispatcher = ctx.getDispatcher() ?? (fallback ??= new Agent());
+    const res = await dispatcher.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
       method: ctx.getHttpMethod() as Dispatcher.HttpMethod,
       headers: ctx.getHeaders(),
-      body,
-      signal: ctx.getSignal(),
-      dispatcher: ctx.getDispatcher(),
+      body: body ?? null,
+      signal: ctx.getSignal() ?? null,
     });
     // Read the body at once, whatever the caller does: an unread body holds its connection.
     const text = res.body.text();
