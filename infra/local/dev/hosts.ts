@@ -50,3 +50,38 @@ export function planHosts(size: SampleSize, prefix = 'node'): HostPlan[] {
   }
   return plans;
 }
+
+interface PoolEntry {
+  start?: string;
+  end?: string;
+  subnet?: string;
+  gateway?: string;
+  prefix?: number;
+}
+
+/**
+ * The sample's IPPool grown to fit `machines` addresses (each machine takes one): whole /24s
+ * `10.<a>.<b>.10–250` with their own gateway are appended, after the sample's own ranges, until
+ * the pool holds at least `machines` addresses. Pure; ranges already there are never changed.
+ * The capacity counts only start/end and subnet entries of IPv4 pools, what the sample uses.
+ */
+export function growPoolFor(
+  spec: { pools?: PoolEntry[]; prefix?: number },
+  machines: number,
+  size: (spec: { pools?: PoolEntry[]; prefix?: number }) => number,
+): { pools: PoolEntry[]; added: number } {
+  const pools = [...(spec.pools ?? [])];
+  let added = 0;
+  for (let n = 0; size({ ...spec, pools }) < machines; n++) {
+    const a = Math.floor(n / 256);
+    const b = n % 256;
+    pools.push({
+      start: `10.${200 + a}.${b}.10`,
+      end: `10.${200 + a}.${b}.250`,
+      gateway: `10.${200 + a}.${b}.1`,
+      prefix: 24,
+    });
+    added++;
+  }
+  return { pools, added };
+}

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { FUNCTION_NAMES } from '../../../events/envelope.ts';
 import { FUNCTIONS } from '../../../functions/registry.ts';
 import { startRelay } from '../../../functions/relay/relay.ts';
+import type { IPPoolSpec } from '../../../shared/api/index.ts';
 import { R } from '../../../shared/api/resources.ts';
+import { poolRanges } from '../../../shared/ipam/allocate.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { RequestStats, type RequestStatsSnapshot } from '../../../shared/kube/stats.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
@@ -31,7 +33,7 @@ import { createSampleHosts, startBmoSimulator } from '../sim/bmo.ts';
 import { startCapiSimulator } from '../sim/capi.ts';
 import { startKubeletSimulator } from '../sim/kubelet.ts';
 import { startLocalSqs } from '../sqs.ts';
-import { type HostPlan, planHosts, sampleSize } from './hosts.ts';
+import { growPoolFor, type HostPlan, planHosts, sampleSize } from './hosts.ts';
 import { listEverything, type StateDump } from './objects.ts';
 import { type MachineTimeline, ProgressObserver } from './observer.ts';
 import { conditionsLine } from './phase.ts';
@@ -293,6 +295,11 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         const spec = obj.spec as { replicas?: number } | undefined;
         if (obj.kind === 'KubeadmControlPlane' && spec) spec.replicas = size.controlPlane;
         if (obj.kind === 'MachineDeployment' && spec) spec.replicas = size.workers;
+        // Every machine takes an address of each pool: a sample run larger than the pool gets more ranges.
+        if (obj.kind === 'IPPool' && obj.spec) {
+          const poolSpec = obj.spec as { pools?: object[] };
+          poolSpec.pools = growPoolFor(poolSpec, size.controlPlane + size.workers, poolCapacity).pools;
+        }
       }
       if (simulate) await createPlannedHosts(admin, planHosts(size));
     }
@@ -420,6 +427,11 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
   } finally {
     await stopAll();
   }
+}
+
+/** Addresses an IPv4 IPPool spec holds (its ranges, whole: the sample reserves none of them). */
+function poolCapacity(spec: object): number {
+  return poolRanges(spec as IPPoolSpec).reduce((n, r) => n + Number(r.hi - r.lo + 1n), 0);
 }
 
 /** The local (or given) SQS server and the queues: FIFO per function + DLQs + the requeue queue. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planHosts, sampleSize } from '../../../infra/local/dev/hosts.ts';
+import { growPoolFor, planHosts, sampleSize } from '../../../infra/local/dev/hosts.ts';
 
 describe('sampleSize', () => {
   it.each([
@@ -37,5 +37,39 @@ describe('planHosts', () => {
     // Every machine still finds a host of its role: 3 control-plane, 2 worker.
     expect(plans.filter((p) => p.labels.role === 'control-plane')).toHaveLength(3);
     expect(plans.filter((p) => p.labels.role === 'worker')).toHaveLength(2);
+  });
+});
+
+describe('growPoolFor', () => {
+  // 10.200.x.10–250 ranges hold 241 each; the stand-in capacity counts start..end of IPv4 entries.
+  const v4 = (ip: string) => ip.split('.').reduce((n, o) => n * 256 + Number(o), 0);
+  const capacity = (spec: { pools?: { start?: string; end?: string }[] }) =>
+    (spec.pools ?? []).reduce((n, p) => n + (p.start && p.end ? v4(p.end) - v4(p.start) + 1 : 0), 0);
+  const sample = { pools: [{ start: '192.168.111.100', end: '192.168.111.199' }], prefix: 24 };
+
+  it.each([
+    [5, 0],
+    [100, 0],
+    [101, 1],
+    [341, 1],
+    [342, 2],
+    [1000, 4],
+  ])('%i machines on a pool of 100 adds %i ranges', (machines, added) => {
+    const r = growPoolFor(sample, machines, capacity);
+    expect(r.added).toBe(added);
+    expect(capacity({ pools: r.pools })).toBeGreaterThanOrEqual(machines);
+    expect(r.pools[0]).toEqual(sample.pools[0]);
+  });
+
+  it('appends distinct /24s with their own gateway and never changes the input', () => {
+    const before = structuredClone(sample);
+    const r = growPoolFor(sample, 2000, capacity);
+    expect(sample).toEqual(before);
+    const added = r.pools.slice(1);
+    expect(new Set(added.map((p) => p.start)).size).toBe(added.length);
+    for (const p of added) {
+      expect(p.gateway?.replace(/\.1$/, '')).toBe(p.start?.replace(/\.10$/, ''));
+      expect(p.prefix).toBe(24);
+    }
   });
 });
