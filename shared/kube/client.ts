@@ -225,6 +225,7 @@ export class KubeClient {
         item.apiVersion ??= apiVersion;
         items.push(item);
       }
+      this.stats.recordListed(page.items?.length ?? 0);
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       cont = page.metadata?.continue || undefined;
       pages++;

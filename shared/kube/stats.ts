@@ -21,6 +21,8 @@ const WRITE_VERBS: ReadonlySet<Verb> = new Set([
 
 export interface RequestStatsSnapshot {
   requests: number;
+  /** Objects returned by list calls, all pages: what a list-heavy step costs as data grows. */
+  listedItems: number;
   writes: number;
   conflicts: number;
   errors: number;
@@ -33,6 +35,7 @@ export class RequestStats {
   writes = 0;
   conflicts = 0;
   errors = 0;
+  listedItems = 0;
   readonly byVerb = new Map<string, number>();
   readonly byResource = new Map<string, number>();
 
@@ -56,9 +59,15 @@ export class RequestStats {
     this.byResource.set(key, (this.byResource.get(key) ?? 0) + 1);
   }
 
+  /** Counts the objects one list call returned. */
+  recordListed(items: number): void {
+    this.listedItems += items;
+  }
+
   snapshot(): RequestStatsSnapshot {
     return {
       requests: this.requests,
+      listedItems: this.listedItems,
       writes: this.writes,
       conflicts: this.conflicts,
       errors: this.errors,

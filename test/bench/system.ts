@@ -67,6 +67,7 @@ export async function benchSystem(
     out[`scale.${n}.machinesReadyPerSecond`] = r2(n / s.convergeSeconds);
     out[`scale.${n}.requestsPerMachine`] = s.requestsPerMachine;
     out[`scale.${n}.writesPerMachine`] = s.writesPerMachine;
+    out[`scale.${n}.listedItemsPerMachine`] = s.listedItemsPerMachine;
     out[`scale.${n}.eventWritesPerMachine`] = s.eventWritesPerMachine;
     out[`scale.${n}.addedLatencyP50Ms`] = s.addedLatencyP50Ms;
     out[`scale.${n}.addedLatencyP99Ms`] = s.addedLatencyP99Ms;

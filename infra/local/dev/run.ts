@@ -333,6 +333,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       wallMs: readyAt - started,
       convergeMs: readyAt - appliedAt,
       requests: productStats.requests,
+      listedItems: productStats.listedItems,
       writes: productStats.writes,
       eventWrites: [...productStats.byResource]
         .filter(([k]) => k.endsWith(' events') && !k.startsWith('get ') && !k.startsWith('list '))

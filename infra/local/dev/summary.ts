@@ -15,6 +15,8 @@ export interface RunSummary {
   timeToReadyP50Ms: number;
   timeToReadyP99Ms: number;
   requestsPerMachine: number;
+  /** Objects the product's list calls returned, per machine (flat when list cost is linear). */
+  listedItemsPerMachine: number;
   /**
    * Object writes per machine: creates, updates, patches and deletes of the objects the data model
    * is made of — what the write floor (test/bench/write-floor.ts, 22 writes; docs/write-floor.md)
@@ -47,6 +49,8 @@ export interface SummaryInputs {
   /** From the sample applied to every machine Ready (default wallMs). */
   convergeMs?: number;
   requests: number;
+  /** Objects returned by the product's list calls (default 0). */
+  listedItems?: number;
   /** Every write the product made, Events included. */
   writes: number;
   /** Of which writes of Events (default 0). */
@@ -74,6 +78,7 @@ export function summarize(i: SummaryInputs): RunSummary {
     timeToReadyP50Ms: Math.round(percentile(spans, 50)),
     timeToReadyP99Ms: Math.round(percentile(spans, 99)),
     requestsPerMachine: per(i.requests),
+    listedItemsPerMachine: per(i.listedItems ?? 0),
     writesPerMachine: per(i.writes - (i.eventWrites ?? 0)),
     eventWritesPerMachine: per(i.eventWrites ?? 0),
     conflicts: i.conflicts,
@@ -99,6 +104,7 @@ export function formatSummary(s: RunSummary): string {
     ],
     ['time to Ready per machine', `p50 ${s.timeToReadyP50Ms} ms, p99 ${s.timeToReadyP99Ms} ms (everything)`],
     ['API requests per machine', `${s.requestsPerMachine} (${s.requests} total)`],
+    ['objects listed per machine', String(s.listedItemsPerMachine)],
     ['API writes per machine', `${s.writesPerMachine} (${s.writes} total; Events apart)`],
     ['Event writes per machine', `${s.eventWritesPerMachine} (${s.eventWrites} total)`],
     ['conflicts (409)', String(s.conflicts)],

@@ -67,5 +67,13 @@ describe('client over https with RBAC', () => {
     );
     const got = await Promise.all(names.map((n) => admin.get(R.ConfigMap, 'default', n)));
     expect(got.map((o) => o?.metadata.name)).toEqual(names);
+    // Counters: every call counted once; a paged list counts each page and every object it returned.
+    const before = admin.stats.snapshot();
+    const listed = await admin.list(R.ConfigMap, 'default', { limit: 64 });
+    const after = admin.stats.snapshot();
+    expect(listed.items.length).toBeGreaterThanOrEqual(200);
+    expect(after.listedItems - before.listedItems).toBe(listed.items.length);
+    expect(after.requests - before.requests).toBe(Math.ceil(listed.items.length / 64));
+    expect(before.requests).toBe(400);
   });
 });
