@@ -53,7 +53,8 @@ export const SCENARIOS: Scenario[] = [
       hooks: {
         async onSample(objects: KubeObject[], admin: KubeClient) {
           for (const o of objects) {
-            // A data template created without the cluster label: allocateIndex labels it (a patch).
+            // A data template created without the cluster label: allocateIndex labels it (with its
+            // finalizer and owner, one update).
             if (o.kind === 'Metal3DataTemplate') delete o.metadata.labels?.['cluster.x-k8s.io/cluster-name'];
             if (o.kind !== 'Metal3MachineTemplate') continue;
             const spec = o.spec as { nodeReuse?: boolean; template: { spec: Record<string, unknown> } };

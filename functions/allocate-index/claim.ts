@@ -2,6 +2,11 @@
  * allocateIndex for a Metal3DataClaim: finalizer, the lowest free index of its template, the
  * Metal3Data `<template>-<index>` (the API server's create is the arbiter), claim status and the
  * template's status maps. Idempotent: a Metal3Data already serving the claim is reused.
+ *
+ * Before any Metal3Data is created from a template, the template carries its finalizer (with its
+ * cluster label and Metal3Cluster owner, one write per template). A deleting template gives no
+ * index to a new claim: the claim gets a terminal error instead (CAPM3 would still allocate and
+ * keep the template waiting; we refuse, so a deletion in progress is not prolonged by new data).
  */
 
 import { recordClaimError as recordError } from '../../shared/allocation/claim-error.ts';
@@ -12,7 +17,7 @@ import {
   dataName,
   FINALIZER,
   isDeleting,
-  ownerOfKind,
+  keyOf,
   ownerRef,
   statusOf,
   timestamp,
@@ -32,7 +37,7 @@ import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts'
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { planIndex } from './plan-index.ts';
 import { releaseDataClaim, releaseOrphanData } from './release.ts';
-import { pointAtCluster } from './template.ts';
+import { ensureTemplateMeta } from './template.ts';
 
 /** Creates tried per reconcile before giving up (the queue retries later). */
 export const MAX_CREATE_ATTEMPTS = 25;
@@ -96,11 +101,26 @@ export async function reconcileDataClaim(
     if (isDeleting(claimObj)) return releaseDataClaim(ctx, namespace, name);
   }
 
+  // The template's finalizer (and cluster label and owner) before anything is created from it: a
+  // template deleted from now on waits for what we create below. No write when all are there.
+  const templateNow = await ensureTemplateMeta(
+    ctx,
+    templateRaw,
+    claimObj.metadata.labels?.[CLUSTER_NAME_LABEL],
+  );
+  if (!templateNow) {
+    return requeueAfter(
+      ctx.config.safetyRequeueSeconds,
+      `Metal3DataTemplate ${claim.spec.template.name} not found`,
+    );
+  }
+
   let data: Metal3Data | undefined;
   try {
-    data = await allocate(ctx, template, claim, asKube(templateRaw), asKube(claimObj));
+    data = await allocate(ctx, template, claim, templateNow, asKube(claimObj));
   } catch (e) {
-    if (e instanceof TerminalError) return recordClaimError(ctx, claimObj, e);
+    if (e instanceof TerminalError)
+      return recordClaimError(ctx, claimObj, e, e.reason === 'TemplateDeleting' ? e.reason : undefined);
     throw e;
   }
   if (!data)
@@ -115,7 +135,7 @@ export async function reconcileDataClaim(
     return done('claim deleted during allocation; its Metal3Data was released');
   }
 
-  await recordAllocation(ctx, templateRaw, after, data);
+  await recordAllocation(ctx, templateNow, after, data);
   return done(`index ${data.spec.index}`);
 }
 
@@ -147,6 +167,13 @@ async function allocate(
       return plan.data;
     }
     if (plan.kind === 'wait') return undefined;
+    if (isDeleting(templateRaw)) {
+      // A new index would only prolong the deletion (the template waits for every Metal3Data).
+      throw new TerminalError(
+        'TemplateDeleting',
+        `Metal3DataTemplate ${keyOf(templateRaw)} is being deleted: no index is allocated for a new claim`,
+      );
+    }
     const body = newData(template, templateRaw, claimRaw, plan.index);
     try {
       const created = await client.create(R.Metal3Data, body);
@@ -209,7 +236,7 @@ export function newData(
   };
 }
 
-/** claim.status.renderedData, then the template's status maps (and cluster label) for this entry. */
+/** claim.status.renderedData, then the template's status maps for this entry. */
 async function recordAllocation(
   ctx: ReconcileContext,
   templateRaw: KubeObject,
@@ -255,19 +282,13 @@ async function recordAllocation(
       { status: true },
     );
   }
-  const cluster = claimRaw.metadata.labels?.[CLUSTER_NAME_LABEL];
-  if (cluster && !templateRaw.metadata.labels?.[CLUSTER_NAME_LABEL]) {
-    // Same value from every claim of the cluster: idempotent, order-free.
-    await client.patch(R.Metal3DataTemplate, ns, templateRaw.metadata.name!, {
-      metadata: { labels: { [CLUSTER_NAME_LABEL]: cluster } },
-    });
-  }
-  if (cluster && !ownerOfKind(templateRaw, 'Metal3Cluster')) {
-    // The owner reference needs the Metal3Cluster's uid; written once per template, when it exists.
-    await pointAtCluster(ctx, ns, templateRaw.metadata.name!, cluster, { ownerOnly: true });
-  }
 }
 
 /** Bad input on the claim: status.errorMessage, a Warning Event, terminal. */
-const recordClaimError = (ctx: ReconcileContext, raw: KubeObject, err: Error): Promise<ReconcileResult> =>
-  recordError(ctx, R.Metal3DataClaim, raw, err.message, 'AllocationFailed', 'InvalidConfiguration');
+const recordClaimError = (
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  err: Error,
+  failureReason = 'InvalidConfiguration',
+): Promise<ReconcileResult> =>
+  recordError(ctx, R.Metal3DataClaim, raw, err.message, 'AllocationFailed', failureReason);

@@ -3,6 +3,10 @@
  * IPPool, the IPAddress `<namePrefix>-<ip>` (create-by-name arbitrates), claim status.address and
  * the pool's status.indexes. Allocation errors (exhaustion, unavailable requested address) are
  * recorded on the claim and sticky, as in ip-address-manager.
+ *
+ * Before an IPAddress is created from a pool, the pool carries its finalizer `ippool.ipam.metal3.io`
+ * (pool.ts adds it when it sees the pool; this is the fallback). A deleting pool hands out no new
+ * address: the claim gets a terminal (sticky) error instead, and an address it already holds stays.
  */
 
 import { recordClaimError as recordError } from '../../shared/allocation/claim-error.ts';
@@ -11,6 +15,7 @@ import {
   copyLabels,
   FINALIZER,
   isDeleting,
+  keyOf,
   ownerRef,
   statusOf,
   timestamp,
@@ -24,7 +29,8 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import { planAddress } from './plan-address.ts';
+import { isAddressOfClaim, planAddress, poolAddresses } from './plan-address.ts';
+import { ensurePoolFinalizer } from './pool.ts';
 import { releaseIPClaim } from './release.ts';
 
 export const MAX_ADDRESS_ATTEMPTS = 40;
@@ -81,14 +87,19 @@ export async function reconcileIPClaim(
     if (isDeleting(claimObj)) return releaseIPClaim(ctx, namespace, name);
   }
 
+  // The pool's finalizer before any address is created from it (no write when it is there).
+  const poolNow = await ensurePoolFinalizer(ctx, poolRaw);
+  if (!poolNow)
+    return requeueAfter(ctx.config.safetyRequeueSeconds, `IPPool ${namespace}/${poolName} not found`);
+
   let address: IPAddress;
   try {
-    address = await allocate(ctx, pool, poolRaw, claimObj);
+    address = await allocate(ctx, pool, poolNow, claimObj);
   } catch (e) {
     if (e instanceof IpamError || e instanceof TerminalError) return recordClaimError(ctx, claimObj, e);
     throw e;
   }
-  await recordAllocation(ctx, poolRaw, claimObj, address);
+  await recordAllocation(ctx, poolNow, claimObj, address);
   return done(address.spec.address);
 }
 
@@ -104,6 +115,18 @@ async function allocate(
   const tried: string[] = [];
   for (let attempt = 0; attempt < MAX_ADDRESS_ATTEMPTS; attempt++) {
     const [addresses, claims] = await Promise.all([client.list(R.IPAddress, ns), client.list(R.IPClaim, ns)]);
+    if (isDeleting(poolRaw)) {
+      // The address the claim already holds stays; a new one would only prolong the deletion (the
+      // pool waits for every IPAddress of it), so none is planned (not even to report exhaustion).
+      const held = poolAddresses(pool, addresses.items as unknown as IPAddress[]).find((a) =>
+        isAddressOfClaim(a, claim),
+      );
+      if (held) return held;
+      throw new TerminalError(
+        'PoolDeleting',
+        `IPPool ${keyOf(poolRaw)} is being deleted: no address is allocated for a new claim`,
+      );
+    }
     const plan = planAddress({
       pool,
       claim,
@@ -203,5 +226,9 @@ const recordClaimError = (ctx: ReconcileContext, raw: KubeObject, err: Error): P
     raw,
     err.message,
     'IPAllocationFailed',
-    err instanceof IpamError ? err.code : 'InvalidConfiguration',
+    err instanceof IpamError
+      ? err.code
+      : err instanceof TerminalError && err.reason === 'PoolDeleting'
+        ? err.reason
+        : 'InvalidConfiguration',
   );

@@ -141,6 +141,14 @@ export async function releaseOrphanData(ctx: ReconcileContext, data: Metal3Data)
   await releaseData(ctx, ns, data.metadata.name!);
 }
 
+/**
+ * An IPAddress whose IPClaim is gone (a crash between its create and the claim's release): nobody
+ * else would ever free it, and a deleting pool waits for it. Its finalizer goes, then the object.
+ */
+export async function releaseOrphanAddress(ctx: ReconcileContext, address: KubeObject): Promise<void> {
+  await deleteAndUnblock(ctx, R.IPAddress, address, FINALIZER.ipAddress);
+}
+
 /** IPClaims of a Metal3Data that is gone: drop our finalizer, delete, release (GC alone would stall on the finalizer). */
 export async function releaseOrphanIPClaims(
   ctx: ReconcileContext,

@@ -3,13 +3,27 @@
  * to it (seed 001's three links), and the label and owner reference pointing at its Metal3Cluster
  * (the cluster named by its claims' cluster-name label). Both are derived state: level-triggered,
  * written only when different, through optimisticUpdate.
+ *
+ * Deletion protection (CAPM3's DataTemplateFinalizer): the template carries
+ * `metal3datatemplate.infrastructure.cluster.x-k8s.io`, added in the same write as the label and
+ * owner (and before any Metal3Data is created from it: the claim path ensures it too). A deleting
+ * template keeps it while any live claim of it (woken by the claim's disappearance, no requeue) or
+ * any Metal3Data of it (woken by the Metal3Data's disappearance; a requeue as safety net) is left;
+ * then the finalizer goes. Claims of a deleting template get no new index (claim.ts).
  */
 
 import {
+  addFinalizer,
   CLUSTER_NAME_LABEL,
   controllerOf,
+  FINALIZER,
+  hasFinalizer,
+  isDeleting,
   isOwnedBy,
+  keyOf,
+  ownerOfKind,
   ownerRef,
+  removeFinalizer,
   statusOf,
   timestamp,
 } from '../../shared/allocation/objects.ts';
@@ -20,7 +34,9 @@ import { R } from '../../shared/api/resources.ts';
 import { SKIP, sameJson } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
+import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import { isDataOfClaim } from './plan-index.ts';
+import { releaseOrphanData } from './release.ts';
 
 export interface TemplateMaps {
   indexes: Record<string, string>;
@@ -55,7 +71,7 @@ export async function reconcileTemplate(
     client.list(R.Metal3DataClaim, namespace),
   ]);
   const maps = templateMaps(template, datas.items as unknown as Metal3Data[]);
-  await updateOrGone(
+  const written = await updateOrGone(
     client,
     R.Metal3DataTemplate,
     namespace,
@@ -70,47 +86,177 @@ export async function reconcileTemplate(
     },
     { status: true, current: raw, expectedUid: raw.metadata.uid },
   );
+  if (written.outcome === 'gone') return done('template gone');
+  const current = written.object;
+
+  if (isDeleting(current)) return releaseTemplate(ctx, current, datas.items, claims.items);
 
   const clusterName =
-    raw.metadata.labels?.[CLUSTER_NAME_LABEL] ??
+    current.metadata.labels?.[CLUSTER_NAME_LABEL] ??
     (claims.items as unknown as Metal3DataClaim[])
       .filter((c) => c.spec?.template?.name === name)
       .map((c) => c.metadata.labels?.[CLUSTER_NAME_LABEL])
       .find((v) => v);
-  if (clusterName) await pointAtCluster(ctx, namespace, name, clusterName);
+  await ensureTemplateMeta(ctx, current, clusterName, { always: true });
   return done();
 }
 
-/** Label `cluster.x-k8s.io/cluster-name` and an owner reference to the cluster's Metal3Cluster. */
-export async function pointAtCluster(
+/** Is `claim` a claim of the template `namespace/name` (spec.template, namespace defaulted)? */
+export function isClaimOfTemplate(claim: KubeObject, namespace: string, name: string): boolean {
+  const ref = (claim as unknown as Metal3DataClaim).spec?.template;
+  return (
+    claim.metadata.namespace === namespace &&
+    ref?.name === name &&
+    (ref.namespace || claim.metadata.namespace) === namespace
+  );
+}
+
+/**
+ * The Metal3Data that depend on this template object: created from it (spec.template names it) or
+ * owned by it. Data linked only through a shared templateReference belong to another template.
+ */
+export function isDataOfTemplateObject(template: KubeObject, data: KubeObject): boolean {
+  if (data.metadata.namespace !== template.metadata.namespace) return false;
+  if (isOwnedBy(data, template.metadata.uid)) return true;
+  const ref = (data as unknown as Metal3Data).spec?.template;
+  return (
+    ref?.name === template.metadata.name &&
+    (ref?.namespace || data.metadata.namespace) === template.metadata.namespace
+  );
+}
+
+/**
+ * A deleting template: wait while a live claim of it or a Metal3Data of it is left, then drop our
+ * finalizer. A Metal3Data whose claim is gone would hold the template for ever (CAPM3 issue 1994):
+ * it is released here as its claim's release would have done.
+ */
+async function releaseTemplate(
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  datas: KubeObject[],
+  claims: KubeObject[],
+): Promise<ReconcileResult> {
+  const { client } = ctx;
+  const ns = raw.metadata.namespace!;
+  const name = raw.metadata.name!;
+  if (!hasFinalizer(raw, FINALIZER.dataTemplate)) return done('template deleting, not held by us');
+
+  let dependents = datas.filter((d) => isDataOfTemplateObject(raw, d));
+  let releasedOrphans = 0;
+  for (const d of dependents) {
+    const data = d as unknown as Metal3Data;
+    if (claims.some((c) => isDataOfClaim(data, c as unknown as Metal3DataClaim))) continue;
+    // Not among the listed claims: read the claim itself before calling the data an orphan.
+    const claimName = data.spec?.claim?.name;
+    const claim = claimName
+      ? await client.get(R.Metal3DataClaim, data.spec.claim.namespace || ns, claimName)
+      : undefined;
+    if (claim && isDataOfClaim(data, claim as unknown as Metal3DataClaim)) continue;
+    await releaseOrphanData(ctx, data);
+    releasedOrphans++;
+  }
+  if (releasedOrphans > 0) {
+    ctx.log.info('orphaned Metal3Data of a deleting template released', {
+      template: `${ns}/${name}`,
+      count: releasedOrphans,
+    });
+    dependents = (await client.list(R.Metal3Data, ns)).items.filter((d) => isDataOfTemplateObject(raw, d));
+  }
+
+  const live = claims.filter((c) => isClaimOfTemplate(c, ns, name) && !isDeleting(c));
+  if (live.length > 0) {
+    // Woken when a claim of it goes (functions/relay/routing.ts); no requeue, as in CAPM3.
+    return done(
+      `Metal3DataTemplate ${ns}/${name} is being deleted: waiting for ${live.length} Metal3DataClaim(s) using it (${listed(live)})`,
+    );
+  }
+  if (dependents.length > 0) {
+    // Woken when a Metal3Data of it goes; the requeue is only a safety net.
+    return requeueAfter(
+      ctx.config.safetyRequeueSeconds,
+      `Metal3DataTemplate ${ns}/${name} is being deleted: waiting for ${dependents.length} Metal3Data to be released (${listed(dependents)})`,
+    );
+  }
+  await updateOrGone(
+    client,
+    R.Metal3DataTemplate,
+    ns,
+    name,
+    (o) => (removeFinalizer(o, FINALIZER.dataTemplate) ? undefined : SKIP),
+    { current: raw, expectedUid: raw.metadata.uid, retries: 20 },
+  );
+  ctx.log.info('Metal3DataTemplate released', { template: `${ns}/${name}` });
+  return done('no claim or Metal3Data left: template finalizer removed');
+}
+
+const listed = (objs: KubeObject[]): string => {
+  const names = objs.slice(0, 5).map((o) => keyOf(o));
+  return objs.length > 5 ? `${names.join(', ')}, ...` : names.join(', ');
+};
+
+/** Does the template lack its finalizer, or (for `clusterName`) its cluster label or Metal3Cluster owner? */
+export function templateMetaMissing(template: KubeObject, clusterName: string | undefined): boolean {
+  if (isDeleting(template)) return false;
+  if (!hasFinalizer(template, FINALIZER.dataTemplate)) return true;
+  if (!clusterName) return false;
+  return !template.metadata.labels?.[CLUSTER_NAME_LABEL] || !ownerOfKind(template, 'Metal3Cluster');
+}
+
+/** The Metal3Cluster of the Cluster `clusterName` (its infrastructureRef), if it exists. */
+async function metal3ClusterOf(
   ctx: ReconcileContext,
   namespace: string,
-  name: string,
   clusterName: string,
-  opts: { ownerOnly?: boolean } = {},
-): Promise<void> {
+): Promise<KubeObject | undefined> {
   const { client } = ctx;
   const cluster = (await client.get(R.Cluster, namespace, clusterName)) as (Cluster & KubeObject) | undefined;
   const infra = (
     cluster?.spec as { infrastructureRef?: { kind?: string; name?: string; namespace?: string } } | undefined
   )?.infrastructureRef;
-  const m3c: KubeObject | undefined =
-    infra?.kind === 'Metal3Cluster' && infra.name
-      ? await client.get(R.Metal3Cluster, infra.namespace || namespace, infra.name)
-      : undefined;
-  if (!m3c && opts.ownerOnly) return;
-  await updateOrGone(client, R.Metal3DataTemplate, namespace, name, (o) => {
-    let changed = false;
-    if (o.metadata.labels?.[CLUSTER_NAME_LABEL] !== clusterName && !o.metadata.labels?.[CLUSTER_NAME_LABEL]) {
-      o.metadata.labels = { ...(o.metadata.labels ?? {}), [CLUSTER_NAME_LABEL]: clusterName };
-      changed = true;
-    }
-    if (m3c && !isOwnedBy(o, m3c.metadata.uid)) {
-      // The seed shows the Metal3Cluster as controller; never steal the role from another controller.
-      const ref = ownerRef(R.Metal3Cluster, m3c, { controller: !controllerOf(o) });
-      o.metadata.ownerReferences = [...(o.metadata.ownerReferences ?? []), ref];
-      changed = true;
-    }
-    return changed ? undefined : SKIP;
-  });
+  return infra?.kind === 'Metal3Cluster' && infra.name
+    ? await client.get(R.Metal3Cluster, infra.namespace || namespace, infra.name)
+    : undefined;
+}
+
+/**
+ * The template's metadata in one write: our finalizer (deletion protection), and for
+ * `clusterName` the label `cluster.x-k8s.io/cluster-name` and an owner reference to the cluster's
+ * Metal3Cluster. Nothing is written when all are there, or when the template is deleting (no
+ * finalizer can be added then). `always`: look the Metal3Cluster up even when an owner of that
+ * kind is there (the template reconcile); otherwise only when something is missing (the claim
+ * path, before it creates a Metal3Data). Returns the template as it is now (undefined when gone).
+ */
+export async function ensureTemplateMeta(
+  ctx: ReconcileContext,
+  current: KubeObject,
+  clusterName: string | undefined,
+  opts: { always?: boolean } = {},
+): Promise<KubeObject | undefined> {
+  if (isDeleting(current)) return current;
+  if (!opts.always && !templateMetaMissing(current, clusterName)) return current;
+  const namespace = current.metadata.namespace!;
+  const m3c = clusterName ? await metal3ClusterOf(ctx, namespace, clusterName) : undefined;
+  const r = await updateOrGone(
+    ctx.client,
+    R.Metal3DataTemplate,
+    namespace,
+    current.metadata.name!,
+    (o) => {
+      if (isDeleting(o)) return SKIP;
+      let changed = addFinalizer(o, FINALIZER.dataTemplate);
+      if (clusterName && !o.metadata.labels?.[CLUSTER_NAME_LABEL]) {
+        o.metadata.labels = { ...(o.metadata.labels ?? {}), [CLUSTER_NAME_LABEL]: clusterName };
+        changed = true;
+      }
+      if (m3c && !isOwnedBy(o, m3c.metadata.uid)) {
+        // The seed shows the Metal3Cluster as controller; never steal the role from another controller.
+        const ref = ownerRef(R.Metal3Cluster, m3c, { controller: !controllerOf(o) });
+        o.metadata.ownerReferences = [...(o.metadata.ownerReferences ?? []), ref];
+        changed = true;
+      }
+      return changed ? undefined : SKIP;
+    },
+    { current, expectedUid: current.metadata.uid },
+  );
+  return r.outcome === 'gone' ? undefined : r.object;
 }

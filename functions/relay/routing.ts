@@ -291,6 +291,12 @@ const poolKey = (o: KubeObject): { ns: string; name: string } | undefined => {
   return p?.name ? { ns: p.namespace || nsOf(o), name: p.name } : undefined;
 };
 
+function deletingPoolOf(o: KubeObject, cache: CacheView): Target[] {
+  const p = poolKey(o);
+  const pool = p ? cache.get('IPPool', p.ns, p.name) : undefined;
+  return pool && isDeleting(pool) ? [{ kind: 'IPPool', object: pool }] : [];
+}
+
 function pendingClaimsOfPool(pool: { ns: string; name: string }, cache: CacheView): Target[] {
   return cache
     .list('IPClaim', pool.ns)
@@ -300,6 +306,26 @@ function pendingClaimsOfPool(pool: { ns: string; name: string }, cache: CacheVie
     )
     .map((object) => ({ kind: 'IPClaim', object }));
 }
+
+/** The template a claim or Metal3Data names (spec.template), else its Metal3DataTemplate owner. */
+function templateOf(o: KubeObject, cache: CacheView): KubeObject | undefined {
+  const ref = spec(o).template as Any | undefined;
+  if (ref?.name) return cache.get('Metal3DataTemplate', ref.namespace || nsOf(o), ref.name);
+  const owner = ownerOfKind(o, 'Metal3DataTemplate', true) ?? ownerOfKind(o, 'Metal3DataTemplate');
+  return owner ? cache.get('Metal3DataTemplate', nsOf(o), owner.name) : undefined;
+}
+
+const TEMPLATE_FINALIZER = 'metal3datatemplate.infrastructure.cluster.x-k8s.io';
+const POOL_FINALIZER = 'ippool.ipam.metal3.io';
+const hasOwn = (o: KubeObject, f: string) => (md(o).finalizers?.includes(f) ? true : undefined);
+/** A Metal3DataTemplate as allocateIndex reads it: spec (the links of its data) and its deletion. */
+const templateForAllocate = (o: KubeObject): unknown => [spec(o), md(o).deletionTimestamp];
+/** What allocateIndex writes on a template itself: its finalizer, cluster label, Metal3Cluster owner. */
+const templateOwnByAllocate = (o: KubeObject): unknown[] => [
+  hasOwn(o, TEMPLATE_FINALIZER),
+  md(o).labels?.[CLUSTER_NAME_LABEL],
+  ownerOfKind(o, 'Metal3Cluster')?.uid,
+];
 
 const templateGroup = (t: Target): string => {
   const ref = spec(t.object).template as Any | undefined;
@@ -505,6 +531,88 @@ export const ROUTES: readonly Route[] = [
       liveNotDeleting(ev) &&
       changedBesidesOwnStatus((o, n) => !o.address && Boolean(n.address) && !n.errorMessage)(ev),
     group: poolGroup,
+  },
+  {
+    name: 'Metal3DataTemplate → allocateIndex (finalizer; deletion waits for its claims and data)',
+    on: 'Metal3DataTemplate',
+    fn: 'allocateIndex',
+    reads: [],
+    targets: 'self',
+    // Not its status (allocateIndex's own bookkeeping), nor the metadata it writes itself.
+    when: (ev) => live(ev) && changedOrOwnLost(templateForAllocate, templateOwnByAllocate)(ev),
+  },
+  {
+    name: 'Metal3DataTemplate created → the claims waiting for it',
+    on: 'Metal3DataTemplate',
+    fn: 'allocateIndex',
+    reads: ['Metal3DataClaim'],
+    // A template created under a name claims wait for (they came first: "not found"). Not on
+    // resyncs: a claim with an error would only repeat it.
+    when: (ev) => liveNotDeleting(ev) && ev.resync !== true && changed((o) => md(o).uid)(ev),
+    targets: (ev, c) =>
+      c
+        .list('Metal3DataClaim', nsOf(ev.object))
+        .filter(
+          (cl) =>
+            !isDeleting(cl) &&
+            !status(cl).renderedData &&
+            spec(cl).template?.name === ev.object.metadata.name &&
+            (spec(cl).template?.namespace || nsOf(cl)) === nsOf(ev.object),
+        )
+        .map((object) => ({ kind: 'Metal3DataClaim', object })),
+    group: templateGroup,
+  },
+  {
+    name: 'Metal3DataClaim gone → its deleting Metal3DataTemplate',
+    on: 'Metal3DataClaim',
+    fn: 'allocateIndex',
+    reads: ['Metal3DataTemplate'],
+    when: (ev) => ev.type === 'DELETED',
+    targets: (ev, c) => {
+      const t = templateOf(ev.object, c);
+      return t && isDeleting(t) ? [{ kind: 'Metal3DataTemplate', object: t }] : [];
+    },
+  },
+  {
+    name: 'Metal3Data gone → its deleting Metal3DataTemplate',
+    on: 'Metal3Data',
+    fn: 'allocateIndex',
+    reads: ['Metal3DataTemplate'],
+    when: (ev) => ev.type === 'DELETED',
+    targets: (ev, c) => {
+      const t = templateOf(ev.object, c);
+      return t && isDeleting(t) ? [{ kind: 'Metal3DataTemplate', object: t }] : [];
+    },
+  },
+  {
+    name: 'IPPool → allocateIndex (finalizer; deletion waits for its addresses and claims)',
+    on: 'IPPool',
+    fn: 'allocateIndex',
+    reads: [],
+    targets: 'self',
+    // Its deletion, or our finalizer lost; not its status nor the finalizer appearing (our writes).
+    when: (ev) =>
+      live(ev) &&
+      changedOrOwnLost(
+        (o) => md(o).deletionTimestamp,
+        (o) => [hasOwn(o, POOL_FINALIZER)],
+      )(ev),
+  },
+  {
+    name: 'IPAddress gone → its deleting IPPool',
+    on: 'IPAddress',
+    fn: 'allocateIndex',
+    reads: ['IPPool'],
+    when: (ev) => ev.type === 'DELETED',
+    targets: (ev, c) => deletingPoolOf(ev.object, c),
+  },
+  {
+    name: 'IPClaim gone → its deleting IPPool',
+    on: 'IPClaim',
+    fn: 'allocateIndex',
+    reads: ['IPPool'],
+    when: (ev) => ev.type === 'DELETED',
+    targets: (ev, c) => deletingPoolOf(ev.object, c),
   },
   {
     name: 'IPPool change → its pending IPClaims',

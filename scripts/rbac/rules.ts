@@ -218,14 +218,15 @@ const NOTES: Record<Identity, Record<string, string>> = {
       'automatedCleaningMode propagation; nodeReuse on release.',
     'infrastructure.cluster.x-k8s.io|metal3clusters': 'reconcileCluster (the InfraCluster contract).',
     'infrastructure.cluster.x-k8s.io|metal3datatemplates':
-      'allocateIndex: indexes kept in the template status.',
+      'allocateIndex: indexes kept in the template status; its finalizer (deletion protection), cluster label and owner.',
     'infrastructure.cluster.x-k8s.io|metal3dataclaims':
       'selectHost creates the claim; allocateIndex answers it; deprovision releases it.',
     'infrastructure.cluster.x-k8s.io|metal3datas':
       'allocation by deterministic name (create is the arbiter); renderData.',
     'metal3.io|baremetalhosts':
       'the host claim is a resourceVersion-checked write (the lock); the BMO owns status.',
-    'ipam.metal3.io|ippools': 'IPAM: pools are read, allocations kept in their status.',
+    'ipam.metal3.io|ippools':
+      'IPAM: pools are read, their finalizer (deletion protection) kept, allocations kept in their status.',
     'ipam.metal3.io|ipclaims': 'renderData claims addresses; allocateIndex answers; release deletes.',
     'ipam.metal3.io|ipaddresses': 'allocation by deterministic name; release deletes.',
     'cluster.x-k8s.io|machines': 'owner Machine: bootstrap data, failure domain, node reuse owner.',

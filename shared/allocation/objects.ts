@@ -15,6 +15,13 @@ export const FINALIZER = {
   ipClaim: 'ipclaim.ipam.metal3.io',
   /** On an IPAddress (IPAM). */
   ipAddress: 'ipaddress.ipam.metal3.io',
+  /**
+   * On a Metal3DataTemplate (allocateIndex): deletion protection, dropped once no live claim and
+   * no Metal3Data of the template is left (CAPM3's DataTemplateFinalizer).
+   */
+  dataTemplate: 'metal3datatemplate.infrastructure.cluster.x-k8s.io',
+  /** On an IPPool (IPAM): deletion protection, dropped once no IPAddress and no live IPClaim is left. */
+  ipPool: 'ippool.ipam.metal3.io',
 } as const;
 
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';

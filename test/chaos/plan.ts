@@ -77,6 +77,7 @@ export const PRODUCT_WRITES: Record<string, readonly string[]> = {
   ipclaims: ['create', 'update', 'patch', 'delete'],
   'ipclaims/status': ['update', 'patch'],
   ipaddresses: ['create', 'update', 'patch', 'delete'],
+  ippools: ['update'],
   'ippools/status': ['update', 'patch'],
   baremetalhosts: ['update', 'patch'],
   secrets: ['create', 'delete'],

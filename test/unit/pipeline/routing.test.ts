@@ -379,16 +379,114 @@ describe('routing table', () => {
     expect(claimMsg!.group).toBe(`Metal3DataTemplate/${NS}/tpl`);
     const [ipMsg] = route({ type: 'ADDED', object: ipc }, c);
     expect(ipMsg!.group).toBe(`IPPool/${NS}/pool`);
-    // Pool change and address deletion wake only that pool's pending claims.
+    // Pool change and address deletion wake only that pool's pending claims (a pool seen for the
+    // first time also goes to allocateIndex itself, for its finalizer, in the same group).
     const pool = obj('IPPool', 'pool');
     expect(route({ type: 'MODIFIED', object: pool }, c).map((m) => [m.msg.name, m.group])).toEqual([
+      ['pool', `IPPool/${NS}/pool`],
       ['tpl-0-pool', `IPPool/${NS}/pool`],
     ]);
+    const specChanged = { ...pool, spec: { prefix: 24 } };
+    expect(
+      route({ type: 'MODIFIED', object: specChanged, old: pool }, c).map((m) => [m.msg.name, m.group]),
+    ).toEqual([['tpl-0-pool', `IPPool/${NS}/pool`]]);
     const addr = obj('IPAddress', 'pool-10-0-0-5', { spec: { pool: { name: 'pool' } } });
     expect(summary({ type: 'DELETED', object: addr }, c)).toEqual([
       'allocateIndex IPClaim/tpl-0-pool related',
     ]);
     expect(summary({ type: 'MODIFIED', object: addr }, c)).toEqual([]);
+  });
+
+  it('templates and pools: first sight, deletion and a lost finalizer reach allocateIndex; their own writes do not', () => {
+    const { c } = world();
+    const tf = 'metal3datatemplate.infrastructure.cluster.x-k8s.io';
+    const tpl = obj('Metal3DataTemplate', 'tpl2', { spec: { clusterName: 'c1' } });
+    expect(summary({ type: 'ADDED', object: tpl }, c)).toEqual([
+      'allocateIndex Metal3DataTemplate/tpl2 added',
+    ]);
+    // Its finalizer, cluster label and Metal3Cluster owner appearing are allocateIndex's own write.
+    const held = {
+      ...tpl,
+      metadata: {
+        ...tpl.metadata,
+        finalizers: [tf],
+        labels: { 'cluster.x-k8s.io/cluster-name': 'c1' },
+        ownerReferences: [owner('Metal3Cluster', 'c1')],
+      },
+    };
+    expect(summary({ type: 'MODIFIED', object: held, old: tpl }, c)).toEqual([]);
+    // Its status (the index maps) neither.
+    const withStatus = { ...held, status: { indexes: { '0': 'm-0' } } };
+    expect(summary({ type: 'MODIFIED', object: withStatus, old: held }, c)).toEqual([]);
+    // The finalizer removed by someone else, or the deletion, wake it.
+    const lost = { ...held, metadata: { ...held.metadata, finalizers: [] } };
+    expect(summary({ type: 'MODIFIED', object: lost, old: held }, c)).toEqual([
+      'allocateIndex Metal3DataTemplate/tpl2 modified',
+    ]);
+    const deleting = { ...held, metadata: { ...held.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } };
+    const [m] = route({ type: 'MODIFIED', object: deleting, old: held }, c);
+    expect([m!.msg.function, m!.msg.name, m!.group]).toEqual([
+      'allocateIndex',
+      'tpl2',
+      `Metal3DataTemplate/${NS}/tpl2`,
+    ]);
+    expect(summary({ type: 'DELETED', object: deleting }, c)).toEqual([]);
+
+    const pool = obj('IPPool', 'pool');
+    const pf = { ...pool, metadata: { ...pool.metadata, finalizers: ['ippool.ipam.metal3.io'] } };
+    expect(summary({ type: 'MODIFIED', object: pf, old: pool }, c)).toEqual([]);
+    const poolDeleting = { ...pf, metadata: { ...pf.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } };
+    expect(summary({ type: 'MODIFIED', object: poolDeleting, old: pf }, c)).toEqual([
+      'allocateIndex IPPool/pool modified',
+    ]);
+  });
+
+  it('a created template wakes the claims waiting for it; a resync does not', () => {
+    const { c } = world();
+    const waiting = obj('Metal3DataClaim', 'm-9', { spec: { template: { name: 'tpl' } } });
+    c.store('Metal3DataClaim').upsert(waiting);
+    const tpl = obj('Metal3DataTemplate', 'tpl');
+    expect(summary({ type: 'ADDED', object: tpl }, c)).toEqual([
+      'allocateIndex Metal3DataClaim/m-0 related',
+      'allocateIndex Metal3DataClaim/m-9 related',
+      'allocateIndex Metal3DataTemplate/tpl added',
+    ]);
+    const claimMsg = route({ type: 'ADDED', object: tpl }, c).find((m) => m.msg.name === 'm-9');
+    expect(claimMsg!.group).toBe(`Metal3DataTemplate/${NS}/tpl`);
+    expect(summary({ type: 'MODIFIED', object: tpl, old: tpl, resync: true }, c)).toEqual([
+      'allocateIndex Metal3DataTemplate/tpl resync',
+    ]);
+  });
+
+  it('a claim or Metal3Data gone wakes its deleting template; an address or IPClaim gone its deleting pool', () => {
+    const { c, claim0, data0, ipc } = world();
+    const del = { deletionTimestamp: '2026-01-01T00:00:00Z' };
+    const tpl = obj('Metal3DataTemplate', 'tpl');
+    const pool = obj('IPPool', 'pool');
+    const addr = obj('IPAddress', 'pool-10-0-0-5', { spec: { pool: { name: 'pool' } } });
+    // Template and pool alive: nobody extra.
+    c.store('Metal3DataTemplate').upsert(tpl);
+    c.store('IPPool').upsert(pool);
+    expect(summary({ type: 'DELETED', object: data0 }, c)).not.toContain(
+      'allocateIndex Metal3DataTemplate/tpl related',
+    );
+    expect(summary({ type: 'DELETED', object: claim0 }, c)).not.toContain(
+      'allocateIndex Metal3DataTemplate/tpl related',
+    );
+    expect(summary({ type: 'DELETED', object: addr }, c)).not.toContain('allocateIndex IPPool/pool related');
+    // Deleting: the template and the pool are woken.
+    c.store('Metal3DataTemplate').upsert({ ...tpl, metadata: { ...tpl.metadata, ...del } });
+    c.store('IPPool').upsert({ ...pool, metadata: { ...pool.metadata, ...del } });
+    expect(summary({ type: 'DELETED', object: data0 }, c)).toContain(
+      'allocateIndex Metal3DataTemplate/tpl related',
+    );
+    expect(summary({ type: 'DELETED', object: claim0 }, c)).toContain(
+      'allocateIndex Metal3DataTemplate/tpl related',
+    );
+    expect(summary({ type: 'DELETED', object: addr }, c)).toContain('allocateIndex IPPool/pool related');
+    expect(summary({ type: 'DELETED', object: ipc }, c)).toContain('allocateIndex IPPool/pool related');
+    const m = route({ type: 'DELETED', object: data0 }, c).find((r) => r.msg.kind === 'Metal3DataTemplate');
+    expect(m!.group).toBe(`Metal3DataTemplate/${NS}/tpl`);
   });
 
   it('renderData: address set on an IPClaim, and a deleted rendered Secret, wake the Metal3Data', () => {
