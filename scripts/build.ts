@@ -140,7 +140,8 @@ const narrowUndici: Plugin = {
   name: 'narrow-undici',
   setup(b) {
     // client-node, and our http library under it (shared/kube/transport.ts: Agent, Dispatcher#request).
-    const fromClientNode = /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]|[\\/]shared[\\/]kube[\\/]transport\.ts$/;
+    const fromClientNode =
+      /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]|[\\/]shared[\\/]kube[\\/]transport\.ts$/;
     const undiciDir = dirname(fileURLToPath(import.meta.resolve('undici')));
     b.onResolve({ filter: /^undici$/ }, (args) =>
       fromClientNode.test(args.importer) ? { path: 'undici', namespace: 'undici-narrow' } : undefined,

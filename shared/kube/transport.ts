@@ -17,6 +17,10 @@ import { Agent, type Dispatcher } from 'undici';
 
 /** For a kubeconfig that gives client-node no reason to configure a dispatcher (plain http). */
 let fallback: Agent | undefined;
+function fallbackAgent(): Agent {
+  fallback ??= new Agent();
+  return fallback;
+}
 
 const promiseLibrary: PromiseHttpLibrary = {
   async send(ctx) {
@@ -26,7 +30,7 @@ const promiseLibrary: PromiseHttpLibrary = {
       throw new Error('only string request bodies are supported');
     }
     const url = new URL(ctx.getUrl());
-    const dispatcher: Dispatcher = ctx.getDispatcher() ?? (fallback ??= new Agent());
+    const dispatcher: Dispatcher = ctx.getDispatcher() ?? fallbackAgent();
     const res = await dispatcher.request({
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
