@@ -8,8 +8,12 @@
  *   infra/deploy/common/rbac-functions.yaml    ClusterRole + binding of the functions
  *   infra/deploy/common/rbac-relay.yaml        ClusterRole + binding of the relay
  *   infra/deploy/workload-rbac.yaml            Nodes in each workload cluster
- * `--check`: exit 1 when a committed file differs from what the COMMITTED observation renders to
- * (no scenarios run). `--from-observation`: re-render from the committed observation only.
+ * and, from the routing table alone (pure: no scenario involved, scripts/rbac/routing-role.ts),
+ *   infra/knative/apiserversource/rbac-functions-routing.yaml
+ *                                              the lists routing by lookup needs (no relay)
+ * `--check`: exit 1 when a committed file differs from what the COMMITTED observation (and the
+ * routing table) renders to (no scenarios run). `--from-observation`: re-render from the committed
+ * observation only.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
@@ -18,6 +22,7 @@ import { type DevOptions, runDev } from '../infra/local/dev/run.ts';
 import { R } from '../shared/api/resources.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
 import type { KubeObject } from '../shared/kube/types.ts';
+import { ROUTING_ROLE_FILE, renderRoutingRoleFile } from './rbac/routing-role.ts';
 import {
   emptyObservation,
   IDENTITIES,
@@ -149,11 +154,15 @@ export async function observeScenarios(
   return obs;
 }
 
-/** Repository-relative path -> text, for an observation. */
+/**
+ * Repository-relative path -> text, for an observation; with the routing-by-lookup role, which
+ * depends on the routing table only.
+ */
 export function renderRbacFiles(obs: Observation): Map<string, string> {
   const files = new Map<string, string>();
   for (const id of IDENTITIES) files.set(ROLE_FILES[id], renderRoleFile(id, obs));
   files.set(OBSERVATION_FILE, renderObservation(obs));
+  files.set(ROUTING_ROLE_FILE, renderRoutingRoleFile());
   return files;
 }
 

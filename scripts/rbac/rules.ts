@@ -244,7 +244,8 @@ const NOTES: Record<Identity, Record<string, string>> = {
 const noteOf = (identity: Identity, group: string, base: string): string =>
   NOTES[identity][`${group}|${base}`] ?? '';
 
-const flow = (xs: readonly string[]) =>
+/** A YAML flow sequence of names, quoted where needed (`['']` for the core group). */
+export const flow = (xs: readonly string[]): string =>
   `[${xs.map((x) => (x === '' || /[^a-z0-9./*-]/i.test(x) ? `'${x}'` : x)).join(', ')}]`;
 
 export const ROLE_NAMES: Record<Identity, string> = {
@@ -264,7 +265,9 @@ const INTRO: Record<Identity, string[]> = {
     'The reconcile functions (ServiceAccount metal3fn-functions): the workers here, the Knative',
     "Services (infra/knative), and the identity behind the Lambda functions' kubeconfig.",
     'Workload-cluster Node patches use the workload kubeconfig, not this account: see',
-    'infra/deploy/workload-rbac.yaml.',
+    'infra/deploy/workload-rbac.yaml. Without a relay (infra/knative/apiserversource) the Services',
+    'route events themselves; the lists that needs are added by the generated',
+    'infra/knative/apiserversource/rbac-functions-routing.yaml.',
   ],
   relay: [
     'The relay (ServiceAccount metal3fn-relay): list + watch of what the routing table reads',

@@ -6,8 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { watchedKinds } from '../../../functions/relay/routing.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { kindsReadFor, watchedKinds } from '../../../functions/relay/routing.ts';
+import { R, resourceFor } from '../../../shared/api/resources.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const KUBECTL = ['/usr/bin/kubectl', '/usr/local/bin/kubectl'].find((p) => existsSync(p));
@@ -68,5 +68,36 @@ describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not fou
     expect(source.spec.resources.map((r: { kind: string }) => r.kind)).not.toContain('Secret');
     expect(docs.filter((d) => d.kind === 'Trigger')).toHaveLength(12);
     expect(docs.filter((d) => d.kind === 'Deployment')).toEqual([]); // the source replaces our relay
+
+    // No relay: the function Services route the source's events themselves (routeWithApi), as
+    // the functions' ServiceAccount, listing what the routes on each delivered kind read. The
+    // ClusterRoles bound to that account (its own + the generated routing role) must allow it.
+    const bindings = docs.filter(
+      (d) =>
+        d.kind === 'ClusterRoleBinding' &&
+        d.subjects?.some(
+          (s: { kind: string; name: string; namespace: string }) =>
+            s.kind === 'ServiceAccount' &&
+            s.name === 'metal3fn-functions' &&
+            s.namespace === 'metal3fn-system',
+        ),
+    );
+    expect(bindings.map((b) => b.roleRef.name).sort()).toEqual([
+      'metal3fn-functions',
+      'metal3fn-functions-routing',
+    ]);
+    const lists = new Set<string>();
+    for (const b of bindings)
+      for (const rule of docs.find((d) => d.kind === 'ClusterRole' && d.metadata.name === b.roleRef.name)
+        .rules)
+        if (rule.verbs.includes('list'))
+          for (const g of rule.apiGroups) for (const r of rule.resources) lists.add(`${g}/${r}`);
+    const missing: string[] = [];
+    for (const res of source.spec.resources as { apiVersion: string; kind: string }[]) {
+      expect(resourceFor(res.apiVersion, res.kind), `${res.kind} is a kind we know`).toBeDefined();
+      for (const k of kindsReadFor(res.kind))
+        if (!lists.has(`${R[k].group}/${R[k].plural}`)) missing.push(`${res.kind} -> list ${R[k].plural}`);
+    }
+    expect(missing).toEqual([]);
   });
 });

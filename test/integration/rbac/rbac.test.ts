@@ -3,7 +3,9 @@
  *
  *   1. The rule builder is a pure function from request log entries to rules (unit cases).
  *   2. The committed role files are exactly what the builder makes of the committed observation
- *      (infra/deploy/rbac-observed.json): nobody edits them by hand.
+ *      (infra/deploy/rbac-observed.json): nobody edits them by hand. The same holds for the
+ *      routing-by-lookup role of the Knative ApiServerSource overlay, rendered from the routing
+ *      table (scripts/rbac/routing-role.ts; proven under enforcement in routing.test.ts).
  *   3. The whole system (runDev, as `npm start` runs it) with RBAC ENFORCED: the functions, the
  *      relay and the workload kubeconfig each have exactly the shipped roles; a small sample
  *      reaches Ready and releases cleanly after scale-down, no request of theirs is refused, and
@@ -127,7 +129,7 @@ describe('rule builder (pure)', () => {
 });
 
 describe('the committed role files', () => {
-  it(`are what the rule builder makes of ${OBSERVATION_FILE} (regenerate: npm run gen:rbac)`, () => {
+  it(`are what the rule builder makes of ${OBSERVATION_FILE} and the routing table (regenerate: npm run gen:rbac)`, () => {
     for (const [path, text] of renderRbacFiles(readObservation()))
       expect(readFileSync(`${ROOT}${path}`, 'utf8'), path).toBe(text);
   });

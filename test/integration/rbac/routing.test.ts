@@ -1,0 +1,176 @@
+/**
+ * Routing by lookup under the functions' identity, with exactly the shipped roles enforced.
+ *
+ * Without a relay (Knative's ApiServerSource, infra/knative/apiserversource; `replay --event`),
+ * each function Service routes raw events itself: `routeWithApi` LISTs the kinds the routes for
+ * the event's kind read, as the functions' ServiceAccount. The functions' role
+ * (infra/deploy/common/rbac-functions.yaml) is generated from relay-mode runs; the overlay adds
+ * infra/knative/apiserversource/rbac-functions-routing.yaml, generated from the routing table
+ * (scripts/rbac/routing-role.ts). On the embedded API server with RBAC enforced over HTTP:
+ *
+ *   1. with the functions' role ALONE, routing an event of every routed kind is refused exactly
+ *      on the lists the routing role adds (so this test fails when that role is missing);
+ *   2. with both roles, nothing is refused, and the routes find their targets;
+ *   3. the routing role is the union over ROUTES of `reads`, and lists no Secrets (what
+ *      docs/security.md says of this mode).
+ * That the committed file is what the generator renders is checked with the other generated
+ * files in rbac.test.ts (renderRbacFiles).
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routeWithApi } from '../../../functions/relay/lookup.ts';
+import { ROUTES, type RoutingEvent } from '../../../functions/relay/routing.ts';
+import { applyRbacFile, FUNCTIONS_USER, RBAC_FILES, readManifests } from '../../../infra/local/dev/rbac.ts';
+import { applyObjects, loadManifests } from '../../../infra/local/manifests.ts';
+import {
+  FUNCTIONS_SERVICE_ACCOUNT,
+  ROUTING_ROLE_FILE,
+  routingGrants,
+} from '../../../scripts/rbac/routing-role.ts';
+import { grantKey, grantsOfRules, type PolicyRule } from '../../../scripts/rbac/rules.ts';
+import { type KindName, R } from '../../../shared/api/resources.ts';
+import { KubeClient } from '../../../shared/kube/client.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { CLUSTER, converge, createMachine, makeCtx, NS } from '../data/harness.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const TOKEN = 'functions-routing-token';
+let tc: TestCluster;
+let fn: KubeClient;
+
+/** Every kind some route listens on (management and workload). */
+const ROUTED_KINDS = [...new Set(ROUTES.map((r) => r.on))];
+
+beforeAll(async () => {
+  tc = await startTestCluster({ rbac: { tokens: { [TOKEN]: { user: FUNCTIONS_USER } } } });
+  await applyRbacFile(tc.client, RBAC_FILES.functions);
+  fn = KubeClient.fromString(tc.server.kubeconfig({ token: TOKEN }));
+  // The state the routes read: the sample (Cluster, Metal3Cluster, templates, pool, control
+  // plane, workers), one machine with its host and claim, and what allocation and rendering make
+  // of it (Metal3Data, IPClaim, IPAddress, the rendered Secrets), written by the admin.
+  await applyObjects(tc.client, await loadManifests(join(ROOT, 'infra/local/sample')), NS);
+  await createMachine(tc.client, 'm0', 'md-0-template');
+  await converge(makeCtx(tc.client));
+});
+afterAll(async () => {
+  await tc?.stop();
+});
+
+/** An event of every routed kind: a live object of that kind (a Node from the workload cluster). */
+async function representativeEvents(): Promise<RoutingEvent[]> {
+  const events: RoutingEvent[] = [];
+  for (const kind of ROUTED_KINDS) {
+    if (kind === 'Node') {
+      const node: KubeObject = {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: 'm0', labels: { 'metal3.io/uuid': 'uid-0', 'kubernetes.io/hostname': 'm0' } },
+        spec: {},
+      };
+      events.push({ type: 'ADDED', object: node, cluster: `${NS}/${CLUSTER}` });
+      continue;
+    }
+    const t = R[kind as KindName];
+    const [object] = (await tc.client.list(t, NS)).items;
+    expect(object, `a ${kind} to route (the sample, createMachine and converge make one)`).toBeDefined();
+    const old = structuredClone(object!);
+    old.metadata.resourceVersion = '1';
+    old.metadata.labels = { ...old.metadata.labels, changed: 'yes' };
+    events.push(
+      { type: 'ADDED', object: object! },
+      { type: 'MODIFIED', object: object!, old },
+      {
+        type: 'DELETED',
+        object: {
+          ...object!,
+          metadata: { ...object!.metadata, deletionTimestamp: new Date().toISOString() },
+        },
+      },
+    );
+  }
+  return events;
+}
+
+/** The API group of a request path (`/api/v1/...` is the core group ''). */
+const groupOfPath = (path: string): string => {
+  const segs = path.split('?')[0]!.split('/').filter(Boolean);
+  return segs[0] === 'apis' ? (segs[1] ?? '') : '';
+};
+
+/** Routes every event as the functions; what was refused (from the server's request log). */
+async function routeAll(): Promise<{ errors: string[]; refused: string[]; messages: number }> {
+  const since = tc.server.log.entries.length;
+  const errors: string[] = [];
+  let messages = 0;
+  for (const ev of await representativeEvents()) {
+    try {
+      messages += (await routeWithApi(fn, ev)).length;
+    } catch (e) {
+      errors.push(`${ev.type} ${ev.object.kind}: ${(e as Error).message}`);
+    }
+  }
+  const mine = tc.server.log.entries.slice(since).filter((e) => e.user === FUNCTIONS_USER);
+  expect(mine.length, 'routing made requests as the functions').toBeGreaterThan(0);
+  const refused = mine
+    .filter((e) => e.status === 401 || e.status === 403)
+    .map((e) => `${e.verb} ${groupOfPath(e.path)}/${e.resource}`);
+  return { errors, refused: [...new Set(refused)].sort(), messages };
+}
+
+const grantedBy = (file: string) =>
+  grantsOfRules(
+    readManifests(file)
+      .filter((o) => o.kind === 'ClusterRole')
+      .flatMap((o) => (o as unknown as { rules?: PolicyRule[] }).rules ?? []),
+  );
+
+describe('routing by lookup as the functions, with the shipped roles enforced', () => {
+  it('the functions’ role alone is refused exactly the lists the routing role adds', async () => {
+    const functions = new Set(grantedBy(RBAC_FILES.functions).map(grantKey));
+    const missing = routingGrants()
+      .filter((g) => !functions.has(grantKey(g)))
+      .map((g) => `${g.verb} ${g.group}/${g.resource}`)
+      .sort();
+    expect(
+      missing.length,
+      'the functions’ role covers routing alone: the routing role is redundant',
+    ).toBeGreaterThan(0);
+    const { errors, refused } = await routeAll();
+    expect(refused).toEqual(missing);
+    expect(errors.length).toBeGreaterThan(0);
+  });
+
+  it('with the routing role as well: nothing refused, and events reach their targets', async () => {
+    await applyRbacFile(tc.client, join(ROOT, ROUTING_ROLE_FILE));
+    const { errors, refused, messages } = await routeAll();
+    expect(refused).toEqual([]);
+    expect(errors).toEqual([]);
+    expect(messages).toBeGreaterThan(0);
+  });
+});
+
+describe('the routing role (infra/knative/apiserversource/rbac-functions-routing.yaml)', () => {
+  const file = join(ROOT, ROUTING_ROLE_FILE);
+
+  it('grants list on the union over ROUTES of `reads`, nothing else, to the functions’ ServiceAccount', () => {
+    const reads = new Set(
+      ROUTES.flatMap((r) => r.reads).map((k) =>
+        grantKey({ group: R[k].group, resource: R[k].plural, verb: 'list' }),
+      ),
+    );
+    expect(grantedBy(file).map(grantKey).sort()).toEqual([...reads].sort());
+    const binding = readManifests(file).find((o) => o.kind === 'ClusterRoleBinding') as unknown as {
+      subjects: { kind: string; name: string; namespace: string }[];
+    };
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', ...FUNCTIONS_SERVICE_ACCOUNT }]);
+    // The functions' ServiceAccount, as the shipped role and the Knative Services name it.
+    expect(FUNCTIONS_USER).toBe(
+      `system:serviceaccount:${FUNCTIONS_SERVICE_ACCOUNT.namespace}:${FUNCTIONS_SERVICE_ACCOUNT.name}`,
+    );
+  });
+
+  it('lists no Secrets (docs/security.md: no route reads Secrets; update it if one must)', () => {
+    expect(routingGrants().filter((g) => g.resource === 'secrets')).toEqual([]);
+  });
+});
