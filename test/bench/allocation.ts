@@ -42,6 +42,7 @@ export async function benchAllocation(): Promise<Record<string, number>> {
     try {
       const r = await indexContention(tc.client, { claims: 500, workers: 16, dupRate: 0 });
       out.indexNoSpreadConflictsPerAllocation = round(r.http409 / r.allocations);
+      out.indexNoSpreadRedeliveries = r.redeliveries;
       out.indexNoSpreadMsPerAllocation = round(r.ms / r.allocations, 2);
     } finally {
       indexPlanTuning.spreadByRank = true;
@@ -59,6 +60,7 @@ export async function benchAllocation(): Promise<Record<string, number>> {
       const r = await indexContention(tc.client, { claims: 500, workers: 16, dupRate, crossProcess });
       out[`index${tag}Deliveries`] = r.deliveries;
       out[`index${tag}ConflictsPerAllocation`] = round(r.http409 / r.allocations);
+      out[`index${tag}Redeliveries`] = r.redeliveries;
       out[`index${tag}AlreadyExistsPerAllocation`] = round(r.alreadyExists / r.allocations);
       out[`index${tag}UpdateConflictsPerAllocation`] = round((r.http409 - r.alreadyExists) / r.allocations);
       out[`index${tag}MsPerAllocation`] = round(r.ms / r.allocations, 2);

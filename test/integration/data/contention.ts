@@ -9,6 +9,8 @@ import { addressCounters, reconcileIPClaim } from '../../../functions/allocate-i
 import { R, type ResourceType } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
+import { TransientError } from '../../../shared/reconcile/errors.ts';
+import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
 import { allocate, createClaim, makeCtx, NS } from './harness.ts';
 
 /** Deterministic PRNG (mulberry32) so every run sees the same message order. */
@@ -64,6 +66,8 @@ export interface ContentionResult {
   alreadyExists: number;
   /** ... of which the existing object was this very claim's (a duplicate delivery racing itself). */
   duplicateCreates: number;
+  /** Deliveries repeated after a transient error (an allocation that lost its create too often). */
+  redeliveries: number;
   ms: number;
 }
 
@@ -121,9 +125,19 @@ async function contend(
   const dup0 = counters.duplicateCreate ?? 0;
   const started = performance.now();
   const direct = t === R.IPClaim ? reconcileIPClaim : reconcileDataClaim;
-  const results = await runWorkers(order, opts.workers, (n) =>
-    opts.crossProcess ? direct(ctx, NS, n) : allocate(ctx, t, n),
-  );
+  let redeliveries = 0;
+  // A transient error is what the queue redelivers (up to its maxReceiveCount of 5): do the same.
+  const deliver = async (n: string): Promise<ReconcileResult> => {
+    for (let receive = 1; ; receive++) {
+      try {
+        return await (opts.crossProcess ? direct(ctx, NS, n) : allocate(ctx, t, n));
+      } catch (e) {
+        if (!(e instanceof TransientError) || receive >= 5) throw e;
+        redeliveries++;
+      }
+    }
+  };
+  const results = await runWorkers(order, opts.workers, deliver);
   const ms = performance.now() - started;
   const bad = results.filter((r) => r.kind !== 'done');
   if (bad.length > 0) throw new Error(`${bad.length} reconciles did not finish: ${JSON.stringify(bad[0])}`);
@@ -133,6 +147,7 @@ async function contend(
     http409: client.stats.conflicts - conflicts0,
     alreadyExists: counters.alreadyExists - exists0,
     duplicateCreates: (counters.duplicateCreate ?? 0) - dup0,
+    redeliveries,
     ms,
   };
 }
