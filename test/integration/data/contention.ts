@@ -81,6 +81,8 @@ export interface ContentionOptions {
    * they would in two processes (the core serializes one key per process).
    */
   crossProcess?: boolean;
+  /** Deliveries of one claim before a transient error fails the run (default 5, the queues' maxReceiveCount). */
+  maxReceives?: number;
 }
 
 export async function indexContention(
@@ -126,13 +128,13 @@ async function contend(
   const started = performance.now();
   const direct = t === R.IPClaim ? reconcileIPClaim : reconcileDataClaim;
   let redeliveries = 0;
-  // A transient error is what the queue redelivers (up to its maxReceiveCount of 5): do the same.
+  // A transient error is what the queue redelivers (up to its maxReceiveCount, 5): do the same.
   const deliver = async (n: string): Promise<ReconcileResult> => {
     for (let receive = 1; ; receive++) {
       try {
         return await (opts.crossProcess ? direct(ctx, NS, n) : allocate(ctx, t, n));
       } catch (e) {
-        if (!(e instanceof TransientError) || receive >= 5) throw e;
+        if (!(e instanceof TransientError) || receive >= (opts.maxReceives ?? 5)) throw e;
         redeliveries++;
       }
     }
