@@ -10,6 +10,7 @@
  * deduplicated away by SQS.
  */
 import { type FunctionName, MessageEnvelope } from '../../events/envelope.ts';
+import { FINALIZER } from '../../shared/allocation/objects.ts';
 import { apiVersionOf, INFRA_GROUP, type KindName, R } from '../../shared/api/resources.ts';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.ts';
 import { groupId, objectGroup, type RoutedMessage } from '../../shared/queue/message.ts';
@@ -315,8 +316,14 @@ function templateOf(o: KubeObject, cache: CacheView): KubeObject | undefined {
   return owner ? cache.get('Metal3DataTemplate', nsOf(o), owner.name) : undefined;
 }
 
-const TEMPLATE_FINALIZER = 'metal3datatemplate.infrastructure.cluster.x-k8s.io';
-const POOL_FINALIZER = 'ippool.ipam.metal3.io';
+/** The template of a claim or Metal3Data, when it is being deleted (it waits for them). */
+function deletingTemplateOf(o: KubeObject, cache: CacheView): Target[] {
+  const t = templateOf(o, cache);
+  return t && isDeleting(t) ? [{ kind: 'Metal3DataTemplate', object: t }] : [];
+}
+
+const TEMPLATE_FINALIZER = FINALIZER.dataTemplate;
+const POOL_FINALIZER = FINALIZER.ipPool;
 const hasOwn = (o: KubeObject, f: string) => (md(o).finalizers?.includes(f) ? true : undefined);
 /** A Metal3DataTemplate as allocateIndex reads it: spec (the links of its data) and its deletion. */
 const templateForAllocate = (o: KubeObject): unknown => [spec(o), md(o).deletionTimestamp];
@@ -568,10 +575,7 @@ export const ROUTES: readonly Route[] = [
     fn: 'allocateIndex',
     reads: ['Metal3DataTemplate'],
     when: (ev) => ev.type === 'DELETED',
-    targets: (ev, c) => {
-      const t = templateOf(ev.object, c);
-      return t && isDeleting(t) ? [{ kind: 'Metal3DataTemplate', object: t }] : [];
-    },
+    targets: (ev, c) => deletingTemplateOf(ev.object, c),
   },
   {
     name: 'Metal3Data gone → its deleting Metal3DataTemplate',
@@ -579,10 +583,7 @@ export const ROUTES: readonly Route[] = [
     fn: 'allocateIndex',
     reads: ['Metal3DataTemplate'],
     when: (ev) => ev.type === 'DELETED',
-    targets: (ev, c) => {
-      const t = templateOf(ev.object, c);
-      return t && isDeleting(t) ? [{ kind: 'Metal3DataTemplate', object: t }] : [];
-    },
+    targets: (ev, c) => deletingTemplateOf(ev.object, c),
   },
   {
     name: 'IPPool → allocateIndex (finalizer; deletion waits for its addresses and claims)',
