@@ -12,7 +12,15 @@
  */
 import { ROUTES, type Route } from '../../functions/relay/routing.ts';
 import { R } from '../../shared/api/resources.ts';
-import { buildRules, flow, type Grant, grantKey, ROLE_NAMES } from './rules.ts';
+import {
+  buildRules,
+  clusterRoleBinding,
+  type Grant,
+  grantKey,
+  ROLE_NAMES,
+  ruleLines,
+  serviceAccountSubject,
+} from './rules.ts';
 
 export const ROUTING_ROLE_FILE = 'infra/knative/apiserversource/rbac-functions-routing.yaml';
 export const ROUTING_ROLE_NAME = 'metal3fn-functions-routing';
@@ -86,26 +94,8 @@ export function renderRoutingRoleFile(routes: readonly Route[] = ROUTES): string
   for (const r of buildRules(grants)) {
     for (const res of r.resources)
       lines.push(`  # ${res}: read by the routes on ${readFor.get(`${r.apiGroups[0]}|${res}`)!.join(', ')}.`);
-    lines.push(
-      `  - apiGroups: ${flow(r.apiGroups)}`,
-      `    resources: ${flow(r.resources)}`,
-      `    verbs: ${flow(r.verbs)}`,
-    );
+    lines.push(...ruleLines(r));
   }
-  lines.push(
-    '---',
-    'apiVersion: rbac.authorization.k8s.io/v1',
-    'kind: ClusterRoleBinding',
-    'metadata:',
-    `  name: ${ROUTING_ROLE_NAME}`,
-    'roleRef:',
-    '  apiGroup: rbac.authorization.k8s.io',
-    '  kind: ClusterRole',
-    `  name: ${ROUTING_ROLE_NAME}`,
-    'subjects:',
-    '  - kind: ServiceAccount',
-    `    name: ${sa.name}`,
-    `    namespace: ${sa.namespace}`,
-  );
+  lines.push(...clusterRoleBinding(ROUTING_ROLE_NAME, serviceAccountSubject(sa.name, sa.namespace)));
   return `${lines.join('\n')}\n`;
 }

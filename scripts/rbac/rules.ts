@@ -330,13 +330,36 @@ export function renderRoleFile(identity: Identity, obs: Observation): string {
     const note = noteOf(identity, r.apiGroups[0]!, r.resources[0]!.split('/')[0]!);
     if (note && !noted.has(note)) lines.push(`  # ${note}`);
     noted.add(note);
-    lines.push(
-      `  - apiGroups: ${flow(r.apiGroups)}`,
-      `    resources: ${flow(r.resources)}`,
-      `    verbs: ${flow(r.verbs)}`,
-    );
+    lines.push(...ruleLines(r));
   }
   lines.push(
+    ...clusterRoleBinding(
+      name,
+      identity === 'workload'
+        ? [
+            '  # The identity of the workload kubeconfig (metal3fn dev uses this user name).',
+            '  - kind: User',
+            '    apiGroup: rbac.authorization.k8s.io',
+            '    name: metal3fn-workload',
+          ]
+        : serviceAccountSubject(name, 'metal3fn-system'),
+    ),
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/** One rule of a ClusterRole, as the lines of its `rules:` list. */
+export function ruleLines(r: PolicyRule): string[] {
+  return [
+    `  - apiGroups: ${flow(r.apiGroups)}`,
+    `    resources: ${flow(r.resources)}`,
+    `    verbs: ${flow(r.verbs)}`,
+  ];
+}
+
+/** `---` and a ClusterRoleBinding of the ClusterRole `name` (binding named alike) to `subjects`. */
+export function clusterRoleBinding(name: string, subjects: readonly string[]): string[] {
+  return [
     '---',
     'apiVersion: rbac.authorization.k8s.io/v1',
     'kind: ClusterRoleBinding',
@@ -347,19 +370,16 @@ export function renderRoleFile(identity: Identity, obs: Observation): string {
     '  kind: ClusterRole',
     `  name: ${name}`,
     'subjects:',
-  );
-  if (identity === 'workload') {
-    lines.push(
-      '  # The identity of the workload kubeconfig (metal3fn dev uses this user name).',
-      '  - kind: User',
-      '    apiGroup: rbac.authorization.k8s.io',
-      '    name: metal3fn-workload',
-    );
-  } else {
-    lines.push('  - kind: ServiceAccount', `    name: ${name}`, '    namespace: metal3fn-system');
-  }
-  return `${lines.join('\n')}\n`;
+    ...subjects,
+  ];
 }
+
+/** A ServiceAccount as a binding subject. */
+export const serviceAccountSubject = (name: string, namespace: string): string[] => [
+  '  - kind: ServiceAccount',
+  `    name: ${name}`,
+  `    namespace: ${namespace}`,
+];
 
 /** The observation as committed (stable key order, one line per grant's scenario list). */
 export function renderObservation(obs: Observation): string {
