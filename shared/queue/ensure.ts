@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
 import { dlqName, type QueueNaming, queueName, requeueDlqName, requeueQueueName } from './names.ts';
+import { MAX_RECEIVE_COUNT } from './redelivery.ts';
 
 export interface QueueUrls {
   main: Record<FunctionName, string>;
@@ -56,7 +57,7 @@ export async function queueArn(sqs: SQSClient, url: string): Promise<string> {
 
 export async function ensureQueues(sqs: SQSClient, opts: EnsureQueuesOptions = {}): Promise<QueueUrls> {
   const fns = opts.functions ?? FUNCTION_NAMES;
-  const maxReceiveCount = String(opts.maxReceiveCount ?? 5);
+  const maxReceiveCount = String(opts.maxReceiveCount ?? MAX_RECEIVE_COUNT);
   const visibility = String(opts.visibilityTimeoutSeconds ?? 60);
   const retention = String(opts.dlqRetentionSeconds ?? 1_209_600);
   const main = {} as Record<FunctionName, string>;

@@ -18,6 +18,7 @@ import type { FunctionName } from '../../events/envelope.ts';
 import { deduplicationId } from '../../events/envelope.ts';
 import { type Logger, silentLogger } from '../observability/logger.ts';
 import { coalesceKey, type RoutedMessage } from '../queue/message.ts';
+import { MAX_RECEIVE_COUNT, retryBackoffSeconds } from '../queue/redelivery.ts';
 import { requeueEnvelope } from '../queue/requeue.ts';
 import type { MessageSink, SenderStats } from '../queue/sender.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
@@ -66,8 +67,6 @@ interface Lane {
   /** Waiting for a retry's backoff: the lane (FIFO group) is held until then, as on SQS. */
   held: boolean;
 }
-
-const defaultBackoffMs = (n: number): number => Math.min(300, 2 ** Math.max(0, n - 1)) * 1000;
 
 export class DirectRunner implements MessageSink {
   readonly stats: SenderStats = { enqueued: 0, sent: 0, coalesced: 0, refused: 0, dropped: 0, batches: 0 };
@@ -250,7 +249,7 @@ export class DirectRunner implements MessageSink {
         break;
       case 'retry': {
         const attempt = entry.attempt + 1;
-        if (attempt >= (this.o.maxAttempts ?? 5)) {
+        if (attempt >= (this.o.maxAttempts ?? MAX_RECEIVE_COUNT)) {
           this.runStats.deadLettered++;
           this.log.error('message dead-lettered after repeated failures', {
             function: msg.function,
@@ -267,11 +266,14 @@ export class DirectRunner implements MessageSink {
         lane.entries.unshift({ ...entry, attempt, started: false });
         this.pending++;
         this.pendingByKey.set(coalesceKey(entry.routed), lane.entries[0]!);
-        this.later((this.o.retryBackoffMs ?? defaultBackoffMs)(attempt), () => {
-          lane.held = false;
-          this.markReady(laneId, lane);
-          this.pump();
-        });
+        this.later(
+          this.o.retryBackoffMs ? this.o.retryBackoffMs(attempt) : retryBackoffSeconds(attempt) * 1000,
+          () => {
+            lane.held = false;
+            this.markReady(laneId, lane);
+            this.pump();
+          },
+        );
         break;
       }
     }

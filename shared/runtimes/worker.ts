@@ -23,6 +23,7 @@ import type { FunctionName } from '../../events/envelope.ts';
 import { type Logger, silentLogger } from '../observability/logger.ts';
 import { sendToDlq } from '../queue/dlq.ts';
 import { queueNameOfUrl } from '../queue/names.ts';
+import { retryBackoffSeconds } from '../queue/redelivery.ts';
 import { forwardDueRequeues, scheduleRequeue } from '../queue/requeue.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import { type DispatchOutcome, dispatch, type FunctionTable } from './dispatch.ts';
@@ -101,8 +102,6 @@ class Slots {
     this.give(0);
   }
 }
-
-const defaultBackoff = (n: number): number => Math.min(300, 2 ** Math.max(0, n - 1));
 
 interface PendingDelete {
   handle: string;
@@ -391,7 +390,7 @@ export class Worker {
         case 'retry': {
           this.stats.retried++;
           const count = Number(message.Attributes?.ApproximateReceiveCount ?? '1');
-          await this.setVisibility(url, message, (this.o.retryBackoffSeconds ?? defaultBackoff)(count));
+          await this.setVisibility(url, message, (this.o.retryBackoffSeconds ?? retryBackoffSeconds)(count));
           return true;
         }
         default:
