@@ -1,3 +1,6 @@
+import type { IPPoolSpec } from '../../../shared/api/index.ts';
+import { poolRanges } from '../../../shared/ipam/allocate.ts';
+
 /**
  * The sample's BareMetalHosts: more hosts than machines, labelled for the sample's host
  * selectors (role=control-plane / role=worker), with a few that must never be chosen
@@ -51,30 +54,27 @@ export function planHosts(size: SampleSize, prefix = 'node'): HostPlan[] {
   return plans;
 }
 
-interface PoolEntry {
-  start?: string;
-  end?: string;
-  subnet?: string;
-  gateway?: string;
-  prefix?: number;
+type PoolEntry = NonNullable<IPPoolSpec['pools']>[number];
+
+/** Addresses the entries of a pool spec hold (whole ranges: the sample reserves none of them). */
+export function poolCapacity(spec: IPPoolSpec): number {
+  return poolRanges(spec).reduce((n, r) => n + Math.max(0, Number(r.hi - r.lo + 1n)), 0);
 }
+
+/** One added range: a whole /24 of 241 addresses with its own gateway. */
+const ADDED_RANGE_SIZE = 241;
 
 /**
  * The sample's IPPool grown to fit `machines` addresses (each machine takes one): whole /24s
  * `10.<a>.<b>.10–250` with their own gateway are appended, after the sample's own ranges, until
  * the pool holds at least `machines` addresses. Pure; ranges already there are never changed.
- * The capacity counts only start/end and subnet entries of IPv4 pools, what the sample uses.
  */
-export function growPoolFor(
-  spec: { pools?: PoolEntry[]; prefix?: number },
-  machines: number,
-  size: (spec: { pools?: PoolEntry[]; prefix?: number }) => number,
-): { pools: PoolEntry[]; added: number } {
+export function growPoolFor(spec: IPPoolSpec, machines: number): { pools: PoolEntry[]; added: number } {
   const pools = [...(spec.pools ?? [])];
   let added = 0;
-  for (let n = 0; size({ ...spec, pools }) < machines; n++) {
-    const a = Math.floor(n / 256);
-    const b = n % 256;
+  for (let capacity = poolCapacity(spec); capacity < machines; capacity += ADDED_RANGE_SIZE) {
+    const a = Math.floor(added / 256);
+    const b = added % 256;
     pools.push({
       start: `10.${200 + a}.${b}.10`,
       end: `10.${200 + a}.${b}.250`,

@@ -12,7 +12,6 @@ import { FUNCTIONS } from '../../../functions/registry.ts';
 import { startRelay } from '../../../functions/relay/relay.ts';
 import type { IPPoolSpec } from '../../../shared/api/index.ts';
 import { R } from '../../../shared/api/resources.ts';
-import { poolRanges } from '../../../shared/ipam/allocate.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { RequestStats, type RequestStatsSnapshot } from '../../../shared/kube/stats.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
@@ -297,8 +296,8 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         if (obj.kind === 'MachineDeployment' && spec) spec.replicas = size.workers;
         // Every machine takes an address of each pool: a sample run larger than the pool gets more ranges.
         if (obj.kind === 'IPPool' && obj.spec) {
-          const poolSpec = obj.spec as { pools?: object[] };
-          poolSpec.pools = growPoolFor(poolSpec, size.controlPlane + size.workers, poolCapacity).pools;
+          const poolSpec = obj.spec as IPPoolSpec;
+          poolSpec.pools = growPoolFor(poolSpec, size.controlPlane + size.workers).pools;
         }
       }
       if (simulate) await createPlannedHosts(admin, planHosts(size));
@@ -428,11 +427,6 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
   } finally {
     await stopAll();
   }
-}
-
-/** Addresses an IPv4 IPPool spec holds (its ranges, whole: the sample reserves none of them). */
-function poolCapacity(spec: object): number {
-  return poolRanges(spec as IPPoolSpec).reduce((n, r) => n + Number(r.hi - r.lo + 1n), 0);
 }
 
 /** The local (or given) SQS server and the queues: FIFO per function + DLQs + the requeue queue. */

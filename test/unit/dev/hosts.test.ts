@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { growPoolFor, planHosts, sampleSize } from '../../../infra/local/dev/hosts.ts';
+import { growPoolFor, planHosts, poolCapacity, sampleSize } from '../../../infra/local/dev/hosts.ts';
+import type { IPPoolSpec } from '../../../shared/api/index.ts';
 
 describe('sampleSize', () => {
   it.each([
@@ -41,11 +42,17 @@ describe('planHosts', () => {
 });
 
 describe('growPoolFor', () => {
-  // 10.200.x.10–250 ranges hold 241 each; the stand-in capacity counts start..end of IPv4 entries.
-  const v4 = (ip: string) => ip.split('.').reduce((n, o) => n * 256 + Number(o), 0);
-  const capacity = (spec: { pools?: { start?: string; end?: string }[] }) =>
-    (spec.pools ?? []).reduce((n, p) => n + (p.start && p.end ? v4(p.end) - v4(p.start) + 1 : 0), 0);
-  const sample = { pools: [{ start: '192.168.111.100', end: '192.168.111.199' }], prefix: 24 };
+  // The sample's first range holds 100 addresses; each added /24 range holds 241.
+  const sample: IPPoolSpec = {
+    namePrefix: 'pool-1',
+    pools: [{ start: '192.168.111.100', end: '192.168.111.199' }],
+    prefix: 24,
+  };
+
+  it('counts whole ranges, and nothing for an empty one', () => {
+    expect(poolCapacity(sample)).toBe(100);
+    expect(poolCapacity({ namePrefix: 'p', pools: [{ start: '10.0.0.9', end: '10.0.0.1' }] })).toBe(0);
+  });
 
   it.each([
     [5, 0],
@@ -55,15 +62,16 @@ describe('growPoolFor', () => {
     [342, 2],
     [1000, 4],
   ])('%i machines on a pool of 100 adds %i ranges', (machines, added) => {
-    const r = growPoolFor(sample, machines, capacity);
+    const r = growPoolFor(sample, machines);
     expect(r.added).toBe(added);
-    expect(capacity({ pools: r.pools })).toBeGreaterThanOrEqual(machines);
-    expect(r.pools[0]).toEqual(sample.pools[0]);
+    expect(poolCapacity({ ...sample, pools: r.pools })).toBe(100 + 241 * added);
+    expect(poolCapacity({ ...sample, pools: r.pools })).toBeGreaterThanOrEqual(machines);
+    expect(r.pools[0]).toEqual(sample.pools?.[0]);
   });
 
   it('appends distinct /24s with their own gateway and never changes the input', () => {
     const before = structuredClone(sample);
-    const r = growPoolFor(sample, 2000, capacity);
+    const r = growPoolFor(sample, 2000);
     expect(sample).toEqual(before);
     const added = r.pools.slice(1);
     expect(new Set(added.map((p) => p.start)).size).toBe(added.length);
