@@ -3,35 +3,16 @@
  * user runs it: the CLI in a child process, no SQS at all, every machine Ready on its own host,
  * then a scale-down whose release check is clean.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-
-const root = new URL('../../', import.meta.url).pathname;
-
-function runCli(args: string[]): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    let out = '';
-    const child = spawn(process.execPath, ['bin/metal3fn.ts', ...args], {
-      cwd: root,
-      env: { ...process.env, CI: 'true' },
-    });
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      out += d;
-    });
-    child.on('exit', (code) => resolve({ code, out }));
-  });
-}
+import { runMetal3fn } from '../helpers/cli.ts';
 
 it('runs the whole system without queues and releases everything', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'metal3fn-direct-'));
   const summaryFile = join(dir, 'summary.json');
-  const { code, out } = await runCli([
+  const { code, out } = await runMetal3fn([
     'dev',
     '--direct',
     '--machines',
@@ -52,7 +33,7 @@ it('runs the whole system without queues and releases everything', async () => {
 }, 150_000);
 
 it('refuses --direct with --sqs-endpoint', async () => {
-  const { code, out } = await runCli(['dev', '--direct', '--sqs-endpoint', 'http://127.0.0.1:9']);
+  const { code, out } = await runMetal3fn(['dev', '--direct', '--sqs-endpoint', 'http://127.0.0.1:9']);
   expect(code).toBe(2);
   expect(out).toContain('--direct uses no queues');
 });

@@ -2,11 +2,11 @@
  * When the run cannot reach its goal, `metal3fn dev` says what is stuck and why and exits non-zero.
  * Here: the user's manifests bring machines but no BareMetalHost, so no machine can get a host.
  */
-import { spawn } from 'node:child_process';
 import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { runMetal3fn } from '../helpers/cli.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -18,20 +18,7 @@ it('exits 1 naming the stuck machines and their conditions', async () => {
   const md = join(dir, '20-workers.yaml');
   await writeFile(md, (await readFile(md, 'utf8')).replace('replicas: 2', 'replicas: 0'));
 
-  let out = '';
-  const code = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, ['bin/metal3fn.ts', 'dev', '--manifests', dir, '--timeout', '6'], {
-      cwd: root,
-      env: { ...process.env, CI: 'true' },
-    });
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      out += d;
-    });
-    child.on('exit', resolve);
-  });
+  const { code, out } = await runMetal3fn(['dev', '--manifests', dir, '--timeout', '6']);
   expect(code).toBe(1);
   expect(out).toContain('Not every machine reached Ready in time. Stuck:');
   expect(out).toMatch(/metal3\/m3cluster-controlplane-\w+ \(waiting for host\): .*no available host/i);

@@ -2,15 +2,14 @@
  * The main job as a user runs it: the CLI in a child process, a small sample, scale-down and a
  * state dump; then the dump is checked against what the seeds promise.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { runMetal3fn } from '../helpers/cli.ts';
 
-const root = new URL('../../', import.meta.url).pathname;
 const MACHINES = 4;
 
 interface Dump {
@@ -24,27 +23,11 @@ let stdout = '';
 let dump: Dump;
 let summary: Record<string, unknown>;
 
-function runCli(args: string[]): Promise<number | null> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/metal3fn.ts', ...args], {
-      cwd: root,
-      env: { ...process.env, CI: 'true' },
-    });
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stdout += d;
-    });
-    child.on('exit', (code) => resolve(code));
-  });
-}
-
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'metal3fn-e2e-'));
   const dumpFile = join(dir, 'state.json');
   const summaryFile = join(dir, 'summary.json');
-  exitCode = await runCli([
+  ({ code: exitCode, out: stdout } = await runMetal3fn([
     'dev',
     '--machines',
     String(MACHINES),
@@ -59,7 +42,7 @@ beforeAll(async () => {
     summaryFile,
     '--timeout',
     '90',
-  ]);
+  ]));
   dump = JSON.parse(await readFile(dumpFile, 'utf8')) as Dump;
   summary = JSON.parse(await readFile(summaryFile, 'utf8')) as Record<string, unknown>;
 }, 180_000);

@@ -1,0 +1,22 @@
+/** `metal3fn` from the checkout in a child process, as a user runs it: exit code and its output. */
+import { spawn } from 'node:child_process';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+/** Runs `node bin/metal3fn.ts <args>` in the repository; `out` is stdout and stderr as they came. */
+export function runMetal3fn(args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    let out = '';
+    const child = spawn(process.execPath, ['bin/metal3fn.ts', ...args], {
+      cwd: root,
+      env: { ...process.env, CI: 'true' },
+    });
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+}
