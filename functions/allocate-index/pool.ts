@@ -8,23 +8,16 @@
  * (each entry stands for an IPAddress) and holds nothing by itself.
  */
 
-import {
-  addFinalizer,
-  FINALIZER,
-  hasFinalizer,
-  isDeleting,
-  keyOf,
-  removeFinalizer,
-} from '../../shared/allocation/objects.ts';
+import { addFinalizer, FINALIZER, hasFinalizer, isDeleting } from '../../shared/allocation/objects.ts';
 import { updateOrGone } from '../../shared/allocation/update.ts';
 import type { IPAddress, IPClaim, IPPool } from '../../shared/api/index.ts';
 import { R } from '../../shared/api/resources.ts';
 import { SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
 import { isAddressOfClaim, poolAddresses } from './plan-address.ts';
-import { releaseOrphanAddress } from './release.ts';
+import { dropFinalizerWhenUnheld, releaseOrphanAddress } from './release.ts';
 
 /** Is `claim` an IPClaim of the pool `namespace/name` (claims are served from the pool's namespace)? */
 export function isClaimOfPool(claim: KubeObject, namespace: string, name: string): boolean {
@@ -103,32 +96,12 @@ export async function reconcilePool(
   const live = (claimList.items as KubeObject[]).filter(
     (c) => isClaimOfPool(c, namespace, name) && !isDeleting(c),
   );
-  if (live.length > 0) {
-    // Woken when a claim of it goes (functions/relay/routing.ts); no requeue.
-    return done(
-      `IPPool ${namespace}/${name} is being deleted: waiting for ${live.length} IPClaim(s) using it (${listed(live)})`,
-    );
-  }
-  if (addresses.length > 0) {
-    // Woken when an address of it goes; the requeue is only a safety net.
-    return requeueAfter(
-      ctx.config.safetyRequeueSeconds,
-      `IPPool ${namespace}/${name} is being deleted: waiting for ${addresses.length} IPAddress(es) to be released (${listed(addresses as unknown as KubeObject[])})`,
-    );
-  }
-  await updateOrGone(
-    client,
-    R.IPPool,
-    namespace,
-    name,
-    (o) => (removeFinalizer(o, FINALIZER.ipPool) ? undefined : SKIP),
-    { current: raw, expectedUid: raw.metadata.uid, retries: 20 },
-  );
-  ctx.log.info('IPPool released', { pool: `${namespace}/${name}` });
-  return done('no address or claim left: pool finalizer removed');
+  return dropFinalizerWhenUnheld(ctx, R.IPPool, raw, FINALIZER.ipPool, {
+    claims: live,
+    claimsNoun: 'IPClaim(s)',
+    handedOut: addresses as unknown as KubeObject[],
+    handedOutNoun: 'IPAddress(es)',
+    releasedNote: 'no address or claim left: pool finalizer removed',
+    logField: 'pool',
+  });
 }
-
-const listed = (objs: KubeObject[]): string => {
-  const names = objs.slice(0, 5).map((o) => keyOf(o));
-  return objs.length > 5 ? `${names.join(', ')}, ...` : names.join(', ');
-};

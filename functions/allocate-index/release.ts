@@ -12,6 +12,7 @@ import {
   hasFinalizer,
   isDeleting,
   isOwnedBy,
+  keyOf,
   removeFinalizer,
 } from '../../shared/allocation/objects.ts';
 import { updateOrGone } from '../../shared/allocation/update.ts';
@@ -21,7 +22,7 @@ import { isConflict } from '../../shared/kube/errors.ts';
 import { SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
-import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
+import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { isAddressOfClaim } from './plan-address.ts';
 import { isDataOfClaim } from './plan-index.ts';
 
@@ -254,3 +255,59 @@ export const reconcileRelease: ReconcileFn = async (ctx, msg) => {
       return done(`release: ${msg.kind} is not a kind released here`);
   }
 };
+
+/** What still holds a deleting template or pool: its live claims, then what it handed out. */
+export interface DeletionHolders {
+  /** Live (not deleting) claims of it, and how to name them (`Metal3DataClaim(s)`). */
+  claims: readonly KubeObject[];
+  claimsNoun: string;
+  /** The Metal3Data / IPAddresses it handed out that are still there (`IPAddress(es)`). */
+  handedOut: readonly KubeObject[];
+  handedOutNoun: string;
+  /** The result note once nothing holds it. */
+  releasedNote: string;
+  /** The log field naming it (`template`, `pool`). */
+  logField: string;
+}
+
+/**
+ * The end of a template's or pool's deletion: wait while a live claim uses it (its deletion wakes
+ * us: no requeue, as in CAPM3), then while anything it handed out is left (woken by its deletion;
+ * the requeue is only a safety net), then drop `finalizer`.
+ */
+export async function dropFinalizerWhenUnheld(
+  ctx: ReconcileContext,
+  t: ResourceType,
+  raw: KubeObject,
+  finalizer: string,
+  h: DeletionHolders,
+): Promise<ReconcileResult> {
+  const key = keyOf(raw);
+  if (h.claims.length > 0) {
+    return done(
+      `${t.kind} ${key} is being deleted: waiting for ${h.claims.length} ${h.claimsNoun} using it (${listed(h.claims)})`,
+    );
+  }
+  if (h.handedOut.length > 0) {
+    return requeueAfter(
+      ctx.config.safetyRequeueSeconds,
+      `${t.kind} ${key} is being deleted: waiting for ${h.handedOut.length} ${h.handedOutNoun} to be released (${listed(h.handedOut)})`,
+    );
+  }
+  await updateOrGone(
+    ctx.client,
+    t,
+    raw.metadata.namespace,
+    raw.metadata.name!,
+    (o) => (removeFinalizer(o, finalizer) ? undefined : SKIP),
+    { current: raw, expectedUid: raw.metadata.uid, retries: 20 },
+  );
+  ctx.log.info(`${t.kind} released`, { [h.logField]: key });
+  return done(h.releasedNote);
+}
+
+/** At most five keys, for a message a person reads. */
+function listed(objs: readonly KubeObject[]): string {
+  const names = objs.slice(0, 5).map((o) => keyOf(o));
+  return objs.length > 5 ? `${names.join(', ')}, ...` : names.join(', ');
+}

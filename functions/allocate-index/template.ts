@@ -20,10 +20,8 @@ import {
   hasFinalizer,
   isDeleting,
   isOwnedBy,
-  keyOf,
   ownerOfKind,
   ownerRef,
-  removeFinalizer,
   statusOf,
   timestamp,
 } from '../../shared/allocation/objects.ts';
@@ -34,9 +32,9 @@ import { R } from '../../shared/api/resources.ts';
 import { SKIP, sameJson } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
 import { isDataOfClaim } from './plan-index.ts';
-import { releaseOrphanData } from './release.ts';
+import { dropFinalizerWhenUnheld, releaseOrphanData } from './release.ts';
 
 export interface TemplateMaps {
   indexes: Record<string, string>;
@@ -164,35 +162,15 @@ async function releaseTemplate(
   }
 
   const live = claims.filter((c) => isClaimOfTemplate(c, ns, name) && !isDeleting(c));
-  if (live.length > 0) {
-    // Woken when a claim of it goes (functions/relay/routing.ts); no requeue, as in CAPM3.
-    return done(
-      `Metal3DataTemplate ${ns}/${name} is being deleted: waiting for ${live.length} Metal3DataClaim(s) using it (${listed(live)})`,
-    );
-  }
-  if (dependents.length > 0) {
-    // Woken when a Metal3Data of it goes; the requeue is only a safety net.
-    return requeueAfter(
-      ctx.config.safetyRequeueSeconds,
-      `Metal3DataTemplate ${ns}/${name} is being deleted: waiting for ${dependents.length} Metal3Data to be released (${listed(dependents)})`,
-    );
-  }
-  await updateOrGone(
-    client,
-    R.Metal3DataTemplate,
-    ns,
-    name,
-    (o) => (removeFinalizer(o, FINALIZER.dataTemplate) ? undefined : SKIP),
-    { current: raw, expectedUid: raw.metadata.uid, retries: 20 },
-  );
-  ctx.log.info('Metal3DataTemplate released', { template: `${ns}/${name}` });
-  return done('no claim or Metal3Data left: template finalizer removed');
+  return dropFinalizerWhenUnheld(ctx, R.Metal3DataTemplate, raw, FINALIZER.dataTemplate, {
+    claims: live,
+    claimsNoun: 'Metal3DataClaim(s)',
+    handedOut: dependents,
+    handedOutNoun: 'Metal3Data',
+    releasedNote: 'no claim or Metal3Data left: template finalizer removed',
+    logField: 'template',
+  });
 }
-
-const listed = (objs: KubeObject[]): string => {
-  const names = objs.slice(0, 5).map((o) => keyOf(o));
-  return objs.length > 5 ? `${names.join(', ')}, ...` : names.join(', ');
-};
 
 /** Does the template lack its finalizer, or (for `clusterName`) its cluster label or Metal3Cluster owner? */
 export function templateMetaMissing(template: KubeObject, clusterName: string | undefined): boolean {
