@@ -267,24 +267,19 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       ...(onRelayMessages ? { onMessages: (msgs: RoutedMessage[]) => onRelayMessages(msgs, resend) } : {}),
     });
     cleanup.push(relay);
-    let worker: Worker | undefined;
-    if (queueing) {
-      worker = new Worker({
-        sqs: queueing.sqs,
-        fns,
-        context,
-        queues: queueing.queues,
-        functions: FUNCTION_NAMES,
-        concurrency: o.concurrency,
-        waitTimeSeconds: 1,
-        log,
-      });
-      worker.start();
-      const w = worker;
-      cleanup.push({ stop: () => w.stop() });
-    }
-    const retriesSoFar = () => worker?.stats.retried ?? direct?.runStats.retried ?? 0;
-    const deadLetteredSoFar = () => worker?.stats.malformed ?? direct?.runStats.deadLettered ?? 0;
+    const worker = queueing
+      ? new Worker({
+          sqs: queueing.sqs,
+          fns,
+          context,
+          queues: queueing.queues,
+          functions: FUNCTION_NAMES,
+          concurrency: o.concurrency,
+          waitTimeSeconds: 1,
+          log,
+        }).start()
+      : undefined;
+    if (worker) cleanup.push({ stop: () => worker.stop() });
 
     // 5. The sample (or the user's manifests) and the hosts.
     const size = sampleSize(o.machines, o.hosts);
@@ -338,8 +333,8 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         .filter(([k]) => k.endsWith(' events') && !k.startsWith('get ') && !k.startsWith('list '))
         .reduce((n, [, v]) => n + v, 0),
       conflicts: productStats.conflicts,
-      retries: retriesSoFar(),
-      deadLettered: deadLetteredSoFar(),
+      retries: worker?.stats.retried ?? direct?.runStats.retried ?? 0,
+      deadLettered: worker?.stats.malformed ?? direct?.runStats.deadLettered ?? 0,
     });
 
     if (!reached) {
