@@ -20,10 +20,10 @@ import {
 import { R } from '../../shared/api/resources.ts';
 import { undiciRequestLibrary } from '../../shared/kube/transport.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
+import { median } from './median.ts';
 
 const N = Number(process.env.BENCH_CLIENT_GETS ?? 1000);
 const ROUNDS = 5;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function measure(get: () => Promise<unknown>): Promise<{ cpuUs: number; wallMs: number }> {
   const cpu0 = process.cpuUsage();

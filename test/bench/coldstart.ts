@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startApiServer } from '../../infra/local/apiserver/index.ts';
+import { median } from './median.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Async spawn: the embedded API server answering the child lives in this process's event loop. */
 function timeNode(args: string[], env: NodeJS.ProcessEnv): Promise<number> {

@@ -34,6 +34,7 @@ import { DEFAULT_CONFIG, type ReconcileFn } from '../../shared/reconcile/context
 import { done } from '../../shared/reconcile/result.ts';
 import { Worker } from '../../shared/runtimes/worker.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
+import { median } from './median.ts';
 
 const N_SEND = Number(process.env.BENCH_PIPELINE_MESSAGES ?? 4000);
 const N_E2E = Number(process.env.BENCH_PIPELINE_OBJECTS ?? 1000);
@@ -42,7 +43,6 @@ const N_HOPS = Number(process.env.BENCH_PIPELINE_HOPS ?? 50);
 const IN_FLIGHT = 8;
 
 const ROUNDS = 3;
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** A machine event; `round` changes the uid so SQS deduplication does not swallow later rounds. */
 const machine = (i: number, round = 0): KubeObject => ({

@@ -19,6 +19,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runDev } from '../../infra/local/dev/run.ts';
+import { median } from './median.ts';
 import { WRITE_FLOOR_PER_MACHINE } from './write-floor.ts';
 
 const sink = new (await import('node:stream')).Writable({
@@ -93,12 +94,11 @@ export async function benchSystem(
   const small = opts.latencyMachines ?? 5;
   const runs = [];
   for (let i = 0; i < 3; i++) runs.push(await runScenario(small));
-  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
   out.latencyMachines = small;
-  out.addedLatencyP50Ms = med(runs.map((r) => r.addedLatencyP50Ms));
-  out.addedLatencyP99Ms = med(runs.map((r) => r.addedLatencyP99Ms));
-  out.timeToReadyP50Ms = med(runs.map((r) => r.timeToReadyP50Ms));
-  out.timeToReadyP99Ms = med(runs.map((r) => r.timeToReadyP99Ms));
+  out.addedLatencyP50Ms = median(runs.map((r) => r.addedLatencyP50Ms));
+  out.addedLatencyP99Ms = median(runs.map((r) => r.addedLatencyP99Ms));
+  out.timeToReadyP50Ms = median(runs.map((r) => r.timeToReadyP50Ms));
+  out.timeToReadyP99Ms = median(runs.map((r) => r.timeToReadyP99Ms));
   return out;
 }
 
