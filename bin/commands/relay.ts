@@ -6,13 +6,15 @@ import { KubeClient } from '../../shared/kube/client.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
 import {
+  METRICS_HELP,
+  METRICS_OPTIONS,
   mainQueuesFromOptions,
   parseCommandArgs,
   parseFunctions,
   parsePositiveInt,
   SQS_HELP,
   SQS_OPTIONS,
-  startMetricsServer,
+  startMetricsServerFromArgs,
   untilSignal,
 } from '../../shared/runtimes/options.ts';
 
@@ -27,9 +29,7 @@ const HELP = `usage: metal3fn relay [options]
   --sink URL            send CloudEvents to this URL (a Knative Broker) instead of SQS
   --sink-token-file F   bearer token for the sink (first line)
   --sink-hmac-secret-file F  sign the sink's requests (X-Metal3fn-Signature)
-  --metrics-port N      serve /metrics and /healthz on this port (default 0 = off)
-  --metrics-host H      (default 127.0.0.1; 0.0.0.0 in a pod)
-${SQS_HELP}`;
+${METRICS_HELP}${SQS_HELP}`;
 
 export async function run(argv: string[]): Promise<number> {
   const v = parseCommandArgs(
@@ -45,8 +45,7 @@ export async function run(argv: string[]): Promise<number> {
       sink: { type: 'string' },
       'sink-token-file': { type: 'string' },
       'sink-hmac-secret-file': { type: 'string' },
-      'metrics-port': { type: 'string' },
-      'metrics-host': { type: 'string' },
+      ...METRICS_OPTIONS,
       ...SQS_OPTIONS,
     },
     HELP,
@@ -87,11 +86,7 @@ export async function run(argv: string[]): Promise<number> {
         silenceMs: parsePositiveInt('silence', v.silence, 90) * 1000,
       },
     });
-    const server = startMetricsServer(
-      parsePositiveInt('metrics-port', v['metrics-port'], 0),
-      (v['metrics-host'] as string | undefined) ?? '127.0.0.1',
-      metrics,
-    );
+    const server = startMetricsServerFromArgs(v, metrics);
     const sig = await untilSignal();
     log.info('stopping', { signal: sig });
     server.close();

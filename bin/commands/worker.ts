@@ -4,13 +4,15 @@ import { createLogger } from '../../shared/observability/logger.ts';
 import { buildContext, parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
 import { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
 import {
+  METRICS_HELP,
+  METRICS_OPTIONS,
   parseCommandArgs,
   parseFunctions,
   parsePositiveInt,
   SQS_HELP,
   SQS_OPTIONS,
   sqsFromOptions,
-  startMetricsServer,
+  startMetricsServerFromArgs,
   untilSignal,
 } from '../../shared/runtimes/options.ts';
 import { Worker } from '../../shared/runtimes/worker.ts';
@@ -25,9 +27,7 @@ const HELP = `usage: metal3fn worker [options]
   --no-forward-requeues do not forward due requeue-after messages (another worker or Lambda does)
   --kubeconfig F        management cluster (default METAL3FN_KUBECONFIG, KUBECONFIG, ~/.kube/config, in-cluster)
   --legacy-provider-ids accept|refuse   (default accept)
-  --metrics-port N      serve /metrics and /healthz on this port (default 0 = off)
-  --metrics-host H      (default 127.0.0.1; 0.0.0.0 in a pod)
-${SQS_HELP}`;
+${METRICS_HELP}${SQS_HELP}`;
 
 export async function run(argv: string[]): Promise<number> {
   const v = parseCommandArgs(
@@ -42,8 +42,7 @@ export async function run(argv: string[]): Promise<number> {
       'no-forward-requeues': { type: 'boolean' },
       kubeconfig: { type: 'string' },
       'legacy-provider-ids': { type: 'string' },
-      'metrics-port': { type: 'string' },
-      'metrics-host': { type: 'string' },
+      ...METRICS_OPTIONS,
       ...SQS_OPTIONS,
     },
     HELP,
@@ -75,11 +74,7 @@ export async function run(argv: string[]): Promise<number> {
       log,
       metrics,
     }).start();
-    const server = startMetricsServer(
-      parsePositiveInt('metrics-port', v['metrics-port'], 0),
-      (v['metrics-host'] as string | undefined) ?? '127.0.0.1',
-      metrics,
-    );
+    const server = startMetricsServerFromArgs(v, metrics);
     const sig = await untilSignal();
     log.info('stopping', { signal: sig });
     await worker.stop({ graceMs: parsePositiveInt('grace', v.grace, 25) * 1000 });

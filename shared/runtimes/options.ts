@@ -25,6 +25,16 @@ export const SQS_HELP = `  --sqs-endpoint URL    SQS endpoint (default AWS_ENDPO
   --no-create-queues    never create queues (IaC owns them)
 `;
 
+/** The metrics/health server of the long-running commands (see startMetricsServerFromArgs). */
+export const METRICS_OPTIONS = {
+  'metrics-port': { type: 'string' },
+  'metrics-host': { type: 'string' },
+} as const;
+
+export const METRICS_HELP = `  --metrics-port N      serve /metrics and /healthz on this port (default 0 = off)
+  --metrics-host H      (default 127.0.0.1; 0.0.0.0 in a pod)
+`;
+
 export type Values = Record<string, string | boolean | undefined>;
 
 /**
@@ -102,6 +112,15 @@ export async function mainQueuesFromOptions(v: Values, functions: readonly Funct
 }
 
 /** /healthz and /metrics on a port of their own (0 = none). */
+/** startMetricsServer with the port and host of METRICS_OPTIONS. */
+export function startMetricsServerFromArgs(v: Values, metrics: PipelineMetrics) {
+  return startMetricsServer(
+    parsePositiveInt('metrics-port', v['metrics-port'], 0),
+    (v['metrics-host'] as string | undefined) ?? '127.0.0.1',
+    metrics,
+  );
+}
+
 export function startMetricsServer(
   port: number,
   host: string,
