@@ -5,6 +5,7 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import {
   CAPM3_PAUSE_VALUE,
   CLUSTER_NAME_LABEL,
+  CONSUMER_LABEL,
   HOST_PAUSED_ANNOTATION,
   hostState,
   NODE_REUSE_LABEL,
@@ -58,7 +59,7 @@ export function applyDeprovision(host: KubeObject, fastTrack: boolean): boolean 
 }
 
 /**
- * Releases the host, in place: consumerRef, the cluster-name label (when it is this cluster's), our
+ * Releases the host, in place: consumerRef, the consumer label, the cluster-name label (when it is this cluster's), our
  * paused annotation; writes the node-reuse label when the template asks for it.
  */
 export function applyRelease(
@@ -71,6 +72,7 @@ export function applyRelease(
   const labels = { ...(host.metadata.labels ?? {}) };
   if (clusterName === undefined || labels[CLUSTER_NAME_LABEL] === clusterName)
     delete labels[CLUSTER_NAME_LABEL];
+  delete labels[CONSUMER_LABEL];
   if (nodeReuseValue) labels[NODE_REUSE_LABEL] = nodeReuseValue;
   host.metadata.labels = labels;
   const ann = host.metadata.annotations;

@@ -28,9 +28,10 @@ import {
   machineTemplateNameOf,
   reuseOwnerOf,
 } from '../select-host/capi.ts';
-import { findOwnHost } from '../select-host/claim.ts';
+import { hostsHeldBy } from '../select-host/claim.ts';
 import { COND, falseCondition, REASON } from '../select-host/conditions.ts';
 import { MACHINE_FINALIZER } from '../select-host/data.ts';
+import { releaseStrays } from '../select-host/machine.ts';
 import { StatusDraft } from '../select-host/status.ts';
 import { updateOrGone } from '../select-host/update.ts';
 import { applyDeprovision, applyRelease, hostReleasable } from './hostrelease.ts';
@@ -61,18 +62,20 @@ export async function deprovisionMachine(
     if (st[part] && st[part]?.name !== spec[part]?.name) draft.set(part, undefined);
   }
 
-  // 2. Host: the associated one (or one a crashed pass claimed without annotating).
+  // 2. Host: the associated one (or one a crashed pass claimed without annotating); any other
+  //    host this machine holds is a stray claim of a concurrent pass and is given back now.
   const key = raw.metadata.annotations?.[HOST_ANNOTATION];
+  const held = await hostsHeldBy(ctx.client, me);
   let host: KubeObject | undefined;
   if (key?.includes('/')) {
-    host = await ctx.client.get(
-      R.BareMetalHost,
-      key.slice(0, key.indexOf('/')),
-      key.slice(key.indexOf('/') + 1),
-    );
-  } else if (clusterName) {
-    host = await findOwnHost(ctx.client, { machine: me, clusterName });
+    const [hostNs, hostName] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
+    host =
+      held.find((h) => h.metadata.namespace === hostNs && h.metadata.name === hostName) ??
+      (await ctx.client.get(R.BareMetalHost, hostNs, hostName));
+  } else {
+    host = held[0];
   }
+  await releaseStrays(ctx, raw, held, host, clusterName);
   if (!host || !isConsumedBy(hostConsumerRef(host), me, host.metadata.namespace)) {
     await draft.flush(ctx, raw);
     return dropFinalizer(

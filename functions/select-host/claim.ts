@@ -4,6 +4,9 @@
  * two machines. On a conflict the host is re-read; if it is no longer eligible another is chosen
  * (bounded).
  *
+ * A claim also writes the consumer label (the machine's name), so finding the hosts a machine
+ * holds is one small list.
+ *
  * Cost with many hosts: claimed hosts carry the cluster-name label, so the candidate list asks the
  * server for `<matchLabels>,!cluster.x-k8s.io/cluster-name` and reads it in pages, stopping once
  * enough eligible hosts are known; the choice among them is uniformly random (spreads concurrent
@@ -17,11 +20,14 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import {
   type Choice,
   CLUSTER_NAME_LABEL,
+  CONSUMER_LABEL,
   chooseHost,
   classifyHost,
+  consumerLabelValue,
   FAILURE_DOMAIN_LABEL,
   hostConsumerRef,
   isConsumedBy,
+  type MachineKey,
   NODE_REUSE_LABEL,
   type SelectionInput,
 } from '../../shared/selectors/hosts.ts';
@@ -57,21 +63,29 @@ export const consumerRefFor = (m: { name: string; namespace: string; uid?: strin
   ...(m.uid ? { uid: m.uid } : {}),
 });
 
-/** A host already held by this machine (e.g. a pass that stopped between claim and annotation). */
-export async function findOwnHost(
-  client: KubeClient,
-  input: Pick<ClaimInput, 'machine' | 'clusterName'>,
-): Promise<KubeObject | undefined> {
-  if (labelValueProblem(input.clusterName)) return undefined;
-  const { items } = await client.list(R.BareMetalHost, input.machine.namespace, {
-    labelSelector: `${CLUSTER_NAME_LABEL}=${input.clusterName}`,
+/**
+ * Every host whose consumerRef names this machine, found by the consumer label (one list of about
+ * one host), in name order. Normally one; more only when a concurrent pass of the same machine
+ * claimed a host and then lost the association race without giving it back (a crash or an error
+ * between the two writes) — the caller releases those strays.
+ */
+export async function hostsHeldBy(client: KubeClient, machine: MachineKey): Promise<KubeObject[]> {
+  const { items } = await client.list(R.BareMetalHost, machine.namespace, {
+    labelSelector: `${CONSUMER_LABEL}=${consumerLabelValue(machine.name)}`,
   });
-  return items.find((h) => isConsumedBy(hostConsumerRef(h), input.machine, h.metadata.namespace));
+  return items
+    .filter((h) => isConsumedBy(hostConsumerRef(h), machine, h.metadata.namespace))
+    .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
+}
+
+/** A host already held by this machine (e.g. a pass that stopped between claim and annotation). */
+export async function findOwnHost(client: KubeClient, machine: MachineKey): Promise<KubeObject | undefined> {
+  return (await hostsHeldBy(client, machine))[0];
 }
 
 export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> {
   const { client, machine } = input;
-  const own = await findOwnHost(client, input);
+  const own = await findOwnHost(client, machine);
   if (own) return { kind: 'own', host: own };
 
   // Hosts booked for node reuse by this machine's KCP/MD come first and are never passed over.
@@ -184,7 +198,11 @@ async function claimLoop(
           h.spec ??= {};
           const spec = h.spec as Record<string, unknown>;
           spec.consumerRef = consumerRefFor(input.machine);
-          h.metadata.labels = { ...(h.metadata.labels ?? {}), [CLUSTER_NAME_LABEL]: input.clusterName };
+          h.metadata.labels = {
+            ...(h.metadata.labels ?? {}),
+            [CLUSTER_NAME_LABEL]: input.clusterName,
+            [CONSUMER_LABEL]: consumerLabelValue(input.machine.name),
+          };
           delete h.metadata.labels[NODE_REUSE_LABEL];
         },
         { current: picked, retries: 1, expectedUid: picked.metadata.uid },

@@ -15,6 +15,7 @@ import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile
 import {
   CAPM3_PAUSE_VALUE,
   CLUSTER_NAME_LABEL,
+  CONSUMER_LABEL,
   HOST_ANNOTATION,
   HOST_PAUSED_ANNOTATION,
   hostConsumerRef,
@@ -34,7 +35,7 @@ import {
   machineOwnerRef,
   reuseOwnerOf,
 } from './capi.ts';
-import { findOrClaimHost } from './claim.ts';
+import { findOrClaimHost, hostsHeldBy } from './claim.ts';
 import { COND, falseCondition, REASON, trueCondition } from './conditions.ts';
 import { MACHINE_FINALIZER, needsDataTemplate, resolveData } from './data.ts';
 import {
@@ -117,8 +118,12 @@ export async function reconcileMachine(
   // 3. Pause (Cluster spec.paused or the paused annotation on the machine).
   const paused = isPaused(cluster, raw);
   const key = hostKeyOf(raw);
+  // The associated host comes from the list of hosts this machine holds (the same one request as
+  // a GET, and it shows strays); a host that lost our consumer label is still read by name.
+  const held = key ? await hostsHeldBy(ctx.client, { name, namespace: ns }) : [];
   let host: KubeObject | undefined = key
-    ? await ctx.client.get(R.BareMetalHost, key.namespace, key.name)
+    ? (held.find((h) => h.metadata.namespace === key.namespace && h.metadata.name === key.name) ??
+      (await ctx.client.get(R.BareMetalHost, key.namespace, key.name)))
     : undefined;
   if (host) host = await syncHostPause(ctx, raw, cluster, paused, host);
   if (paused) {
@@ -187,6 +192,7 @@ export async function reconcileMachine(
         `BareMetalHost ${key.namespace}/${key.name} associated with this machine ${what}`,
       );
     }
+    await releaseStrays(ctx, raw, held, host, clusterName);
   } else {
     if (needsDataTemplate(m3m)) {
       const t = m3m.spec.dataTemplate!;
@@ -363,21 +369,47 @@ async function annotateHost(
 }
 
 /**
+ * Gives back every host this machine holds besides `kept`: a concurrent pass of the same machine
+ * (a duplicated or replayed message) claimed it, lost the association race, and stopped before
+ * giving it back. Without this it would stay held until the machine is deleted.
+ */
+export async function releaseStrays(
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  held: KubeObject[],
+  kept: KubeObject | undefined,
+  clusterName: string | undefined,
+): Promise<void> {
+  const machine = { name: raw.metadata.name!, namespace: raw.metadata.namespace! };
+  for (const stray of held) {
+    if (stray.metadata.uid === kept?.metadata.uid) continue;
+    if (!(await releaseClaim(ctx, stray, machine, clusterName))) continue;
+    await ctx.events.record(
+      raw,
+      'Normal',
+      'ReleasedStrayHost',
+      `released BareMetalHost ${stray.metadata.namespace}/${stray.metadata.name}: a concurrent pass of this machine claimed it and lost the association`,
+    );
+  }
+}
+
+/**
  * Gives back a host this pass claimed but could not associate: its BMC Secret's cluster label
- * (when it is this cluster's), then consumerRef and our label on the host.
+ * (when it is this cluster's), then consumerRef and our labels on the host. Never a host whose
+ * provisioning was requested. Returns whether this call released it.
  */
 export async function releaseClaim(
   ctx: ReconcileContext,
   host: KubeObject,
   machine: { name: string; namespace: string },
-  clusterName: string,
-): Promise<void> {
+  clusterName: string | undefined,
+): Promise<boolean> {
   const current = await ctx.client.get(R.BareMetalHost, host.metadata.namespace, host.metadata.name!);
-  if (!current || current.metadata.uid !== host.metadata.uid) return;
-  if (!isConsumedBy(hostConsumerRef(current), machine, current.metadata.namespace)) return;
-  if (hostProvisioningRequested(current)) return;
+  if (!current || current.metadata.uid !== host.metadata.uid) return false;
+  if (!isConsumedBy(hostConsumerRef(current), machine, current.metadata.namespace)) return false;
+  if (hostProvisioningRequested(current)) return false;
   await unlabelBmcSecret(ctx, current, clusterName);
-  await updateOrGone(
+  const res = await updateOrGone(
     ctx.client,
     R.BareMetalHost,
     current.metadata.namespace,
@@ -386,10 +418,14 @@ export async function releaseClaim(
       if (!isConsumedBy(hostConsumerRef(h), machine, h.metadata.namespace)) return SKIP;
       if (hostProvisioningRequested(h)) return SKIP;
       delete (h.spec as Record<string, unknown>).consumerRef;
-      if (h.metadata.labels) delete h.metadata.labels[CLUSTER_NAME_LABEL];
+      if (h.metadata.labels) {
+        delete h.metadata.labels[CLUSTER_NAME_LABEL];
+        delete h.metadata.labels[CONSUMER_LABEL];
+      }
     },
     { current, expectedUid: current.metadata.uid },
   );
+  return res.outcome === 'updated';
 }
 
 /**

@@ -4,14 +4,21 @@
  * choice among ready/available hosts, narrowed to the machine's failure domain.
  * Hosts are read as the API returns them (another controller owns their schema).
  */
+import { createHash } from 'node:crypto';
 import { INFRA_GROUP } from '../api/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { type CompiledSelector, matchesSelector } from './labels.ts';
+import { type CompiledSelector, labelValueProblem, matchesSelector } from './labels.ts';
 
 export const HOST_ANNOTATION = 'metal3.io/BareMetalHost';
 export const NODE_REUSE_LABEL = 'infrastructure.cluster.x-k8s.io/node-reuse';
 export const FAILURE_DOMAIN_LABEL = 'infrastructure.cluster.x-k8s.io/failure-domain';
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
+/**
+ * Written with the consumerRef when a host is claimed, removed when it is released: consumerRef is
+ * not selectable, so this label makes "the hosts this Metal3Machine holds" one small list instead
+ * of a list of every host of the cluster. The consumerRef stays authoritative.
+ */
+export const CONSUMER_LABEL = 'infrastructure.cluster.x-k8s.io/consumer';
 export const UNHEALTHY_ANNOTATIONS = ['capm3.metal3.io/unhealthy', 'capi.metal3.io/unhealthy'] as const;
 export const HOST_PAUSED_ANNOTATION = 'baremetalhost.metal3.io/paused';
 /** The value CAPM3 writes into the paused annotation when it pauses a host itself. */
@@ -39,6 +46,15 @@ export const hostErrorMessage = (h: KubeObject): string =>
   String((h.status as { errorMessage?: string } | undefined)?.errorMessage ?? '');
 export const hostConsumerRef = (h: KubeObject): ConsumerRef | undefined =>
   ((h.spec as { consumerRef?: ConsumerRef | null } | undefined)?.consumerRef ?? undefined) || undefined;
+
+/**
+ * The consumer label's value for a Metal3Machine: its name, or (a name over 63 characters is not a
+ * valid label value) `sha256-` and 56 hex digits of the name's digest.
+ */
+export function consumerLabelValue(machineName: string): string {
+  if (!labelValueProblem(machineName)) return machineName;
+  return `sha256-${createHash('sha256').update(machineName).digest('hex').slice(0, 56)}`;
+}
 
 const groupOf = (apiVersion: string | undefined): string =>
   apiVersion?.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';

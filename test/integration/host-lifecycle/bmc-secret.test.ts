@@ -11,6 +11,7 @@ import { apiVersionOf, R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import { CONSUMER_LABEL } from '../../../shared/selectors/hosts.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
 import {
   CLUSTER,
@@ -100,7 +101,7 @@ describe('selectHost: the BMC Secret gets the cluster label', () => {
 
   it('a pass that stopped between the claim and the annotation labels it on the next pass, once', async () => {
     const { host, secret } = await hostAndMachine('crash');
-    // The stopped pass: the claim is written (consumerRef + cluster label), nothing else.
+    // The stopped pass: the claim is written (consumerRef, cluster and consumer labels), nothing else.
     await optimisticUpdate(tc.client, R.BareMetalHost, NS, host.metadata.name!, (h) => {
       (h.spec as Record<string, unknown>).consumerRef = {
         apiVersion: apiVersionOf(R.Metal3Machine),
@@ -108,7 +109,7 @@ describe('selectHost: the BMC Secret gets the cluster label', () => {
         name: 'crash',
         namespace: NS,
       };
-      h.metadata.labels = { ...(h.metadata.labels ?? {}), [LABEL]: CLUSTER };
+      h.metadata.labels = { ...(h.metadata.labels ?? {}), [LABEL]: CLUSTER, [CONSUMER_LABEL]: 'crash' };
     });
     expect((await getSecret(secret))!.metadata.labels?.[LABEL]).toBeUndefined();
 

@@ -72,7 +72,8 @@ function shuffled<T>(items: T[], seed: number): T[] {
 
 /**
  * Plays the queue: every key is invoked (duplicated and shuffled); a thrown transient error or a
- * requeue puts it back for the next round, as SQS redelivery / requeue-after would.
+ * requeue puts it back for the next round, as SQS redelivery / requeue-after would. Until the
+ * state settles every key is also invoked again each round (more duplicates, reordered).
  */
 async function drive(
   names: string[],
@@ -94,8 +95,11 @@ async function drive(
         again.add(name);
       }
     });
-    if (again.size === 0 && (await settle())) return { rounds: round, errors };
-    todo = shuffled([...again, ...names], round + 11);
+    // Once settled, only what failed or asked to be requeued is delivered again (as the queue
+    // would), until nothing is left: a pass that failed after the state looked settled still runs.
+    const settled = await settle();
+    if (settled && again.size === 0) return { rounds: round, errors };
+    todo = shuffled(settled ? [...again] : [...again, ...names], round + 11);
     await bmo.idle();
   }
   throw new Error(`not settled after ${maxRounds} rounds`);

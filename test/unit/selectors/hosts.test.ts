@@ -1,15 +1,17 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import {
   chooseHost,
   classifyHost,
+  consumerLabelValue,
   isConsumedBy,
   narrowToFailureDomain,
   nodeReuseValues,
   pickRandom,
   type SelectionInput,
 } from '../../../shared/selectors/hosts.ts';
-import { compileHostSelector } from '../../../shared/selectors/labels.ts';
+import { compileHostSelector, labelValueProblem } from '../../../shared/selectors/labels.ts';
 
 const M3M = { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'Metal3Machine' };
 
@@ -321,5 +323,28 @@ describe('chooseHost', () => {
       (r) => (chooseHost(hs, input(), () => r) as { host: KubeObject }).host.metadata.name,
     );
     expect(picks).toEqual(['a', 'b', 'c', 'd']);
+  });
+});
+
+describe('consumerLabelValue', () => {
+  const digest = (name: string) => `sha256-${createHash('sha256').update(name).digest('hex').slice(0, 56)}`;
+  const at63 = `m${'a'.repeat(61)}z`;
+  const at64 = `m${'a'.repeat(62)}z`;
+  it.each([
+    ['a short name is itself', 'm-001', 'm-001'],
+    ['dots are valid label characters', 'worker.rack-1.0', 'worker.rack-1.0'],
+    ['63 characters is still itself', at63, at63],
+    ['64 characters becomes the digest form', at64, digest(at64)],
+    ['a 253-character name becomes the digest form', 'n'.repeat(253), digest('n'.repeat(253))],
+  ])('%s', (_what, name, want) => {
+    const got = consumerLabelValue(name);
+    expect(got).toBe(want);
+    expect(labelValueProblem(got)).toBeUndefined();
+  });
+  it('long names that differ only at the end get different values', () => {
+    const a = `${'x'.repeat(100)}-a`;
+    const b = `${'x'.repeat(100)}-b`;
+    expect(consumerLabelValue(a)).not.toBe(consumerLabelValue(b));
+    expect(consumerLabelValue(a)).toHaveLength(63);
   });
 });
