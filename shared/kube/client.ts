@@ -225,7 +225,7 @@ export class KubeClient {
         item.apiVersion ??= apiVersion;
         items.push(item);
       }
-      this.stats.recordListed(page.items?.length ?? 0);
+      this.stats.recordListed(page.items?.length ?? 0, t.plural);
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       cont = page.metadata?.continue || undefined;
       pages++;

@@ -38,6 +38,8 @@ export class RequestStats {
   listedItems = 0;
   readonly byVerb = new Map<string, number>();
   readonly byResource = new Map<string, number>();
+  /** Objects returned by lists, per resource. */
+  readonly listedByResource = new Map<string, number>();
 
   /** Records a failure (code != 2xx) as it happens; the request itself is counted by recordDone. */
   record(verb: Verb, resource: string, _ms: number, code: number): void {
@@ -60,8 +62,9 @@ export class RequestStats {
   }
 
   /** Counts the objects one list call returned. */
-  recordListed(items: number): void {
+  recordListed(items: number, resource = ''): void {
     this.listedItems += items;
+    this.listedByResource.set(resource, (this.listedByResource.get(resource) ?? 0) + items);
   }
 
   snapshot(): RequestStatsSnapshot {

@@ -69,6 +69,8 @@ export async function benchSystem(
     out[`scale.${n}.requestsPerMachine`] = s.requestsPerMachine;
     out[`scale.${n}.writesPerMachine`] = s.writesPerMachine;
     out[`scale.${n}.listedItemsPerMachine`] = s.listedItemsPerMachine;
+    for (const [resource, perMachine] of Object.entries(s.listedPerMachineByResource))
+      out[`scale.${n}.listedPerMachine.${resource}`] = perMachine;
     out[`scale.${n}.eventWritesPerMachine`] = s.eventWritesPerMachine;
     out[`scale.${n}.addedLatencyP50Ms`] = s.addedLatencyP50Ms;
     out[`scale.${n}.addedLatencyP99Ms`] = s.addedLatencyP99Ms;

@@ -328,6 +328,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       convergeMs: readyAt - appliedAt,
       requests: productStats.requests,
       listedItems: productStats.listedItems,
+      listedByResource: Object.fromEntries(productStats.listedByResource),
       writes: productStats.writes,
       eventWrites: [...productStats.byResource]
         .filter(([k]) => k.endsWith(' events') && !k.startsWith('get ') && !k.startsWith('list '))

@@ -17,6 +17,8 @@ export interface RunSummary {
   requestsPerMachine: number;
   /** Objects the product's list calls returned, per machine (flat when list cost is linear). */
   listedItemsPerMachine: number;
+  /** The same per resource (plural), largest first: where list cost goes. */
+  listedPerMachineByResource: Record<string, number>;
   /**
    * Object writes per machine: creates, updates, patches and deletes of the objects the data model
    * is made of — what the write floor (test/bench/write-floor.ts, 22 writes; docs/write-floor.md)
@@ -51,6 +53,8 @@ export interface SummaryInputs {
   requests: number;
   /** Objects returned by the product's list calls (default 0). */
   listedItems?: number;
+  /** The same per resource plural (default none). */
+  listedByResource?: Record<string, number>;
   /** Every write the product made, Events included. */
   writes: number;
   /** Of which writes of Events (default 0). */
@@ -79,6 +83,12 @@ export function summarize(i: SummaryInputs): RunSummary {
     timeToReadyP99Ms: Math.round(percentile(spans, 99)),
     requestsPerMachine: per(i.requests),
     listedItemsPerMachine: per(i.listedItems ?? 0),
+    listedPerMachineByResource: Object.fromEntries(
+      Object.entries(i.listedByResource ?? {})
+        .filter(([, n]) => n > 0)
+        .sort((a, b) => b[1] - a[1])
+        .map(([r, n]) => [r, per(n)]),
+    ),
     writesPerMachine: per(i.writes - (i.eventWrites ?? 0)),
     eventWritesPerMachine: per(i.eventWrites ?? 0),
     conflicts: i.conflicts,
@@ -88,6 +98,14 @@ export function summarize(i: SummaryInputs): RunSummary {
     writes: i.writes - (i.eventWrites ?? 0),
     eventWrites: i.eventWrites ?? 0,
   };
+}
+
+/** The total, then the three largest resources. */
+function listedRow(s: RunSummary): string {
+  const top = Object.entries(s.listedPerMachineByResource)
+    .slice(0, 3)
+    .map(([r, n]) => `${r} ${n}`);
+  return top.length ? `${s.listedItemsPerMachine} (${top.join(', ')})` : String(s.listedItemsPerMachine);
 }
 
 export function formatSummary(s: RunSummary): string {
@@ -104,7 +122,7 @@ export function formatSummary(s: RunSummary): string {
     ],
     ['time to Ready per machine', `p50 ${s.timeToReadyP50Ms} ms, p99 ${s.timeToReadyP99Ms} ms (everything)`],
     ['API requests per machine', `${s.requestsPerMachine} (${s.requests} total)`],
-    ['objects listed per machine', String(s.listedItemsPerMachine)],
+    ['objects listed per machine', listedRow(s)],
     ['API writes per machine', `${s.writesPerMachine} (${s.writes} total; Events apart)`],
     ['Event writes per machine', `${s.eventWritesPerMachine} (${s.eventWrites} total)`],
     ['conflicts (409)', String(s.conflicts)],

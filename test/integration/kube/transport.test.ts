@@ -69,8 +69,10 @@ describe('client over https with RBAC', () => {
     expect(got.map((o) => o?.metadata.name)).toEqual(names);
     // Counters: every call counted once; a paged list counts each page and every object it returned.
     const before = admin.stats.snapshot();
+    const cmBefore = admin.stats.listedByResource.get('configmaps') ?? 0;
     const listed = await admin.list(R.ConfigMap, 'default', { limit: 64 });
     const after = admin.stats.snapshot();
+    expect((admin.stats.listedByResource.get('configmaps') ?? 0) - cmBefore).toBe(listed.items.length);
     expect(listed.items.length).toBeGreaterThanOrEqual(200);
     expect(after.listedItems - before.listedItems).toBe(listed.items.length);
     expect(after.requests - before.requests).toBe(Math.ceil(listed.items.length / 64));

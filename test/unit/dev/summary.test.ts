@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MachineTimeline } from '../../../infra/local/dev/observer.ts';
-import { percentile, summarize } from '../../../infra/local/dev/summary.ts';
+import { formatSummary, percentile, summarize } from '../../../infra/local/dev/summary.ts';
 
 const tl = (
   key: string,
@@ -46,11 +46,21 @@ describe('summarize', () => {
       convergeMs: 2104,
       requests: 90,
       listedItems: 600,
+      listedByResource: { metal3datas: 240, nodes: 300, secrets: 0, ipclaims: 60 },
       writes: 30,
       conflicts: 2,
       retries: 3,
       deadLettered: 0,
     });
+    // Per machine, largest first, resources that listed nothing left out.
+    expect(Object.entries(s.listedPerMachineByResource)).toEqual([
+      ['nodes', 100],
+      ['metal3datas', 80],
+      ['ipclaims', 20],
+    ]);
+    expect(formatSummary(s)).toMatch(
+      /objects listed per machine +200 \(nodes 100, metal3datas 80, ipclaims 20\)/,
+    );
     expect(s).toMatchObject({
       machines: 3,
       ready: 2,
