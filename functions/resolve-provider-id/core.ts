@@ -38,6 +38,7 @@ import {
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
+import { nodesConcerning } from './nodes.ts';
 import { addressesFromHost, editStatus, hostnamesOf, NODE_READY, REASON, type StatusEdit } from './status.ts';
 
 const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
@@ -114,7 +115,15 @@ const reconcileOnce = async (
     return requeueAfter(ctx.config.safetyRequeueSeconds, e.message);
   }
 
-  const nodes = (await workload.list(R.Node)).items.map(
+  const fallbackAddresses = addressesFromHost(loaded.host);
+  const addresses = machine.status?.addresses?.length ? machine.status.addresses : fallbackAddresses;
+  const nodes = (
+    await nodesConcerning(workload, {
+      hostUID: loaded.hostUID,
+      hostnames: hostnamesOf(addresses),
+      cloudProvider: loaded.cloudProvider,
+    })
+  ).map(
     (n): NodeView => ({
       name: n.metadata.name!,
       providerID: (n.spec as { providerID?: string } | undefined)?.providerID,
@@ -122,8 +131,6 @@ const reconcileOnce = async (
       resourceVersion: n.metadata.resourceVersion,
     }),
   );
-  const fallbackAddresses = addressesFromHost(loaded.host);
-  const addresses = machine.status?.addresses?.length ? machine.status.addresses : fallbackAddresses;
   const decision = decideProviderID({
     namespace: msg.namespace,
     machineName: msg.name,

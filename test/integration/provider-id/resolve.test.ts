@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { reconcile } from '../../../functions/resolve-provider-id/core.ts';
 import { R } from '../../../shared/api/resources.ts';
+import { KubeClient } from '../../../shared/kube/client.ts';
 import {
   CLUSTER,
   createCluster,
@@ -230,9 +231,10 @@ describe('Step 1: a Node already carries one of the IDs', () => {
 
   it('duplicate providerID on two Nodes: error, no Node patch', async () => {
     const id = idOf('s1-dup', 'h-s1-dup');
-    await createMachine(env.mgmt.client, { name: 's1-dup', host: 'h-s1-dup' });
-    await createNode(env.workload.client, 'h-s1-dup-a', { providerID: id });
-    await createNode(env.workload.client, 'h-s1-dup-b', { providerID: id });
+    const { hostUid } = await createMachine(env.mgmt.client, { name: 's1-dup', host: 'h-s1-dup' });
+    // One found by the host's uuid label, the other by the machine's hostname (ADR 008).
+    await createNode(env.workload.client, 'h-s1-dup-a', { uid: hostUid, providerID: id });
+    await createNode(env.workload.client, 'h-s1-dup-b', { hostname: 'h-s1-dup', providerID: id });
     log.reset();
     const r = await reconcile(env.ctx(), msg('s1-dup'));
     expect(r).toEqual({
@@ -245,7 +247,11 @@ describe('Step 1: a Node already carries one of the IDs', () => {
 
   it('two Nodes with IDs of the same host (a stale machine): error', async () => {
     const { hostUid } = await createMachine(env.mgmt.client, { name: 's1-stale', host: 'h-s1-stale' });
-    await createNode(env.workload.client, 'h-s1-stale-old', { providerID: idOf('old-m3m', 'h-s1-stale') });
+    // The stale Node ran on the same host: it carries the host's uuid label too.
+    await createNode(env.workload.client, 'h-s1-stale-old', {
+      uid: hostUid,
+      providerID: idOf('old-m3m', 'h-s1-stale'),
+    });
     await createNode(env.workload.client, 'h-s1-stale', {
       uid: hostUid,
       providerID: idOf('s1-stale', 'h-s1-stale'),
@@ -545,6 +551,37 @@ describe('gates and bad input', () => {
       expect(await nodeProviderID(env.workload.client, 'h-g-race')).toBe(idOf('g-race', 'h-g-race'));
     } finally {
       env.workload.server.log.record = original;
+    }
+  });
+});
+
+describe('Nodes are read by label, not all of them (ADR 008)', () => {
+  it('two label-selected lists return only the Nodes that concern the machine', async () => {
+    const { hostUid } = await createMachine(env.mgmt.client, { name: 'narrow', host: 'h-narrow' });
+    for (let i = 0; i < 30; i++) await createNode(env.workload.client, `unrelated-${i}`);
+    await createNode(env.workload.client, 'h-narrow', { uid: hostUid });
+    const workload = KubeClient.fromString(env.workload.kubeconfig);
+    const ctx = { ...env.ctx(), workloadClient: async () => workload };
+    expect(await reconcile(ctx, msg('narrow'))).toMatchObject({ kind: 'done' });
+    expect(await nodeProviderID(env.workload.client, 'h-narrow')).toBe(idOf('narrow', 'h-narrow'));
+    expect(workload.stats.byResource.get('list nodes')).toBe(2);
+    // The machine's Node, returned by both lists; none of the 30 others.
+    expect(workload.stats.listedItems).toBe(2);
+  });
+
+  it('with a cloud provider every Node is read (the provider may have given our ID to any of them)', async () => {
+    await env.mgmt.client.patch(R.Metal3Cluster, NS, CLUSTER, { spec: { noCloudProvider: false } });
+    try {
+      await createMachine(env.mgmt.client, { name: 'cloud-all', host: 'h-cloud-all' });
+      const workload = KubeClient.fromString(env.workload.kubeconfig);
+      const ctx = { ...env.ctx(), workloadClient: async () => workload };
+      const all = (await env.workload.client.list(R.Node)).items.length;
+      expect(all).toBeGreaterThan(30);
+      await reconcile(ctx, msg('cloud-all'));
+      expect(workload.stats.byResource.get('list nodes')).toBe(1);
+      expect(workload.stats.listedItems).toBe(all);
+    } finally {
+      await env.mgmt.client.patch(R.Metal3Cluster, NS, CLUSTER, { spec: { noCloudProvider: true } });
     }
   });
 });
