@@ -5,6 +5,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { withHeadlines } from './headline.ts';
 
 type Bench = { name: string; module: string; fn: string; args?: unknown[] };
 
@@ -30,30 +31,7 @@ const BENCHES: Bench[] = [
   { name: 'API server', module: './apiserver.ts', fn: 'benchApiServer' },
 ];
 
-/**
- * The figures the issue names, each under its top-level name: aliases of what the benches report
- * in their own words (the bench's own name stays in the JSON too).
- */
-const HEADLINE_ALIASES: Record<string, string> = {
-  relayVsRawSqsRatio: 'relay_vs_raw_send_ratio',
-  allocationConflictsPerAllocation: 'indexConflictsPerAllocation',
-  hostClaimConflictsPerMachine: 'claimConflictsPerMachine',
-};
-const REQUIRED = [
-  'requestsPerMachine',
-  'writesPerMachine',
-  'writeFloorPerMachine',
-  'pipelineVsDirectRatio',
-  'addedLatencyP50Ms',
-  'addedLatencyP99Ms',
-  'allocationConflictsPerAllocation',
-  'hostClaimConflictsPerMachine',
-  'relayVsRawSqsRatio',
-  'coldStartRatioMax',
-  'bundleBytesMax',
-];
-
-const results: Record<string, number> = {};
+const measured: Record<string, number> = {};
 const failures: Record<string, string> = {};
 for (const b of BENCHES) {
   if (values.only && !values.only.split(',').includes(b.name)) continue;
@@ -65,7 +43,7 @@ for (const b of BENCHES) {
       (...a: unknown[]) => Promise<Record<string, number>>
     >;
     const r = await mod[b.fn]!(...(b.args ?? []));
-    Object.assign(results, r);
+    Object.assign(measured, r);
     process.stderr.write(`bench: ${b.name} done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
   } catch (e) {
     failures[b.name] = e instanceof Error ? e.message : String(e);
@@ -73,10 +51,8 @@ for (const b of BENCHES) {
   }
 }
 
-for (const [alias, name] of Object.entries(HEADLINE_ALIASES))
-  if (typeof results[name] === 'number') results[alias] = results[name];
 // A full run must yield every headline figure as a number; a partial one (--only) says what it lacks.
-const missing = REQUIRED.filter((k) => typeof results[k] !== 'number' || !Number.isFinite(results[k]));
+const { results, missing } = withHeadlines(measured);
 if (missing.length > 0 && !values.only) failures.headline = `missing figures: ${missing.join(', ')}`;
 
 const w = Math.max(...Object.keys(results).map((k) => k.length), 10);
