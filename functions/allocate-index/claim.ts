@@ -35,6 +35,7 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import { indexReads } from './data-reads.ts';
 import { planIndex } from './plan-index.ts';
 import { releaseDataClaim, releaseOrphanData } from './release.ts';
 import { ensureTemplateMeta } from './template.ts';
@@ -150,16 +151,26 @@ async function allocate(
   const { client } = ctx;
   const ns = claim.metadata.namespace!;
   const tried = new Set<number>();
+  // The template as read at the start of this reconcile, then fresh after each AlreadyExists:
+  // its status.indexes is what narrow reads take the given indexes from.
+  let templateNow: KubeObject | undefined = templateRaw;
   for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt++) {
-    const [datas, claims] = await Promise.all([
-      client.list(R.Metal3Data, ns),
-      client.list(R.Metal3DataClaim, ns),
-    ]);
+    if (attempt > 0) templateNow = await client.get(R.Metal3DataTemplate, ns, template.metadata.name!);
+    if (!templateNow)
+      throw new TransientError(`Metal3DataTemplate ${ns}/${template.metadata.name} not found`);
+    const reads = await indexReads(
+      client,
+      ns,
+      template.metadata.name!,
+      claim.metadata.name!,
+      !template.spec.templateReference,
+    );
     const plan = planIndex({
       template,
       claim,
-      datas: datas.items as unknown as Metal3Data[],
-      claims: claims.items as unknown as Metal3DataClaim[],
+      datas: (reads.narrow ? [...reads.own, ...reads.unrendered] : reads.datas) as unknown as Metal3Data[],
+      claims: (reads.narrow ? reads.pending : reads.claims) as unknown as Metal3DataClaim[],
+      ...(reads.narrow ? { mapped: statusIndexes(templateNow) } : {}),
       tried,
     });
     if (plan.kind === 'reuse') {
@@ -167,7 +178,7 @@ async function allocate(
       return plan.data;
     }
     if (plan.kind === 'wait') return undefined;
-    if (isDeleting(templateRaw)) {
+    if (isDeleting(templateNow)) {
       // A new index would only prolong the deletion (the template waits for every Metal3Data).
       throw new TerminalError(
         'TemplateDeleting',
@@ -206,6 +217,9 @@ async function allocate(
   );
 }
 
+const statusIndexes = (t: KubeObject): Record<string, string> =>
+  ((t.status ?? {}) as { indexes?: Record<string, string> }).indexes ?? {};
+
 /** The Metal3Data for `claim` at `index` (seed 001: template as controller owner, plus the claim). */
 export function newData(
   template: Metal3DataTemplate,
@@ -236,7 +250,12 @@ export function newData(
   };
 }
 
-/** claim.status.renderedData, then the template's status maps for this entry. */
+/**
+ * The template's status maps for this entry, then claim.status.renderedData. In this order a claim
+ * never looks both unserved (no renderedData) and unmapped while its Metal3Data exists, to the
+ * narrow reads of a concurrent allocation (ADR 009): it would rank that claim as still waiting
+ * and leave its index free in the plan.
+ */
 async function recordAllocation(
   ctx: ReconcileContext,
   templateRaw: KubeObject,
@@ -247,20 +266,6 @@ async function recordAllocation(
   const ns = claimRaw.metadata.namespace!;
   const claimName = claimRaw.metadata.name!;
   const dataRef = { name: data.metadata.name, namespace: data.metadata.namespace };
-  await updateOrGone(
-    client,
-    R.Metal3DataClaim,
-    ns,
-    claimName,
-    (o) => {
-      const status = statusOf(o);
-      status.renderedData = dataRef;
-      delete status.errorMessage;
-    },
-    // The copy read just after the allocation (fresh): a duplicate delivery that wrote the same
-    // status meanwhile costs a 409 and a re-read, then nothing is written.
-    { current: claimRaw, expectedUid: claimRaw.metadata.uid, status: true },
-  );
   const status = (templateRaw.status ?? {}) as Metal3DataTemplate['status'] & object;
   const key = String(data.spec.index);
   if (status.indexes?.[key] !== claimName || status.dataNames?.[claimName] !== data.metadata.name) {
@@ -282,6 +287,20 @@ async function recordAllocation(
       { status: true },
     );
   }
+  await updateOrGone(
+    client,
+    R.Metal3DataClaim,
+    ns,
+    claimName,
+    (o) => {
+      const status = statusOf(o);
+      status.renderedData = dataRef;
+      delete status.errorMessage;
+    },
+    // The copy read just after the allocation (fresh): a duplicate delivery that wrote the same
+    // status meanwhile costs a 409 and a re-read, then nothing is written.
+    { current: claimRaw, expectedUid: claimRaw.metadata.uid, status: true },
+  );
 }
 
 /** Bad input on the claim: status.errorMessage, a Warning Event, terminal. */

@@ -34,14 +34,22 @@ export function isDataOfClaim(data: Metal3Data, claim: Metal3DataClaim): boolean
   return claimOwners.length === 0 || isOwnedBy(meta(data), claim.metadata.uid);
 }
 
-/** Claims of this template that still wait for an index (the current one always counts). */
+/**
+ * Claims of this template that still wait for an index (the current one always counts): not
+ * deleting, no allocation error, and not served — by a listed Metal3Data or by an entry of the
+ * template's `status.indexes` (`mapped`).
+ */
 export function pendingClaims(
   template: Metal3DataTemplate,
   claim: Metal3DataClaim,
   claims: readonly Metal3DataClaim[],
   linked: readonly Metal3Data[],
+  mapped: Readonly<Record<string, string>> = {},
 ): string[] {
-  const served = new Set(linked.map((d) => d.spec.claim?.name));
+  const served = new Set<string | undefined>([
+    ...linked.map((d) => d.spec.claim?.name),
+    ...Object.values(mapped),
+  ]);
   const ns = template.metadata.namespace;
   const names = claims
     .filter(
@@ -61,10 +69,19 @@ export function pendingClaims(
 export interface IndexPlanInput {
   template: Metal3DataTemplate;
   claim: Metal3DataClaim;
-  /** Every Metal3Data of the namespace (filtered here by the three template links). */
+  /**
+   * Every Metal3Data of the namespace, or (narrow reads) the claim's own candidates; filtered
+   * here by the three template links.
+   */
   datas: readonly Metal3Data[];
-  /** Every Metal3DataClaim of the namespace. */
+  /** Every Metal3DataClaim of the namespace, or (narrow reads) the template's waiting ones. */
   claims: readonly Metal3DataClaim[];
+  /**
+   * The template's `status.indexes` (index -> claim name): indexes given and the claims they
+   * serve, for narrow reads that do not list every Metal3Data. It may lag the Metal3Data by a
+   * moment (an index missing here fails its create with AlreadyExists and is tried no more).
+   */
+  mapped?: Readonly<Record<string, string>>;
   /** Indexes whose create already failed with AlreadyExists in this reconcile. */
   tried?: ReadonlySet<number>;
 }
@@ -81,10 +98,12 @@ export function planIndex(input: IndexPlanInput): IndexPlan {
     }
     return { kind: 'reuse', data: mine };
   }
+  const mapped = input.mapped ?? {};
   const used = new Set<number>(linked.map((d) => d.spec.index));
+  for (const key of Object.keys(mapped)) if (/^\d+$/.test(key)) used.add(Number(key));
   for (const i of input.tried ?? []) used.add(i);
   const rank = indexPlanTuning.spreadByRank
-    ? rankAmong(claim.metadata.name ?? '', pendingClaims(template, claim, input.claims, linked))
+    ? rankAmong(claim.metadata.name ?? '', pendingClaims(template, claim, input.claims, linked, mapped))
     : 0;
   return { kind: 'create', index: nthFreeIndex(used, rank), rank };
 }

@@ -111,6 +111,38 @@ describe('planIndex', () => {
   });
 });
 
+describe('planIndex with the template status map (narrow reads, ADR 009)', () => {
+  const pending = ['a', 'b', 'c', 'd'].map((n) => claim(n));
+  it.each<[string, Record<string, string>, Metal3Data[], string, number, number]>([
+    ['mapped indexes are used; mapped claims are served, not waiting', { '0': 'a', '1': 'b' }, [], 'd', 3, 1],
+    ['a gap in the map is free', { '0': 'a', '2': 'b' }, [], 'c', 1, 0],
+    [
+      'an unrendered Metal3Data not mapped yet counts as used and serves its claim',
+      { '0': 'a' },
+      [data('tpl', 1, 'b')],
+      'c',
+      2,
+      0,
+    ],
+    [
+      'map keys that are not indexes are ignored (a map in another format)',
+      { a: '0', '0': 'a' },
+      [],
+      'b',
+      1,
+      0,
+    ],
+  ])('%s', (_what, mapped, datas, who, index, rank) => {
+    expect(
+      planIndex({ template: template('tpl'), claim: claim(who), datas, claims: pending, mapped }),
+    ).toEqual({
+      kind: 'create',
+      index,
+      rank,
+    });
+  });
+});
+
 describe('templateMaps', () => {
   it('maps index -> claim and claim -> data name for linked data only', () => {
     const maps = templateMaps(template('tpl'), [data('tpl', 1, 'b'), data('tpl', 0, 'a'), data('x', 5, 'q')]);

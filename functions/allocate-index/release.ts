@@ -23,6 +23,7 @@ import { SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import { dataOfClaimCandidates } from './data-reads.ts';
 import { isAddressOfClaim } from './plan-address.ts';
 import { isDataOfClaim } from './plan-index.ts';
 
@@ -89,11 +90,17 @@ export async function releaseDataClaim(
   if (!hasFinalizer(raw, FINALIZER.dataClaim)) return done('released');
   const claim = raw as unknown as Metal3DataClaim;
   const rendered = claim.status?.renderedData?.name;
-  const datas = (await client.list(R.Metal3Data, namespace)).items.filter((d) => {
+  const datas = (await dataOfClaimCandidates(client, namespace, name)).filter((d) => {
     const data = d as unknown as Metal3Data;
     if (isDataOfClaim(data, claim)) return true;
     return d.metadata.name === rendered && isOwnedBy(d, raw.metadata.uid);
   });
+  // The one the claim's status names, owned by it, even if its spec names no claim of that name
+  // (the candidates are selected by spec.claim.name).
+  if (rendered && !datas.some((d) => d.metadata.name === rendered)) {
+    const d = await client.get(R.Metal3Data, namespace, rendered);
+    if (d && isOwnedBy(d, raw.metadata.uid)) datas.push(d);
+  }
   for (const d of datas) {
     await deleteAndUnblock(ctx, R.Metal3Data, d, FINALIZER.dataClaim);
     await releaseData(ctx, namespace, d.metadata.name!);

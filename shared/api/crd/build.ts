@@ -40,6 +40,8 @@ export function crdOf(def: CrdDefinition): SchemaNode {
   };
   if (r.statusSubresource) version.subresources = { status: {} };
   if (def.columns.length > 0) version.additionalPrinterColumns = def.columns;
+  if (def.selectableFields?.length)
+    version.selectableFields = def.selectableFields.map((jsonPath) => ({ jsonPath }));
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',

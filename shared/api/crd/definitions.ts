@@ -35,6 +35,11 @@ export interface CrdDefinition {
   columns: PrinterColumn[];
   /** CEL rules on `.spec` (Kubernetes x-kubernetes-validations). */
   specValidations?: { rule: string; message: string }[];
+  /**
+   * Fields usable in field selectors (`selectableFields`, Kubernetes 1.31+): what allocateIndex
+   * asks the server for instead of listing every object of the namespace (ADR 009).
+   */
+  selectableFields?: string[];
 }
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
@@ -137,6 +142,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     owner: 'ours',
     shortNames: ['m3d', 'm3data'],
     categories: ['cluster-api'],
+    selectableFields: ['.spec.claim.name', '.spec.template.name', '.status.ready'],
     columns: [
       age,
       { name: 'Index', type: 'integer', jsonPath: '.spec.index', description: 'Index within the template' },
@@ -158,6 +164,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     owner: 'ours',
     shortNames: ['m3dc', 'm3dataclaim'],
     categories: ['cluster-api'],
+    selectableFields: ['.spec.template.name', '.status.renderedData.name'],
     columns: [
       age,
       {

@@ -1,0 +1,89 @@
+/**
+ * What allocateIndex reads about a template's Metal3Data and claims (ADR 009). With the CRDs'
+ * selectableFields (Kubernetes 1.31+) the server returns only what one claim needs:
+ *  - the claim's own Metal3Data (`spec.claim.name`), about one object;
+ *  - the template's claims still waiting for an index (`spec.template.name` and an empty
+ *    `status.renderedData.name`), as many as are waiting, not the whole fleet;
+ *  - the template's Metal3Data not yet rendered (`spec.template.name`, `status.ready!=true`): the
+ *    ones just created, whose index may not be in the template's status yet — without them a
+ *    concurrent plan sees that index free and that claim still waiting, and its create fails;
+ * and the other indexes already given come from the template's `status.indexes`, the arbiter staying
+ * the create of `<template>-<index>`. That arbiter only covers the template's own names, so a
+ * template with a `templateReference` (its index space shared with other templates' Metal3Data,
+ * under their names) is always planned from full lists. A server without those field labels answers 400: then
+ * every Metal3Data and claim of the namespace is listed, as the reference does, for the rest of
+ * this process (one refused request, not one per claim).
+ */
+import { R } from '../../shared/api/index.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { InvalidError } from '../../shared/kube/errors.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+
+/** Clients whose server refused the field selectors (it predates selectableFields). */
+const refused = new WeakSet<KubeClient>();
+
+const isRefusedSelector = (e: unknown) => e instanceof InvalidError && e.code === 400;
+
+/** Lists with a field selector; undefined when the server does not support it (remembered). */
+async function selected(
+  client: KubeClient,
+  kind: typeof R.Metal3Data | typeof R.Metal3DataClaim,
+  namespace: string,
+  fieldSelector: string,
+): Promise<KubeObject[] | undefined> {
+  if (refused.has(client)) return undefined;
+  try {
+    return (await client.list(kind, namespace, { fieldSelector })).items;
+  } catch (e) {
+    if (!isRefusedSelector(e)) throw e;
+    refused.add(client);
+    return undefined;
+  }
+}
+
+/** The Metal3Data that may belong to `claimName` (narrow), or every one of the namespace. */
+export async function dataOfClaimCandidates(
+  client: KubeClient,
+  namespace: string,
+  claimName: string,
+): Promise<KubeObject[]> {
+  return (
+    (await selected(client, R.Metal3Data, namespace, `spec.claim.name=${claimName}`)) ??
+    (await client.list(R.Metal3Data, namespace)).items
+  );
+}
+
+export type IndexReads =
+  | { narrow: true; own: KubeObject[]; pending: KubeObject[]; unrendered: KubeObject[] }
+  | { narrow: false; datas: KubeObject[]; claims: KubeObject[] };
+
+/**
+ * The reads of one allocation attempt for `claimName` on `templateName`; narrow ones only when
+ * `narrowAllowed` (the template shares its index space with no other template).
+ */
+export async function indexReads(
+  client: KubeClient,
+  namespace: string,
+  templateName: string,
+  claimName: string,
+  narrowAllowed: boolean,
+): Promise<IndexReads> {
+  if (narrowAllowed && !refused.has(client)) {
+    const [own, pending, unrendered] = await Promise.all([
+      selected(client, R.Metal3Data, namespace, `spec.claim.name=${claimName}`),
+      selected(
+        client,
+        R.Metal3DataClaim,
+        namespace,
+        `spec.template.name=${templateName},status.renderedData.name=`,
+      ),
+      selected(client, R.Metal3Data, namespace, `spec.template.name=${templateName},status.ready!=true`),
+    ]);
+    if (own && pending && unrendered) return { narrow: true, own, pending, unrendered };
+  }
+  const [datas, claims] = await Promise.all([
+    client.list(R.Metal3Data, namespace),
+    client.list(R.Metal3DataClaim, namespace),
+  ]);
+  return { narrow: false, datas: datas.items, claims: claims.items };
+}
