@@ -1,11 +1,12 @@
 /**
  * The deployment manifests render with kustomize (kubectl kustomize), and the relay's RBAC grants
- * list+watch on exactly what the routing table makes it watch.
+ * list+watch on exactly what the routing table makes it watch. The ApiServerSource overlay ships
+ * nothing of the relay, and its function Services' account may list what routing reads.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { kindsReadFor, watchedKinds } from '../../../functions/relay/routing.ts';
 import { R, resourceFor } from '../../../shared/api/resources.ts';
 
@@ -17,6 +18,36 @@ function render(dir: string): any[] {
   expect(r.status, r.stderr).toBe(0);
   return parseAllDocuments(r.stdout).map((d) => d.toJS());
 }
+
+const id = (d: any) => `${d.kind}/${d.metadata.name}`;
+
+/** The ClusterRoleBindings giving a ServiceAccount its cluster-wide rights (events come from every namespace). */
+const bindingsOf = (docs: any[], sa: string, namespace: string): any[] =>
+  docs.filter(
+    (d) =>
+      d.kind === 'ClusterRoleBinding' &&
+      d.subjects?.some(
+        (s: { kind: string; name: string; namespace: string }) =>
+          s.kind === 'ServiceAccount' && s.name === sa && s.namespace === namespace,
+      ),
+  );
+
+/** The rules of the ClusterRoles those bindings name. */
+const rulesOf = (
+  docs: any[],
+  bindings: any[],
+): { apiGroups: string[]; resources: string[]; verbs: string[] }[] =>
+  bindings.flatMap(
+    (b) => docs.find((d) => d.kind === 'ClusterRole' && d.metadata.name === b.roleRef.name)?.rules ?? [],
+  );
+
+const allows = (rules: ReturnType<typeof rulesOf>, group: string, resource: string, verb: string) =>
+  rules.some(
+    (r) =>
+      (r.apiGroups.includes(group) || r.apiGroups.includes('*')) &&
+      (r.resources.includes(resource) || r.resources.includes('*')) &&
+      (r.verbs.includes(verb) || r.verbs.includes('*')),
+  );
 
 describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not found)'}`, () => {
   it('infra/deploy renders the relay and worker Deployments with their own ServiceAccounts', () => {
@@ -72,32 +103,72 @@ describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not fou
     // No relay: the function Services route the source's events themselves (routeWithApi), as
     // the functions' ServiceAccount, listing what the routes on each delivered kind read. The
     // ClusterRoles bound to that account (its own + the generated routing role) must allow it.
-    const bindings = docs.filter(
-      (d) =>
-        d.kind === 'ClusterRoleBinding' &&
-        d.subjects?.some(
-          (s: { kind: string; name: string; namespace: string }) =>
-            s.kind === 'ServiceAccount' &&
-            s.name === 'metal3fn-functions' &&
-            s.namespace === 'metal3fn-system',
-        ),
-    );
+    const bindings = bindingsOf(docs, 'metal3fn-functions', 'metal3fn-system');
     expect(bindings.map((b) => b.roleRef.name).sort()).toEqual([
       'metal3fn-functions',
       'metal3fn-functions-routing',
     ]);
-    const lists = new Set<string>();
-    for (const b of bindings)
-      for (const rule of docs.find((d) => d.kind === 'ClusterRole' && d.metadata.name === b.roleRef.name)
-        .rules)
-        if (rule.verbs.includes('list'))
-          for (const g of rule.apiGroups) for (const r of rule.resources) lists.add(`${g}/${r}`);
+    const rules = rulesOf(docs, bindings);
     const missing: string[] = [];
     for (const res of source.spec.resources as { apiVersion: string; kind: string }[]) {
       expect(resourceFor(res.apiVersion, res.kind), `${res.kind} is a kind we know`).toBeDefined();
       for (const k of kindsReadFor(res.kind))
-        if (!lists.has(`${R[k].group}/${R[k].plural}`)) missing.push(`${res.kind} -> list ${R[k].plural}`);
+        if (!allows(rules, R[k].group, R[k].plural, 'list'))
+          missing.push(`${res.kind} -> list ${R[k].plural}`);
     }
     expect(missing).toEqual([]);
+  });
+
+  it('infra/knative/apiserversource ships none of the relay, and all else of the relay mode', () => {
+    const relayMode = render('infra/knative');
+    const docs = render('infra/knative/apiserversource');
+    // The relay's parts in relay mode: its Deployment, the ServiceAccount it runs as, what binds
+    // that account and the roles bound to it only.
+    const relay = relayMode.find((d) => d.kind === 'Deployment' && d.metadata.name === 'metal3fn-relay');
+    const sa = relay.spec.template.spec.serviceAccountName as string;
+    const ns = relay.metadata.namespace as string;
+    const subjectIsRelay = (s: { kind: string; name: string; namespace?: string }) =>
+      s.kind === 'ServiceAccount' && s.name === sa && (s.namespace ?? ns) === ns;
+    const relayBindings = relayMode.filter(
+      (d) => d.kind.endsWith('RoleBinding') && d.subjects?.some(subjectIsRelay),
+    );
+    const otherBindings = relayMode.filter(
+      (d) => d.kind.endsWith('RoleBinding') && !relayBindings.includes(d),
+    );
+    const relayRoles = relayMode.filter(
+      (d) =>
+        (d.kind === 'ClusterRole' || d.kind === 'Role') &&
+        relayBindings.some((b) => b.roleRef.kind === d.kind && b.roleRef.name === d.metadata.name) &&
+        !otherBindings.some((b) => b.roleRef.kind === d.kind && b.roleRef.name === d.metadata.name),
+    );
+    const account = relayMode.filter((d) => d.kind === 'ServiceAccount' && d.metadata.name === sa);
+    const relayParts = new Set([relay, ...account, ...relayBindings, ...relayRoles].map(id));
+    expect([...relayParts].sort()).toEqual([
+      'ClusterRole/metal3fn-relay',
+      'ClusterRoleBinding/metal3fn-relay',
+      'Deployment/metal3fn-relay',
+      'ServiceAccount/metal3fn-relay',
+    ]);
+
+    // None of them here, and nothing else binds or runs as the relay's account.
+    expect(docs.map(id).filter((i) => relayParts.has(i))).toEqual([]);
+    expect(docs.filter((d) => d.subjects?.some(subjectIsRelay)).map(id)).toEqual([]);
+    expect(docs.filter((d) => JSON.stringify(d.spec ?? {}).includes(`"serviceAccountName":"${sa}"`))).toEqual(
+      [],
+    );
+
+    // Everything else: the relay mode's other objects, unchanged, and the overlay's own files.
+    const overlay = 'infra/knative/apiserversource';
+    const own = (parse(readFileSync(`${ROOT}${overlay}/kustomization.yaml`, 'utf8')).resources as string[])
+      .filter((r) => !r.startsWith('..'))
+      .flatMap((f) => parseAllDocuments(readFileSync(`${ROOT}${overlay}/${f}`, 'utf8')).map((d) => d.toJS()))
+      .filter(Boolean);
+    const kept = relayMode.filter((d) => !relayParts.has(id(d)));
+    expect(docs.map(id).sort()).toEqual([...kept, ...own].map(id).sort());
+    for (const d of kept)
+      expect(
+        docs.find((o) => id(o) === id(d)),
+        id(d),
+      ).toEqual(d);
   });
 });
