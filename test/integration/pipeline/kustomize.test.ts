@@ -1,7 +1,9 @@
 /**
  * The deployment manifests render with kustomize (kubectl kustomize), and the relay's RBAC grants
  * list+watch on exactly what the routing table makes it watch. The ApiServerSource overlay ships
- * nothing of the relay, and its function Services' account may list what routing reads.
+ * nothing of the relay, and its function Services' account may do what the HTTP runtime does with
+ * the source's events: list what routing reads (Resource mode) and get the event's object back
+ * (Reference mode).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -48,6 +50,25 @@ const allows = (rules: ReturnType<typeof rulesOf>, group: string, resource: stri
       (r.resources.includes(resource) || r.resources.includes('*')) &&
       (r.verbs.includes(verb) || r.verbs.includes('*')),
   );
+
+/** Whether one Knative `filters` expression (exact, prefix, suffix, any, all, not) accepts the attributes. */
+function accepts(f: any, attrs: Record<string, string>): boolean {
+  const each = (m: Record<string, string>, ok: (a: string, v: string) => boolean) =>
+    Object.entries(m).every(([k, v]) => attrs[k] !== undefined && ok(attrs[k]!, v));
+  if (f.exact) return each(f.exact, (a, v) => a === v);
+  if (f.prefix) return each(f.prefix, (a, v) => a.startsWith(v));
+  if (f.suffix) return each(f.suffix, (a, v) => a.endsWith(v));
+  if (f.any) return f.any.some((g: any) => accepts(g, attrs));
+  if (f.all) return f.all.every((g: any) => accepts(g, attrs));
+  if (f.not) return !accepts(f.not, attrs);
+  throw new Error(`a Trigger filter this test does not evaluate: ${JSON.stringify(f)}`);
+}
+
+/** Whether a Trigger delivers an event with these attributes (`filters` wins over `filter`). */
+const delivers = (t: any, attrs: Record<string, string>): boolean =>
+  t.spec.filters?.length
+    ? t.spec.filters.every((f: any) => accepts(f, attrs))
+    : Object.entries(t.spec.filter?.attributes ?? {}).every(([k, v]) => attrs[k] === v);
 
 describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not found)'}`, () => {
   it('infra/deploy renders the relay and worker Deployments with their own ServiceAccounts', () => {
@@ -170,5 +191,49 @@ describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not fou
         docs.find((o) => id(o) === id(d)),
         id(d),
       ).toEqual(d);
+  });
+
+  it('Reference mode: every function Service may get each kind the source can deliver to it', () => {
+    const docs = render('infra/knative/apiserversource');
+    const source = docs.find((d) => d.kind === 'ApiServerSource');
+    const broker = source.spec.sink.ref.name as string;
+    const resources = source.spec.resources as { apiVersion: string; kind: string }[];
+    const services = docs.filter(
+      (d) => d.kind === 'Service' && d.apiVersion.startsWith('serving.knative.dev'),
+    );
+    expect(services).toHaveLength(6);
+    // In Reference mode the event names the object (dev.knative.apiserver.ref.<verb>); on add and
+    // update the HTTP runtime GETs it back, as the Service's account, BEFORE routing
+    // (shared/runtimes/http.ts): so a Service needs get on every kind delivered to it, whatever
+    // its own function's routes. Delivered: the source's kinds, through a Trigger on its Broker
+    // subscribing this Service and accepting the type.
+    const missing: string[] = [];
+    for (const svc of services) {
+      const args = svc.spec.template.spec.containers[0].args as string[];
+      const fn = args[args.indexOf('--functions') + 1];
+      const sa = (svc.spec.template.spec.serviceAccountName as string | undefined) ?? 'default';
+      const triggers = docs.filter(
+        (t) =>
+          t.kind === 'Trigger' &&
+          t.spec.broker === broker &&
+          t.spec.subscriber.ref.kind === 'Service' &&
+          t.spec.subscriber.ref.name === svc.metadata.name,
+      );
+      const reads = ['add', 'update'].filter((verb) =>
+        triggers.some((t) => delivers(t, { type: `dev.knative.apiserver.ref.${verb}` })),
+      );
+      expect(reads, `${fn}: Reference-mode events that read the object reach its Service`).toEqual([
+        'add',
+        'update',
+      ]);
+      const rules = rulesOf(docs, bindingsOf(docs, sa, svc.metadata.namespace));
+      for (const res of resources) {
+        const t = resourceFor(res.apiVersion, res.kind);
+        expect(t, `${res.kind} is a kind we know`).toBeDefined();
+        if (!allows(rules, t!.group, t!.plural, 'get'))
+          missing.push(`${fn} (${sa}): get ${t!.group}/${t!.plural}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 });

@@ -11,13 +11,17 @@
  *   1. with the functions' role ALONE, routing an event of every routed kind is refused exactly
  *      on the lists the routing role adds (so this test fails when that role is missing);
  *   2. with both roles, nothing is refused, and the routes find their targets;
- *   3. the routing role is the union over ROUTES of `reads`, and lists no Secrets (what
+ *   3. in Reference mode (the source's events name the object), the HTTP runtime reads the
+ *      object of every kind the source lists (source.yaml) back as the functions, and nothing is
+ *      refused: the shipped roles grant those gets (the functions' own role has them today);
+ *   4. the routing role is the union over ROUTES of `reads`, and lists no Secrets (what
  *      docs/security.md says of this mode).
  * That the committed file is what the generator renders is checked with the other generated
  * files in rbac.test.ts (renderRbacFiles).
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_NAMES } from '../../../events/envelope.ts';
 import { routeWithApi } from '../../../functions/relay/lookup.ts';
 import { ROUTES, type RoutingEvent } from '../../../functions/relay/routing.ts';
 import { applyRbacFile, FUNCTIONS_USER, RBAC_FILES, readManifests } from '../../../infra/local/dev/rbac.ts';
@@ -28,13 +32,18 @@ import {
   routingGrants,
 } from '../../../scripts/rbac/routing-role.ts';
 import { grantKey, grantsOfRules, type PolicyRule } from '../../../scripts/rbac/rules.ts';
-import { type KindName, R } from '../../../shared/api/resources.ts';
+import { type KindName, R, resourceFor } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
+import { done } from '../../../shared/reconcile/result.ts';
+import { createHttpApp } from '../../../shared/runtimes/http.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
 import { CLUSTER, converge, createMachine, makeCtx, NS } from '../data/harness.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
+/** The overlay's ApiServerSource: the kinds whose events reach the function Services. */
+const SOURCE_FILE = 'infra/knative/apiserversource/source.yaml';
 const TOKEN = 'functions-routing-token';
 let tc: TestCluster;
 let fn: KubeClient;
@@ -118,6 +127,14 @@ async function routeAll(): Promise<{ errors: string[]; refused: string[]; messag
   return { errors, refused: [...new Set(refused)].sort(), messages };
 }
 
+let routingRoleApplied = false;
+/** Binds the routing role to the functions as well (once; the first test runs without it). */
+async function withRoutingRole(): Promise<void> {
+  if (routingRoleApplied) return;
+  await applyRbacFile(tc.client, join(ROOT, ROUTING_ROLE_FILE));
+  routingRoleApplied = true;
+}
+
 const grantedBy = (file: string) =>
   grantsOfRules(
     readManifests(file)
@@ -142,11 +159,72 @@ describe('routing by lookup as the functions, with the shipped roles enforced', 
   });
 
   it('with the routing role as well: nothing refused, and events reach their targets', async () => {
-    await applyRbacFile(tc.client, join(ROOT, ROUTING_ROLE_FILE));
+    await withRoutingRole();
     const { errors, refused, messages } = await routeAll();
     expect(refused).toEqual([]);
     expect(errors).toEqual([]);
     expect(messages).toBeGreaterThan(0);
+  });
+
+  it('Reference mode (HTTP runtime): the object of every kind the source delivers is read back, nothing refused', async () => {
+    await withRoutingRole();
+    const source = readManifests(join(ROOT, SOURCE_FILE)).find(
+      (o) => o.kind === 'ApiServerSource',
+    ) as unknown as {
+      spec: { resources: { apiVersion: string; kind: string }[] };
+    };
+    // Every function, as one Service runs them (a no-op each: what is under test is what the
+    // runtime reads as the functions before it dispatches, not the functions' own calls).
+    const noop: ReconcileFn = async () => done();
+    const app = createHttpApp({
+      fns: Object.fromEntries(FUNCTION_NAMES.map((f) => [f, noop])),
+      context: makeCtx(fn),
+      auth: { allowUnauthenticated: true },
+    });
+    const since = tc.server.log.entries.length;
+    const reads: string[] = [];
+    let results = 0;
+    for (const res of source.spec.resources) {
+      const t = resourceFor(res.apiVersion, res.kind);
+      expect(t, `${res.kind} is a kind we know`).toBeDefined();
+      const [object] = (await tc.client.list(t!, NS)).items;
+      expect(object, `a ${res.kind} to name (the sample, createMachine and converge make one)`).toBeDefined();
+      reads.push(`get ${t!.group}/${t!.plural}`);
+      // add and update read the object back (delete routes a stub, reading nothing).
+      for (const verb of ['add', 'update']) {
+        const r = await app.request('/', {
+          method: 'POST',
+          headers: { 'content-type': 'application/cloudevents+json' },
+          body: JSON.stringify({
+            specversion: '1.0',
+            type: `dev.knative.apiserver.ref.${verb}`,
+            id: `${res.kind}-${verb}`,
+            source: 'apiserversource',
+            data: {
+              apiVersion: res.apiVersion,
+              kind: res.kind,
+              name: object!.metadata.name,
+              namespace: object!.metadata.namespace,
+            },
+          }),
+        });
+        const body = (await r.json()) as { results?: unknown[]; error?: string };
+        expect(r.status, `ref.${verb} ${res.kind}: ${JSON.stringify(body)}`).toBe(200);
+        results += body.results?.length ?? 0;
+      }
+    }
+    const mine = tc.server.log.entries.slice(since).filter((e) => e.user === FUNCTIONS_USER);
+    const refused = mine
+      .filter((e) => e.status === 401 || e.status === 403)
+      .map((e) => `${e.verb} ${groupOfPath(e.path)}/${e.resource}`);
+    expect([...new Set(refused)].sort()).toEqual([]);
+    const got = new Set(
+      mine
+        .filter((e) => e.verb === 'get' && e.status === 200)
+        .map((e) => `get ${groupOfPath(e.path)}/${e.resource}`),
+    );
+    expect(reads.filter((g) => !got.has(g))).toEqual([]);
+    expect(results, 'the objects read back were routed to functions').toBeGreaterThan(0);
   });
 });
 
