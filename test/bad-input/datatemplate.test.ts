@@ -5,33 +5,22 @@
  * field, a pool that does not exist) is recorded by renderData on the Metal3Data (`status.error`,
  * `errorMessage` naming the template field, a Warning Event); no Secret and no IP address is written.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { R } from '../../shared/api/resources.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { startTestCluster, type TestCluster } from '../helpers/cluster.ts';
 import { createMachine } from '../integration/data/harness.ts';
 import {
   describeWrites,
   expectRejected,
-  makeCtx,
   NS,
   run,
   statusOf,
+  useBadInputCluster,
   warningEvents,
   writes,
 } from './harness.ts';
 
-let tc: TestCluster;
-let ctx: ReconcileContext;
-
-beforeAll(async () => {
-  tc = await startTestCluster();
-  ctx = makeCtx(tc.client);
-});
-afterAll(async () => {
-  await tc?.stop();
-});
+const tc = useBadInputCluster();
 
 const eth = (macAddress: Record<string, unknown>) => ({ type: 'phy', id: 'enp1s0', mtu: 1500, macAddress });
 
@@ -134,12 +123,12 @@ describe('Metal3DataTemplate: accepted by the CRD, refused by renderData', () =>
     const tname = `t-${c.name}`;
     await tc.client.create(R.Metal3DataTemplate, template(tname, c.spec));
     await createMachine(tc.client, c.name, tname, { machineAnnotations: c.machineAnnotations ?? {} });
-    expect((await run(ctx, 'allocateIndex', R.Metal3DataClaim, c.name)).kind).toBe('done');
+    expect((await run(tc.ctx, 'allocateIndex', R.Metal3DataClaim, c.name)).kind).toBe('done');
     const dataName = `${tname}-0`;
     expect(await tc.client.get(R.Metal3Data, NS, dataName)).toBeDefined();
 
     tc.server.log.reset();
-    const outcome = await run(ctx, 'renderData', R.Metal3Data, dataName);
+    const outcome = await run(tc.ctx, 'renderData', R.Metal3Data, dataName);
     expect(outcome.kind).toBe(c.outcome);
     const data = await tc.client.get(R.Metal3Data, NS, dataName);
     const st = statusOf(data);
@@ -160,7 +149,7 @@ describe('Metal3DataTemplate: accepted by the CRD, refused by renderData', () =>
 
     // A redelivery records nothing new (no second Event, no status churn).
     tc.server.log.reset();
-    expect((await run(ctx, 'renderData', R.Metal3Data, dataName)).kind).toBe(c.outcome);
+    expect((await run(tc.ctx, 'renderData', R.Metal3Data, dataName)).kind).toBe(c.outcome);
     expect(describeWrites(writes(tc.server.log))).toEqual([]);
   });
 });

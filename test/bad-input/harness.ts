@@ -15,6 +15,7 @@ import { createEventRecorder } from '../../shared/observability/events.ts';
 import { silentLogger } from '../../shared/observability/logger.ts';
 import { DEFAULT_CONFIG, type ReconcileContext } from '../../shared/reconcile/context.ts';
 import { type DispatchOutcome, dispatch } from '../../shared/runtimes/dispatch.ts';
+import { type ClusterWithCtx, type UseClusterOptions, useCluster } from '../helpers/use-cluster.ts';
 
 export const NS = 'metal3';
 export const CLUSTER = 'cluster';
@@ -113,3 +114,8 @@ export async function expectRejected(
 
 export const statusOf = (o: KubeObject | undefined): Record<string, unknown> =>
   (o?.status ?? {}) as Record<string, unknown>;
+
+/** The file's cluster with this corpus's context (hooks and holder as in useCluster). */
+export const useBadInputCluster = (
+  opts: Omit<UseClusterOptions<ReconcileContext>, 'makeCtx'> = {},
+): ClusterWithCtx<ReconcileContext> => useCluster({ ...opts, makeCtx });

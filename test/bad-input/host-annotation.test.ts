@@ -5,33 +5,26 @@
  * its own claim: the machine gets a terminal error (failureReason/failureMessage, a Warning Event)
  * and the request log shows no write to any BareMetalHost.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSampleHosts } from '../../infra/local/sim/bmo.ts';
 import { R } from '../../shared/api/resources.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { startTestCluster, type TestCluster } from '../helpers/cluster.ts';
 import { createCluster, createMachinePair } from '../integration/host-lifecycle/harness.ts';
-import { describeWrites, makeCtx, NS, run, statusOf, warningEvents, writes } from './harness.ts';
+import { describeWrites, NS, run, statusOf, useBadInputCluster, warningEvents, writes } from './harness.ts';
 
-let tc: TestCluster;
-let ctx: ReconcileContext;
-
-beforeAll(async () => {
-  tc = await startTestCluster({ namespaces: ['other'] });
-  ctx = makeCtx(tc.client);
-  await createCluster(tc.client);
-  await createSampleHosts(tc.client, NS, 2, { prefix: 'host' });
-  await createSampleHosts(tc.client, 'other', 1, { prefix: 'foreign' });
-  // host-0001 belongs to another machine.
-  const { m3m } = await createMachinePair(tc.client, 'owner');
-  expect((await run(ctx, 'selectHost', R.Metal3Machine, 'owner')).kind).not.toBe('retry');
-  const owned = (await tc.client.get(R.Metal3Machine, NS, 'owner'))?.metadata.annotations?.[
-    'metal3.io/BareMetalHost'
-  ];
-  expect(owned, `machine ${m3m.metadata.name} should hold a host`).toBeDefined();
-});
-afterAll(async () => {
-  await tc?.stop();
+const tc = useBadInputCluster({
+  cluster: { namespaces: ['other'] },
+  seed: async ({ client, ctx }) => {
+    await createCluster(client);
+    await createSampleHosts(client, NS, 2, { prefix: 'host' });
+    await createSampleHosts(client, 'other', 1, { prefix: 'foreign' });
+    // host-0001 belongs to another machine.
+    const { m3m } = await createMachinePair(client, 'owner');
+    expect((await run(ctx, 'selectHost', R.Metal3Machine, 'owner')).kind).not.toBe('retry');
+    const owned = (await client.get(R.Metal3Machine, NS, 'owner'))?.metadata.annotations?.[
+      'metal3.io/BareMetalHost'
+    ];
+    expect(owned, `machine ${m3m.metadata.name} should hold a host`).toBeDefined();
+  },
 });
 
 async function ownedHost(): Promise<string> {
@@ -120,7 +113,7 @@ describe('Metal3Machine with a bad metal3.io/BareMetalHost annotation', () => {
     ]);
     tc.server.log.reset();
 
-    const outcome = await run(ctx, 'selectHost', R.Metal3Machine, name);
+    const outcome = await run(tc.ctx, 'selectHost', R.Metal3Machine, name);
     expect(outcome.kind, JSON.stringify(outcome)).toBe('terminal');
     expect(describeWrites(writes(tc.server.log, ['baremetalhosts', 'secrets']))).toEqual([]);
     const after = await tc.client.get(R.Metal3Machine, NS, name);

@@ -6,24 +6,13 @@
  * error for the one claim that does not fit; the claims that fit keep their addresses. Through
  * renderData, an address error becomes the Metal3Data's error and no Secret is written.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { R } from '../../shared/api/resources.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { startTestCluster, type TestCluster } from '../helpers/cluster.ts';
 import { createMachine } from '../integration/data/harness.ts';
-import { describeWrites, makeCtx, NS, run, statusOf, warningEvents, writes } from './harness.ts';
+import { describeWrites, NS, run, statusOf, useBadInputCluster, warningEvents, writes } from './harness.ts';
 
-let tc: TestCluster;
-let ctx: ReconcileContext;
-
-beforeAll(async () => {
-  tc = await startTestCluster();
-  ctx = makeCtx(tc.client);
-});
-afterAll(async () => {
-  await tc?.stop();
-});
+const tc = useBadInputCluster();
 
 const ipPool = (name: string, spec: Record<string, unknown>): KubeObject => ({
   metadata: { name, namespace: NS },
@@ -70,7 +59,7 @@ describe('IPPool: accepted by the API, refused by allocateIndex', () => {
     await tc.client.create(R.IPClaim, ipClaim(`claim-${c.name}`, `pool-${c.name}`));
     tc.server.log.reset();
 
-    const outcome = await run(ctx, 'allocateIndex', R.IPClaim, `claim-${c.name}`);
+    const outcome = await run(tc.ctx, 'allocateIndex', R.IPClaim, `claim-${c.name}`);
     expect(outcome.kind).toBe('terminal');
     const claim = await tc.client.get(R.IPClaim, NS, `claim-${c.name}`);
     expect(String(statusOf(claim).errorMessage)).toMatch(c.message);
@@ -81,7 +70,7 @@ describe('IPPool: accepted by the API, refused by allocateIndex', () => {
 
     // Sticky (ip-address-manager): a redelivery does nothing until the claim is fixed or recreated.
     tc.server.log.reset();
-    expect((await run(ctx, 'allocateIndex', R.IPClaim, `claim-${c.name}`)).kind).toBe('done');
+    expect((await run(tc.ctx, 'allocateIndex', R.IPClaim, `claim-${c.name}`)).kind).toBe('done');
     expect(describeWrites(writes(tc.server.log))).toEqual([]);
   });
 });
@@ -107,11 +96,11 @@ describe('IPPool: a prefix that does not fit its family', () => {
       },
     });
     await createMachine(tc.client, 'wide-0', 'wide-t');
-    expect((await run(ctx, 'allocateIndex', R.Metal3DataClaim, 'wide-0')).kind).toBe('done');
-    await run(ctx, 'renderData', R.Metal3Data, 'wide-t-0');
-    await run(ctx, 'allocateIndex', R.IPClaim, 'wide-t-0-wide');
+    expect((await run(tc.ctx, 'allocateIndex', R.Metal3DataClaim, 'wide-0')).kind).toBe('done');
+    await run(tc.ctx, 'renderData', R.Metal3Data, 'wide-t-0');
+    await run(tc.ctx, 'allocateIndex', R.IPClaim, 'wide-t-0-wide');
     tc.server.log.reset();
-    expect((await run(ctx, 'renderData', R.Metal3Data, 'wide-t-0')).kind).toBe('terminal');
+    expect((await run(tc.ctx, 'renderData', R.Metal3Data, 'wide-t-0')).kind).toBe('terminal');
     const data = await tc.client.get(R.Metal3Data, NS, 'wide-t-0');
     expect(String(statusOf(data).errorMessage)).toMatch(
       /spec\.networkData\.networks\.ipv4\[0\]\.ipAddressFromIPPool.*99/,
@@ -127,10 +116,10 @@ describe('IPPool exhausted', () => {
       ipPool('small', { pools: [{ start: '10.1.0.10', end: '10.1.0.11' }], prefix: 24 }),
     );
     for (const n of ['a', 'b', 'c']) await tc.client.create(R.IPClaim, ipClaim(`small-${n}`, 'small'));
-    expect((await run(ctx, 'allocateIndex', R.IPClaim, 'small-a')).kind).toBe('done');
-    expect((await run(ctx, 'allocateIndex', R.IPClaim, 'small-b')).kind).toBe('done');
+    expect((await run(tc.ctx, 'allocateIndex', R.IPClaim, 'small-a')).kind).toBe('done');
+    expect((await run(tc.ctx, 'allocateIndex', R.IPClaim, 'small-b')).kind).toBe('done');
     tc.server.log.reset();
-    const outcome = await run(ctx, 'allocateIndex', R.IPClaim, 'small-c');
+    const outcome = await run(tc.ctx, 'allocateIndex', R.IPClaim, 'small-c');
     expect(outcome).toMatchObject({ kind: 'terminal' });
     const claim = await tc.client.get(R.IPClaim, NS, 'small-c');
     expect(String(statusOf(claim).errorMessage)).toMatch(/exhausted|no (free|available) address/i);
@@ -158,17 +147,17 @@ describe('IPPool exhausted', () => {
     });
     for (const m of ['tiny-0', 'tiny-1']) await createMachine(tc.client, m, 'tiny-t');
     for (const m of ['tiny-0', 'tiny-1'])
-      expect((await run(ctx, 'allocateIndex', R.Metal3DataClaim, m)).kind).toBe('done');
+      expect((await run(tc.ctx, 'allocateIndex', R.Metal3DataClaim, m)).kind).toBe('done');
     // Pass 1 creates the IPClaims; allocation; pass 2 renders (or records the error).
-    for (const d of ['tiny-t-0', 'tiny-t-1']) await run(ctx, 'renderData', R.Metal3Data, d);
+    for (const d of ['tiny-t-0', 'tiny-t-1']) await run(tc.ctx, 'renderData', R.Metal3Data, d);
     for (const c of (await tc.client.list(R.IPClaim, NS)).items.filter((c) =>
       c.metadata.name?.startsWith('tiny-t-'),
     ))
-      await run(ctx, 'allocateIndex', R.IPClaim, c.metadata.name!);
+      await run(tc.ctx, 'allocateIndex', R.IPClaim, c.metadata.name!);
     tc.server.log.reset();
     const outcomes = [];
     for (const d of ['tiny-t-0', 'tiny-t-1'])
-      outcomes.push((await run(ctx, 'renderData', R.Metal3Data, d)).kind);
+      outcomes.push((await run(tc.ctx, 'renderData', R.Metal3Data, d)).kind);
     expect(outcomes.sort()).toEqual(['done', 'terminal']);
     const datas = await Promise.all(['tiny-t-0', 'tiny-t-1'].map((d) => tc.client.get(R.Metal3Data, NS, d)));
     const failed = datas.find((d) => statusOf(d).error === true)!;

@@ -4,31 +4,20 @@
  * BaremetalInfrastructureReady False with the message, a Warning Event, `status.ready` false; a
  * port beyond 65535 is refused by the CRD with the field path. A redelivery writes nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { R } from '../../shared/api/resources.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { startTestCluster, type TestCluster } from '../helpers/cluster.ts';
 import {
   describeWrites,
   expectRejected,
-  makeCtx,
   NS,
   run,
   statusOf,
+  useBadInputCluster,
   warningEvents,
   writes,
 } from './harness.ts';
 
-let tc: TestCluster;
-let ctx: ReconcileContext;
-
-beforeAll(async () => {
-  tc = await startTestCluster();
-  ctx = makeCtx(tc.client);
-});
-afterAll(async () => {
-  await tc?.stop();
-});
+const tc = useBadInputCluster();
 
 const CASES: { name: string; spec: Record<string, unknown>; message: RegExp }[] = [
   { name: 'no-endpoint', spec: {}, message: /spec\.controlPlaneEndpoint is required/ },
@@ -49,7 +38,7 @@ describe('Metal3Cluster: accepted by the CRD, refused by reconcileCluster', () =
     const name = `m3c-${c.name}`;
     await tc.client.create(R.Metal3Cluster, { metadata: { name, namespace: NS }, spec: c.spec });
     tc.server.log.reset();
-    const outcome = await run(ctx, 'reconcileCluster', R.Metal3Cluster, name);
+    const outcome = await run(tc.ctx, 'reconcileCluster', R.Metal3Cluster, name);
     expect(outcome).toMatchObject({ kind: 'terminal', reason: 'InvalidConfiguration' });
     const obj = await tc.client.get(R.Metal3Cluster, NS, name);
     const st = statusOf(obj);
@@ -68,7 +57,7 @@ describe('Metal3Cluster: accepted by the CRD, refused by reconcileCluster', () =
     expect(describeWrites(writes(tc.server.log, ['secrets', 'baremetalhosts', 'clusters']))).toEqual([]);
 
     tc.server.log.reset();
-    expect((await run(ctx, 'reconcileCluster', R.Metal3Cluster, name)).kind).toBe('terminal');
+    expect((await run(tc.ctx, 'reconcileCluster', R.Metal3Cluster, name)).kind).toBe('terminal');
     expect(describeWrites(writes(tc.server.log))).toEqual([]);
   });
 

@@ -6,36 +6,29 @@
  * missing template itself, see metal3machine.test.ts); a claim without a template is refused by
  * the CRD with the field path.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { R } from '../../shared/api/resources.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { startTestCluster, type TestCluster } from '../helpers/cluster.ts';
 import {
   describeWrites,
   expectRejected,
-  makeCtx,
   NS,
   run,
   statusOf,
+  useBadInputCluster,
   warningEvents,
   writes,
 } from './harness.ts';
 
-let tc: TestCluster;
-let ctx: ReconcileContext;
-
-beforeAll(async () => {
-  tc = await startTestCluster({ namespaces: ['other'] });
-  ctx = makeCtx(tc.client);
-  for (const ns of [NS, 'other']) {
-    await tc.client.create(R.Metal3DataTemplate, {
-      metadata: { name: 'nodepool', namespace: ns },
-      spec: { clusterName: 'cluster', metaData: { strings: [{ key: 'a', value: 'b' }] } },
-    });
-  }
-});
-afterAll(async () => {
-  await tc?.stop();
+const tc = useBadInputCluster({
+  cluster: { namespaces: ['other'] },
+  seed: async ({ client }) => {
+    for (const ns of [NS, 'other']) {
+      await client.create(R.Metal3DataTemplate, {
+        metadata: { name: 'nodepool', namespace: ns },
+        spec: { clusterName: 'cluster', metaData: { strings: [{ key: 'a', value: 'b' }] } },
+      });
+    }
+  },
 });
 
 describe('Metal3DataClaim', () => {
@@ -45,7 +38,7 @@ describe('Metal3DataClaim', () => {
       spec: { template: { name: 'nodepool', namespace: 'other' } },
     });
     tc.server.log.reset();
-    const outcome = await run(ctx, 'allocateIndex', R.Metal3DataClaim, 'cross');
+    const outcome = await run(tc.ctx, 'allocateIndex', R.Metal3DataClaim, 'cross');
     expect(outcome).toMatchObject({ kind: 'terminal', reason: 'InvalidConfiguration' });
     const claim = await tc.client.get(R.Metal3DataClaim, NS, 'cross');
     expect(String(statusOf(claim).errorMessage)).toMatch(
@@ -62,7 +55,7 @@ describe('Metal3DataClaim', () => {
       spec: { template: { name: 'no-such-template' } },
     });
     tc.server.log.reset();
-    const outcome = await run(ctx, 'allocateIndex', R.Metal3DataClaim, 'orphan');
+    const outcome = await run(tc.ctx, 'allocateIndex', R.Metal3DataClaim, 'orphan');
     expect(outcome).toMatchObject({
       kind: 'requeue',
       reason: 'Metal3DataTemplate no-such-template not found',

@@ -4,41 +4,34 @@
  * (failureReason/failureMessage, the AssociateBMH condition, a Warning Event), the message is
  * acknowledged, and nothing is written to any host or Secret. A second pass writes nothing at all.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSampleHosts } from '../../infra/local/sim/bmo.ts';
 import { R } from '../../shared/api/resources.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { startTestCluster, type TestCluster } from '../helpers/cluster.ts';
 import { createCluster, createMachinePair } from '../integration/host-lifecycle/harness.ts';
 import {
   describeWrites,
   expectNoPreciousWrites,
   expectRejected,
-  makeCtx,
   NS,
   run,
   statusOf,
+  useBadInputCluster,
   warningEvents,
   writes,
 } from './harness.ts';
 
-let tc: TestCluster;
-let ctx: ReconcileContext;
-
-beforeAll(async () => {
-  tc = await startTestCluster({ namespaces: ['other'] });
-  ctx = makeCtx(tc.client);
-  await createCluster(tc.client);
-  // Hosts a wrongly accepted machine could take: any write to them is a failure of the test.
-  await createSampleHosts(tc.client, NS, 3, { labels: () => ({ rack: '1', size: '8' }) });
-  await tc.client.create(R.Secret, {
-    metadata: { name: 'foreign-user-data', namespace: 'other' },
-    data: { value: Buffer.from('#cloud-config\n').toString('base64') },
-  });
-});
-afterAll(async () => {
-  await tc?.stop();
+const tc = useBadInputCluster({
+  cluster: { namespaces: ['other'] },
+  seed: async ({ client }) => {
+    await createCluster(client);
+    // Hosts a wrongly accepted machine could take: any write to them is a failure of the test.
+    await createSampleHosts(client, NS, 3, { labels: () => ({ rack: '1', size: '8' }) });
+    await client.create(R.Secret, {
+      metadata: { name: 'foreign-user-data', namespace: 'other' },
+      data: { value: Buffer.from('#cloud-config\n').toString('base64') },
+    });
+  },
 });
 
 const image = {
@@ -131,7 +124,7 @@ describe('Metal3Machine: accepted by the CRD, refused by selectHost', () => {
     expect(m3m.spec).toMatchObject(c.spec);
     tc.server.log.reset();
 
-    const outcome = await run(ctx, 'selectHost', R.Metal3Machine, m3m.metadata.name!);
+    const outcome = await run(tc.ctx, 'selectHost', R.Metal3Machine, m3m.metadata.name!);
     expect(outcome).toMatchObject({ kind: 'terminal', reason: c.reason });
     expect((outcome as { message: string }).message).toMatch(c.message);
 
@@ -160,7 +153,7 @@ describe('Metal3Machine: accepted by the CRD, refused by selectHost', () => {
 
     // Acknowledged, not retried: a redelivery leaves it alone and writes nothing.
     tc.server.log.reset();
-    expect((await run(ctx, 'selectHost', R.Metal3Machine, m3m.metadata.name!)).kind).toBe('done');
+    expect((await run(tc.ctx, 'selectHost', R.Metal3Machine, m3m.metadata.name!)).kind).toBe('done');
     expect(describeWrites(writes(tc.server.log))).toEqual([]);
   });
 

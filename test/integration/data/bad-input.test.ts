@@ -5,38 +5,15 @@
  * itself (a pool created later). What the CRD schema already rejects never reaches the functions:
  * the API server answers 422 naming the field.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import { InvalidError } from '../../../shared/kube/errors.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
 import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import {
-  allocate,
-  converge,
-  createMachine,
-  makeCtx,
-  NS,
-  POOL_1,
-  POOL6_1,
-  pool,
-  render,
-  seedTemplate,
-} from './harness.ts';
+import { allocate, converge, createMachine, NS, pool, render, seedTemplate } from './harness.ts';
+import { useDataCluster } from './use-data-cluster.ts';
 
-let tc: TestCluster;
-let ctx: ReconcileContext;
-
-beforeAll(async () => {
-  tc = await startTestCluster();
-  ctx = makeCtx(tc.client);
-  await tc.client.create(R.IPPool, POOL_1);
-  await tc.client.create(R.IPPool, POOL6_1);
-});
-afterAll(async () => {
-  await tc?.stop();
-});
+const tc = useDataCluster({ pools: true });
 
 /**
  * The seed template under another name, without its templateReference: seed 001's templates all
@@ -58,9 +35,9 @@ async function attempt(
   await tc.client.create(R.Metal3DataTemplate, standalone(name, mutate));
   await createMachine(tc.client, `${name}-m`, name, machine);
   tc.server.log.reset();
-  await converge(ctx);
+  await converge(tc.ctx);
   const data = (await tc.client.get(R.Metal3Data, NS, `${name}-0`))!;
-  const last = await render(ctx, `${name}-0`);
+  const last = await render(tc.ctx, `${name}-0`);
   expect(tc.server.log.count('create', 'secrets')).toBe(0);
   expect(await tc.client.get(R.Secret, NS, `${name}-m-metadata-0`)).toBeUndefined();
   expect(await tc.client.get(R.Secret, NS, `${name}-m-networkdata-0`)).toBeUndefined();
@@ -118,7 +95,7 @@ describe('bad input on the live path', () => {
     };
     await tc.client.create(R.Metal3DataTemplate, standalone('first', onePool));
     await createMachine(tc.client, 'first-m', 'first');
-    await converge(ctx);
+    await converge(tc.ctx);
     expect((await tc.client.get(R.Metal3Data, NS, 'first-0'))?.status).toMatchObject({ ready: true });
     const { data, last } = await attempt('exhaust', onePool);
     expect((data.status as any).errorMessage).toBe('IP Allocation for one failed : Exhausted IP Pools');
@@ -142,7 +119,7 @@ describe('bad input on the live path', () => {
       R.IPPool,
       pool('later', { pools: [{ start: '2001:db8:1::1', end: '2001:db8:1::9' }], prefix: 64 }),
     );
-    await converge(ctx);
+    await converge(tc.ctx);
     const healed = (await tc.client.get(R.Metal3Data, NS, 'nopool-0'))!;
     expect(healed.status).toEqual({ ready: true, error: false });
     expect(await tc.client.get(R.Secret, NS, 'nopool-m-networkdata-0')).toBeDefined();
@@ -154,8 +131,8 @@ describe('bad input on the live path', () => {
       metadata: { name: 'lonely', namespace: NS },
       spec: { template: { name: 'orphan' } },
     });
-    expect(await allocate(ctx, R.Metal3DataClaim, 'lonely')).toEqual({ kind: 'done', note: 'index 0' });
-    const r = await render(ctx, 'orphan-0');
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'lonely')).toEqual({ kind: 'done', note: 'index 0' });
+    const r = await render(tc.ctx, 'orphan-0');
     expect(r).toMatchObject({
       kind: 'terminal',
       message: 'Metal3DataClaim metal3/lonely has no Metal3Machine owner reference',

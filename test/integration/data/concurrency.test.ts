@@ -3,19 +3,13 @@
  * 16 concurrent workers with duplicated deliveries give exactly the indexes 0..499; IPClaims on
  * one pool never share an address. The API server's create-by-name is the only arbiter.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
 import { addressContention, indexContention } from './contention.ts';
 import { NS, pool } from './harness.ts';
+import { useDataCluster } from './use-data-cluster.ts';
 
-let tc: TestCluster;
-beforeAll(async () => {
-  tc = await startTestCluster();
-});
-afterAll(async () => {
-  await tc?.stop();
-});
+const tc = useDataCluster();
 
 describe('index allocation under contention', () => {
   it('500 claims, 16 workers, 10% duplicated deliveries: dense indexes 0..499, no duplicate', async () => {

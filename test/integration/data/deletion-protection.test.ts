@@ -5,41 +5,26 @@
  * get a clear error and nothing is created; replays write nothing; an orphaned Metal3Data or
  * IPAddress (its claim gone without a release) does not hold the deletion for ever.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { R, type ResourceType } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
 import {
   allocate,
   converge,
   createClaim,
   createMachine,
-  makeCtx,
   NS,
   names,
-  POOL_1,
-  POOL6_1,
   pool,
   release,
   seedTemplate,
 } from './harness.ts';
+import { useDataCluster } from './use-data-cluster.ts';
 
 const TEMPLATE_FINALIZER = 'metal3datatemplate.infrastructure.cluster.x-k8s.io';
 const POOL_FINALIZER = 'ippool.ipam.metal3.io';
 
-let tc: TestCluster;
-let ctx: ReconcileContext;
-
-beforeAll(async () => {
-  tc = await startTestCluster();
-  ctx = makeCtx(tc.client);
-  await tc.client.create(R.IPPool, POOL_1);
-  await tc.client.create(R.IPPool, POOL6_1);
-});
-afterAll(async () => {
-  await tc?.stop();
-});
+const tc = useDataCluster({ pools: true });
 
 const get = (t: ResourceType, name: string) => tc.client.get(t, NS, name);
 const list = async (t: ResourceType) => (await tc.client.list(t, NS)).items;
@@ -66,11 +51,11 @@ describe('Metal3DataTemplate deletion protection', () => {
     await tc.client.create(R.Metal3DataTemplate, seedTemplate('tpl-del'));
     // The template reconcile (on the template's creation) adds it; nothing else to write.
     tc.server.log.reset();
-    expect(await allocate(ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual({ kind: 'done' });
+    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual({ kind: 'done' });
     expect(writes()).toEqual(['update metal3datatemplates tpl-del']);
     expect((await get(R.Metal3DataTemplate, 'tpl-del'))?.metadata.finalizers).toEqual([TEMPLATE_FINALIZER]);
     tc.server.log.reset();
-    expect(await allocate(ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual({ kind: 'done' });
+    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual({ kind: 'done' });
     expect(writes()).toEqual([]);
 
     // A template the reconcile never saw: the claim path adds the finalizer (and the cluster label)
@@ -78,7 +63,7 @@ describe('Metal3DataTemplate deletion protection', () => {
     await tc.client.create(R.Metal3DataTemplate, seedTemplate('tpl-unseen'));
     await createClaim(tc.client, 'unseen-claim', 'tpl-unseen');
     tc.server.log.reset();
-    await allocate(ctx, R.Metal3DataClaim, 'unseen-claim');
+    await allocate(tc.ctx, R.Metal3DataClaim, 'unseen-claim');
     const w = writes();
     const templateWrite = w.indexOf('update metal3datatemplates tpl-unseen');
     expect(templateWrite).toBeGreaterThanOrEqual(0);
@@ -88,15 +73,15 @@ describe('Metal3DataTemplate deletion protection', () => {
     expect(unseen.metadata.finalizers).toEqual([TEMPLATE_FINALIZER]);
     expect(unseen.metadata.labels?.['cluster.x-k8s.io/cluster-name']).toBe('cluster');
     await tc.client.delete(R.Metal3DataClaim, NS, 'unseen-claim');
-    await release(ctx, R.Metal3DataClaim, 'unseen-claim');
+    await release(tc.ctx, R.Metal3DataClaim, 'unseen-claim');
     await tc.client.delete(R.Metal3DataTemplate, NS, 'tpl-unseen');
-    await allocate(ctx, R.Metal3DataTemplate, 'tpl-unseen');
+    await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-unseen');
     expect(await get(R.Metal3DataTemplate, 'tpl-unseen')).toBeUndefined();
   });
 
   it('deleting a template in use waits for its live claim, then for its Metal3Data, then goes', async () => {
     await createMachine(tc.client, 'td-a', 'tpl-del');
-    await converge(ctx);
+    await converge(tc.ctx);
     expect(names(await list(R.Metal3Data)).filter((n) => n.startsWith('tpl-del-'))).toEqual(['tpl-del-0']);
     await tc.client.delete(R.Metal3DataTemplate, NS, 'tpl-del');
     tc.server.settle();
@@ -106,27 +91,27 @@ describe('Metal3DataTemplate deletion protection', () => {
     expect(await get(R.Metal3Data, 'tpl-del-0')).toBeDefined();
 
     tc.server.log.reset();
-    const waiting = await allocate(ctx, R.Metal3DataTemplate, 'tpl-del');
+    const waiting = await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del');
     expect(waiting).toMatchObject({ kind: 'done' });
     expect((waiting as { note: string }).note).toMatch(/being deleted: waiting for 1 Metal3DataClaim.*td-a/);
     // A replay writes nothing (no requeue either: the claim's disappearance wakes it).
-    expect(await allocate(ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual(waiting);
+    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual(waiting);
     expect(writes()).toEqual([]);
 
     // The machine goes: its claim is deleting, its Metal3Data not yet released.
     await tc.client.delete(R.Metal3DataClaim, NS, 'td-a');
     tc.server.log.reset();
-    const dataLeft = await allocate(ctx, R.Metal3DataTemplate, 'tpl-del');
-    expect(dataLeft).toMatchObject({ kind: 'requeue', afterSeconds: ctx.config.safetyRequeueSeconds });
+    const dataLeft = await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del');
+    expect(dataLeft).toMatchObject({ kind: 'requeue', afterSeconds: tc.ctx.config.safetyRequeueSeconds });
     expect((dataLeft as { reason: string }).reason).toMatch(/waiting for 1 Metal3Data.*tpl-del-0/);
     expect(writes()).toEqual([]);
     expect(await get(R.Metal3DataTemplate, 'tpl-del')).toBeDefined();
 
     // The release frees the data; the template's next reconcile drops its finalizer.
-    await release(ctx, R.Metal3DataClaim, 'td-a');
+    await release(tc.ctx, R.Metal3DataClaim, 'td-a');
     tc.server.settle();
     expect(await get(R.Metal3Data, 'tpl-del-0')).toBeUndefined();
-    expect(await allocate(ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual({
+    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual({
       kind: 'done',
       note: 'no claim or Metal3Data left: template finalizer removed',
     });
@@ -138,7 +123,7 @@ describe('Metal3DataTemplate deletion protection', () => {
     ).toEqual([]);
     // A message for the template that arrives after it went does nothing.
     tc.server.log.reset();
-    expect(await allocate(ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual({
+    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual({
       kind: 'done',
       note: 'template gone',
     });
@@ -148,11 +133,11 @@ describe('Metal3DataTemplate deletion protection', () => {
   it('a new claim of a deleting template gets a clear error and no Metal3Data; the template then waits for it', async () => {
     await tc.client.create(R.Metal3DataTemplate, seedTemplate('tpl-busy'));
     await createMachine(tc.client, 'tb-a', 'tpl-busy');
-    await converge(ctx);
+    await converge(tc.ctx);
     await tc.client.delete(R.Metal3DataTemplate, NS, 'tpl-busy');
 
     const { claim } = await createMachine(tc.client, 'tb-b', 'tpl-busy');
-    const r = await allocate(ctx, R.Metal3DataClaim, 'tb-b');
+    const r = await allocate(tc.ctx, R.Metal3DataClaim, 'tb-b');
     const message = `Metal3DataTemplate ${NS}/tpl-busy is being deleted: no index is allocated for a new claim`;
     expect(r).toEqual({ kind: 'terminal', reason: 'TemplateDeleting', message });
     const failed = (await get(R.Metal3DataClaim, 'tb-b'))!;
@@ -165,48 +150,51 @@ describe('Metal3DataTemplate deletion protection', () => {
 
     // Replays: no object write (the claim keeps its error; the existing machine keeps its data).
     tc.server.log.reset();
-    expect(await allocate(ctx, R.Metal3DataClaim, 'tb-b')).toEqual(r);
-    expect(await allocate(ctx, R.Metal3DataClaim, 'tb-a')).toMatchObject({ kind: 'done', note: 'index 0' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'tb-b')).toEqual(r);
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'tb-a')).toMatchObject({
+      kind: 'done',
+      note: 'index 0',
+    });
     expect(writes()).toEqual([]);
 
     // The failed claim is live: the template waits for it as well.
-    expect((await allocate(ctx, R.Metal3DataTemplate, 'tpl-busy')) as { note: string }).toMatchObject({
+    expect((await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-busy')) as { note: string }).toMatchObject({
       note: expect.stringMatching(/waiting for 2 Metal3DataClaim/),
     });
     for (const m of ['tb-a', 'tb-b']) {
       await tc.client.delete(R.Metal3DataClaim, NS, m);
-      await release(ctx, R.Metal3DataClaim, m);
+      await release(tc.ctx, R.Metal3DataClaim, m);
     }
-    await allocate(ctx, R.Metal3DataTemplate, 'tpl-busy');
+    await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-busy');
     expect(await get(R.Metal3DataTemplate, 'tpl-busy')).toBeUndefined();
   });
 
   it('a claim that arrives before its template waits (no error) and is served once the template exists', async () => {
     await createMachine(tc.client, 'tl-a', 'tpl-late');
     tc.server.log.reset();
-    expect(await allocate(ctx, R.Metal3DataClaim, 'tl-a')).toEqual({
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'tl-a')).toEqual({
       kind: 'requeue',
-      afterSeconds: ctx.config.safetyRequeueSeconds,
+      afterSeconds: tc.ctx.config.safetyRequeueSeconds,
       reason: 'Metal3DataTemplate tpl-late not found',
     });
     expect(writes()).toEqual([]);
     // The template's creation wakes the claim (functions/relay/routing.ts).
     await tc.client.create(R.Metal3DataTemplate, seedTemplate('tpl-late'));
-    expect(await allocate(ctx, R.Metal3DataClaim, 'tl-a')).toMatchObject({ kind: 'done' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'tl-a')).toMatchObject({ kind: 'done' });
     const renderedData = status(await get(R.Metal3DataClaim, 'tl-a')).renderedData;
     expect(renderedData?.name).toMatch(/^tpl-late-\d+$/);
     expect((await get(R.Metal3DataTemplate, 'tpl-late'))?.metadata.finalizers).toEqual([TEMPLATE_FINALIZER]);
     await tc.client.delete(R.Metal3DataClaim, NS, 'tl-a');
-    await release(ctx, R.Metal3DataClaim, 'tl-a');
+    await release(tc.ctx, R.Metal3DataClaim, 'tl-a');
     await tc.client.delete(R.Metal3DataTemplate, NS, 'tpl-late');
-    await allocate(ctx, R.Metal3DataTemplate, 'tpl-late');
+    await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-late');
     expect(await get(R.Metal3DataTemplate, 'tpl-late')).toBeUndefined();
   });
 
   it('a Metal3Data whose claim went without a release does not hold the template for ever', async () => {
     await tc.client.create(R.Metal3DataTemplate, seedTemplate('tpl-orphan'));
     await createMachine(tc.client, 'to-a', 'tpl-orphan');
-    await converge(ctx);
+    await converge(tc.ctx);
     const data = (await get(R.Metal3Data, 'tpl-orphan-0'))!;
     const addresses = (await list(R.IPAddress)).filter((a) =>
       (a.spec as any).claim.name.startsWith('tpl-orphan-0-'),
@@ -220,12 +208,12 @@ describe('Metal3DataTemplate deletion protection', () => {
     expect((await get(R.Metal3Data, 'tpl-orphan-0'))?.metadata.uid).toBe(data.metadata.uid);
 
     await tc.client.delete(R.Metal3DataTemplate, NS, 'tpl-orphan');
-    await allocate(ctx, R.Metal3DataTemplate, 'tpl-orphan');
+    await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-orphan');
     tc.server.settle();
     expect(await get(R.Metal3Data, 'tpl-orphan-0')).toBeUndefined();
     for (const a of addresses) expect(await get(R.IPAddress, a.metadata.name!)).toBeUndefined();
     // Released inline; the next delivery (the Metal3Data's disappearance) drops the finalizer.
-    await allocate(ctx, R.Metal3DataTemplate, 'tpl-orphan');
+    await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-orphan');
     expect(await get(R.Metal3DataTemplate, 'tpl-orphan')).toBeUndefined();
   });
 });
@@ -237,11 +225,11 @@ describe('IPPool deletion protection', () => {
   it('a pool gets its finalizer when first seen (one write), and before an address is created from it', async () => {
     await tc.client.create(R.IPPool, SMALL);
     tc.server.log.reset();
-    expect(await allocate(ctx, R.IPPool, POOL)).toEqual({ kind: 'done' });
+    expect(await allocate(tc.ctx, R.IPPool, POOL)).toEqual({ kind: 'done' });
     expect(writes()).toEqual([`update ippools ${POOL}`]);
     expect((await get(R.IPPool, POOL))?.metadata.finalizers).toEqual([POOL_FINALIZER]);
     tc.server.log.reset();
-    expect(await allocate(ctx, R.IPPool, POOL)).toEqual({ kind: 'done' });
+    expect(await allocate(tc.ctx, R.IPPool, POOL)).toEqual({ kind: 'done' });
     expect(writes()).toEqual([]);
 
     // A pool never seen by its own reconcile: the IPClaim path adds the finalizer first.
@@ -251,7 +239,7 @@ describe('IPPool deletion protection', () => {
     );
     await ipClaim('unseen-ip', 'pool-unseen');
     tc.server.log.reset();
-    await allocate(ctx, R.IPClaim, 'unseen-ip');
+    await allocate(tc.ctx, R.IPClaim, 'unseen-ip');
     const w = writes();
     expect(w.indexOf('update ippools pool-unseen')).toBeGreaterThanOrEqual(0);
     expect(w.indexOf('update ippools pool-unseen')).toBeLessThan(
@@ -259,32 +247,32 @@ describe('IPPool deletion protection', () => {
     );
     expect((await get(R.IPPool, 'pool-unseen'))?.metadata.finalizers).toEqual([POOL_FINALIZER]);
     await tc.client.delete(R.IPClaim, NS, 'unseen-ip');
-    await release(ctx, R.IPClaim, 'unseen-ip');
+    await release(tc.ctx, R.IPClaim, 'unseen-ip');
     await tc.client.delete(R.IPPool, NS, 'pool-unseen');
-    await allocate(ctx, R.IPPool, 'pool-unseen');
+    await allocate(tc.ctx, R.IPPool, 'pool-unseen');
     expect(await get(R.IPPool, 'pool-unseen')).toBeUndefined();
   });
 
   it('deleting a pool in use waits for its live claims and its addresses; a new claim gets a clear error', async () => {
     await ipClaim('ip-a', POOL);
-    expect(await allocate(ctx, R.IPClaim, 'ip-a')).toEqual({ kind: 'done', note: '10.7.0.10' });
+    expect(await allocate(tc.ctx, R.IPClaim, 'ip-a')).toEqual({ kind: 'done', note: '10.7.0.10' });
     await tc.client.delete(R.IPPool, NS, POOL);
     tc.server.settle();
     expect((await get(R.IPPool, POOL))?.metadata.deletionTimestamp).toBeDefined();
     expect(await get(R.IPAddress, `${POOL}-10-7-0-10`)).toBeDefined();
 
     tc.server.log.reset();
-    const waiting = await allocate(ctx, R.IPPool, POOL);
+    const waiting = await allocate(tc.ctx, R.IPPool, POOL);
     expect((waiting as { note: string }).note).toMatch(/being deleted: waiting for 1 IPClaim.*ip-a/);
-    expect(await allocate(ctx, R.IPPool, POOL)).toEqual(waiting);
+    expect(await allocate(tc.ctx, R.IPPool, POOL)).toEqual(waiting);
     // The claim that holds an address keeps it (a replay changes nothing).
-    expect(await allocate(ctx, R.IPClaim, 'ip-a')).toEqual({ kind: 'done', note: '10.7.0.10' });
+    expect(await allocate(tc.ctx, R.IPClaim, 'ip-a')).toEqual({ kind: 'done', note: '10.7.0.10' });
     expect(writes()).toEqual([]);
 
     // A new claim of the deleting pool: a clear (sticky) error, no address.
     const claim = await ipClaim('ip-b', POOL);
     const message = `IPPool ${NS}/${POOL} is being deleted: no address is allocated for a new claim`;
-    expect(await allocate(ctx, R.IPClaim, 'ip-b')).toEqual({
+    expect(await allocate(tc.ctx, R.IPClaim, 'ip-b')).toEqual({
       kind: 'terminal',
       reason: 'PoolDeleting',
       message,
@@ -296,7 +284,7 @@ describe('IPPool deletion protection', () => {
     const events = (await list(R.Event)).filter((e) => (e as any).involvedObject?.uid === claim.metadata.uid);
     expect(events.map((e) => (e as any).message)).toEqual([message]);
     tc.server.log.reset();
-    expect(await allocate(ctx, R.IPClaim, 'ip-b')).toEqual({
+    expect(await allocate(tc.ctx, R.IPClaim, 'ip-b')).toEqual({
       kind: 'done',
       note: 'claim has an allocation error',
     });
@@ -304,21 +292,21 @@ describe('IPPool deletion protection', () => {
 
     // Both claims deleting, their release not run yet: the address still holds the pool.
     for (const c of ['ip-a', 'ip-b']) await tc.client.delete(R.IPClaim, NS, c);
-    const addressLeft = await allocate(ctx, R.IPPool, POOL);
-    expect(addressLeft).toMatchObject({ kind: 'requeue', afterSeconds: ctx.config.safetyRequeueSeconds });
+    const addressLeft = await allocate(tc.ctx, R.IPPool, POOL);
+    expect(addressLeft).toMatchObject({ kind: 'requeue', afterSeconds: tc.ctx.config.safetyRequeueSeconds });
     expect((addressLeft as { reason: string }).reason).toMatch(/waiting for 1 IPAddress.*pool-del-10-7-0-10/);
     expect(await get(R.IPPool, POOL)).toBeDefined();
 
-    for (const c of ['ip-a', 'ip-b']) await release(ctx, R.IPClaim, c);
+    for (const c of ['ip-a', 'ip-b']) await release(tc.ctx, R.IPClaim, c);
     tc.server.settle();
     expect(await get(R.IPAddress, `${POOL}-10-7-0-10`)).toBeUndefined();
-    expect(await allocate(ctx, R.IPPool, POOL)).toEqual({
+    expect(await allocate(tc.ctx, R.IPPool, POOL)).toEqual({
       kind: 'done',
       note: 'no address or claim left: pool finalizer removed',
     });
     expect(await get(R.IPPool, POOL)).toBeUndefined();
     tc.server.log.reset();
-    expect(await allocate(ctx, R.IPPool, POOL)).toEqual({ kind: 'done', note: 'pool gone' });
+    expect(await allocate(tc.ctx, R.IPPool, POOL)).toEqual({ kind: 'done', note: 'pool gone' });
     expect(writes()).toEqual([]);
   });
 
@@ -328,37 +316,37 @@ describe('IPPool deletion protection', () => {
       pool('pool-orphan', { pools: [{ start: '10.9.0.10', end: '10.9.0.20' }] }),
     );
     await ipClaim('ip-o', 'pool-orphan');
-    await allocate(ctx, R.IPClaim, 'ip-o');
+    await allocate(tc.ctx, R.IPClaim, 'ip-o');
     await tc.client.patch(R.IPClaim, NS, 'ip-o', { metadata: { finalizers: null } });
     await tc.client.delete(R.IPClaim, NS, 'ip-o');
     tc.server.settle();
     expect(await get(R.IPAddress, 'pool-orphan-10-9-0-10')).toBeDefined();
     await tc.client.delete(R.IPPool, NS, 'pool-orphan');
-    await allocate(ctx, R.IPPool, 'pool-orphan');
+    await allocate(tc.ctx, R.IPPool, 'pool-orphan');
     tc.server.settle();
     expect(await get(R.IPAddress, 'pool-orphan-10-9-0-10')).toBeUndefined();
-    await allocate(ctx, R.IPPool, 'pool-orphan');
+    await allocate(tc.ctx, R.IPPool, 'pool-orphan');
     expect(await get(R.IPPool, 'pool-orphan')).toBeUndefined();
   });
 
   it('the pools of rendered machines carry the finalizer and are not deleted from under them', async () => {
     await tc.client.create(R.Metal3DataTemplate, seedTemplate('tpl-pools'));
     await createMachine(tc.client, 'tp-a', 'tpl-pools');
-    await converge(ctx);
+    await converge(tc.ctx);
     expect((await get(R.IPPool, 'pool-1'))?.metadata.finalizers).toEqual([POOL_FINALIZER]);
     await tc.client.delete(R.IPPool, NS, 'pool-1');
     tc.server.settle();
-    await allocate(ctx, R.IPPool, 'pool-1');
+    await allocate(tc.ctx, R.IPPool, 'pool-1');
     const addresses = (await list(R.IPAddress)).filter((a) => (a.spec as any).pool.name === 'pool-1');
     expect(addresses.length).toBeGreaterThan(0);
     expect(status(await get(R.Metal3Data, 'tpl-pools-0')).ready).toBe(true);
     // The machine goes: its release frees the addresses, and the pool goes with the last one.
     await tc.client.delete(R.Metal3DataClaim, NS, 'tp-a');
-    await release(ctx, R.Metal3DataClaim, 'tp-a');
+    await release(tc.ctx, R.Metal3DataClaim, 'tp-a');
     tc.server.settle();
     // Other machines of earlier tests used pool-1 as well and are gone: nothing holds it now.
     expect((await list(R.IPAddress)).filter((a) => (a.spec as any).pool.name === 'pool-1')).toEqual([]);
-    await allocate(ctx, R.IPPool, 'pool-1');
+    await allocate(tc.ctx, R.IPPool, 'pool-1');
     expect(await get(R.IPPool, 'pool-1')).toBeUndefined();
   });
 });

@@ -4,12 +4,13 @@
  * status. Against a server without those field labels (Kubernetes before 1.31) it lists
  * everything, as the reference does, and allocates the same indexes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { loadProjectCrds, startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { loadProjectCrds, type TestCluster } from '../../helpers/cluster.ts';
 import { allocate, createClaim, makeCtx, NS } from './harness.ts';
+import { useDataCluster } from './use-data-cluster.ts';
 
 /** 40 rendered Metal3Data of another template and their claims: what a narrow read must skip. */
 async function crowd(client: KubeClient): Promise<void> {
@@ -24,6 +25,12 @@ async function crowd(client: KubeClient): Promise<void> {
   }
 }
 
+/** The crowd, then the empty template `mine` the tests allocate on. */
+async function crowdAndMine(client: KubeClient): Promise<void> {
+  await crowd(client);
+  await client.create(R.Metal3DataTemplate, { metadata: { name: 'mine', namespace: NS }, spec: {} });
+}
+
 const listed = (c: KubeClient, plural: string) => c.stats.listedByResource.get(plural) ?? 0;
 const fieldSelectors = (tc: TestCluster) =>
   tc.server.log.entries
@@ -31,13 +38,7 @@ const fieldSelectors = (tc: TestCluster) =>
     .map((e) => new URL(e.path, 'http://local').searchParams.get('fieldSelector') ?? '');
 
 describe('with selectableFields (Kubernetes 1.31+)', () => {
-  let tc: TestCluster;
-  beforeAll(async () => {
-    tc = await startTestCluster();
-    await crowd(tc.client);
-    await tc.client.create(R.Metal3DataTemplate, { metadata: { name: 'mine', namespace: NS }, spec: {} });
-  }, 30_000);
-  afterAll(() => tc?.stop());
+  const tc = useDataCluster({ seed: ({ client }) => crowdAndMine(client), timeout: 30_000 });
 
   it('an allocation reads about one object per kind, none of the crowd', async () => {
     await createClaim(tc.client, 'first', 'mine');
@@ -117,18 +118,18 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
 });
 
 describe('without selectableFields (a server before Kubernetes 1.31)', () => {
-  let tc: TestCluster;
-  beforeAll(async () => {
-    tc = await startTestCluster({ crds: false });
-    for (const crd of loadProjectCrds()) {
-      for (const v of (crd.spec as { versions: { selectableFields?: unknown }[] }).versions)
-        delete v.selectableFields;
-      await tc.client.create(R.CustomResourceDefinition, crd);
-    }
-    await crowd(tc.client);
-    await tc.client.create(R.Metal3DataTemplate, { metadata: { name: 'mine', namespace: NS }, spec: {} });
-  }, 30_000);
-  afterAll(() => tc?.stop());
+  const tc = useDataCluster({
+    cluster: { crds: false },
+    seed: async ({ client }) => {
+      for (const crd of loadProjectCrds()) {
+        for (const v of (crd.spec as { versions: { selectableFields?: unknown }[] }).versions)
+          delete v.selectableFields;
+        await client.create(R.CustomResourceDefinition, crd);
+      }
+      await crowdAndMine(client);
+    },
+    timeout: 30_000,
+  });
 
   it('lists everything after one refused request, and allocates the same dense indexes', async () => {
     const client = KubeClient.fromString(tc.kubeconfig);

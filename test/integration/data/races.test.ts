@@ -4,24 +4,14 @@
  * deleted and released while we create its IPClaims. Nothing may leak. The race is placed
  * deterministically with a client whose create runs the competing steps first.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { R, type ResourceType } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { InvalidError } from '../../../shared/kube/errors.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import {
-  allocate,
-  createMachine,
-  makeCtx,
-  NS,
-  POOL_1,
-  POOL6_1,
-  release,
-  render,
-  seedTemplate,
-} from './harness.ts';
+import { allocate, createMachine, makeCtx, NS, release, render, seedTemplate } from './harness.ts';
+import { useDataCluster } from './use-data-cluster.ts';
 
 /** A client that runs `before` once, right before its next create of kind `kind`. */
 class RacingClient extends KubeClient {
@@ -40,27 +30,18 @@ class RacingClient extends KubeClient {
   }
 }
 
-let tc: TestCluster;
-let ctx: ReconcileContext;
 let racing: RacingClient;
 let racingCtx: ReconcileContext;
 
-beforeAll(async () => {
-  tc = await startTestCluster();
-  ctx = makeCtx(tc.client);
-  racing = new RacingClient(tc.client.kc);
-  racingCtx = makeCtx(racing);
-  await tc.client.create(R.IPPool, POOL_1);
-  await tc.client.create(R.IPPool, POOL6_1);
-  await tc.client.create(
-    R.Metal3DataTemplate,
-    seedTemplate('racy', (s) => {
-      delete s.templateReference;
-    }),
-  );
-});
-afterAll(async () => {
-  await tc?.stop();
+const tc = useDataCluster({
+  pools: true,
+  template: seedTemplate('racy', (s) => {
+    delete s.templateReference;
+  }),
+  seed: async ({ client }) => {
+    racing = new RacingClient(client.kc);
+    racingCtx = makeCtx(racing);
+  },
 });
 
 const all = async (t: ResourceType) => (await tc.client.list(t, NS)).items;
@@ -76,7 +57,7 @@ describe('deletion racing allocation', () => {
       kind: 'Metal3Data',
       run: async () => {
         await tc.client.delete(R.Metal3DataClaim, NS, 'r1');
-        expect(await release(ctx, R.Metal3DataClaim, 'r1')).toMatchObject({ kind: 'done' });
+        expect(await release(tc.ctx, R.Metal3DataClaim, 'r1')).toMatchObject({ kind: 'done' });
         expect(await tc.client.get(R.Metal3DataClaim, NS, 'r1')).toBeUndefined();
       },
     };
@@ -89,13 +70,13 @@ describe('deletion racing allocation', () => {
 
   it('Metal3Data deleted and released while its IPClaims are created: the IPClaims are released too', async () => {
     await createMachine(tc.client, 'r2', 'racy');
-    expect(await allocate(ctx, R.Metal3DataClaim, 'r2')).toMatchObject({ kind: 'done' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'r2')).toMatchObject({ kind: 'done' });
     const data = (await all(R.Metal3Data))[0]!;
     racing.before = {
       kind: 'IPClaim',
       run: async () => {
         await tc.client.delete(R.Metal3DataClaim, NS, 'r2');
-        await release(ctx, R.Metal3DataClaim, 'r2');
+        await release(tc.ctx, R.Metal3DataClaim, 'r2');
         expect(await tc.client.get(R.Metal3Data, NS, data.metadata.name!)).toBeUndefined();
       },
     };
@@ -105,7 +86,7 @@ describe('deletion racing allocation', () => {
       note: 'Metal3Data deleted while claiming addresses; its IPClaims were released',
     });
     // IPAM may have served the claim in between; the relay would deliver its deletion too.
-    for (const c of await all(R.IPClaim)) await release(ctx, R.IPClaim, c.metadata.name!);
+    for (const c of await all(R.IPClaim)) await release(tc.ctx, R.IPClaim, c.metadata.name!);
     tc.server.settle();
     expect(await all(R.IPClaim)).toEqual([]);
     expect(await all(R.IPAddress)).toEqual([]);

@@ -3,36 +3,18 @@
  * rendered machines leaves no Metal3Data, IPClaim, IPAddress or data Secret, empties the template
  * and pool status entries, and the freed index and address are reused by the next claim.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
-import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import {
-  converge,
-  createMachine,
-  makeCtx,
-  NS,
-  names,
-  POOL_1,
-  POOL6_1,
-  release,
-  seedTemplate,
-} from './harness.ts';
+import { converge, createMachine, NS, names, release, seedTemplate } from './harness.ts';
+import { useDataCluster } from './use-data-cluster.ts';
 
-let tc: TestCluster;
-let ctx: ReconcileContext;
-
-beforeAll(async () => {
-  tc = await startTestCluster();
-  ctx = makeCtx(tc.client);
-  await tc.client.create(R.IPPool, POOL_1);
-  await tc.client.create(R.IPPool, POOL6_1);
-  await tc.client.create(R.Metal3DataTemplate, seedTemplate('nodepool-1'));
-  for (const m of ['m-a', 'm-b', 'm-c']) await createMachine(tc.client, m, 'nodepool-1');
-  await converge(ctx);
-});
-afterAll(async () => {
-  await tc?.stop();
+const tc = useDataCluster({
+  pools: true,
+  template: seedTemplate('nodepool-1'),
+  seed: async ({ client, ctx }) => {
+    for (const m of ['m-a', 'm-b', 'm-c']) await createMachine(client, m, 'nodepool-1');
+    await converge(ctx);
+  },
 });
 
 const list = async (t: (typeof R)[keyof typeof R]) => (await tc.client.list(t, NS)).items;
@@ -60,7 +42,7 @@ describe('release', () => {
     tc.server.log.reset();
     // The claim is held by our finalizer until the release runs.
     expect((await tc.client.get(R.Metal3DataClaim, NS, m))?.metadata.deletionTimestamp).toBeDefined();
-    expect(await release(ctx, R.Metal3DataClaim, m)).toMatchObject({ kind: 'done' });
+    expect(await release(tc.ctx, R.Metal3DataClaim, m)).toMatchObject({ kind: 'done' });
     // Explicit, not left to garbage collection: the release itself deleted both Secrets, both
     // IPClaims and both IPAddresses.
     expect(tc.server.log.count('delete', 'secrets')).toBe(2);
@@ -89,15 +71,15 @@ describe('release', () => {
 
   it('a second delivery of the release finds nothing to do', async () => {
     const before = tc.client.stats.writes;
-    await release(ctx, R.Metal3DataClaim, 'm-b');
-    await release(ctx, R.Metal3Data, 'nodepool-1-1');
-    await release(ctx, R.IPClaim, 'nodepool-1-1-pool-1');
+    await release(tc.ctx, R.Metal3DataClaim, 'm-b');
+    await release(tc.ctx, R.Metal3Data, 'nodepool-1-1');
+    await release(tc.ctx, R.IPClaim, 'nodepool-1-1-pool-1');
     expect(tc.client.stats.writes).toBe(before);
   });
 
   it('the freed index and address are reused by the next claim', async () => {
     await createMachine(tc.client, 'm-d', 'nodepool-1');
-    await converge(ctx);
+    await converge(tc.ctx);
     const d = (await tc.client.get(R.Metal3Data, NS, 'nodepool-1-1'))!;
     expect((d.spec as any).claim.name).toBe('m-d');
     expect((d.status as any).ready).toBe(true);
@@ -112,7 +94,7 @@ describe('release', () => {
       await tc.client.delete(R.Metal3DataClaim, NS, c.metadata.name!);
     // The relay would deliver one message per deleting object; deliver them all.
     await Promise.all(
-      (await list(R.Metal3DataClaim)).map((c) => release(ctx, R.Metal3DataClaim, c.metadata.name!)),
+      (await list(R.Metal3DataClaim)).map((c) => release(tc.ctx, R.Metal3DataClaim, c.metadata.name!)),
     );
     tc.server.settle();
     expect(await list(R.Metal3DataClaim)).toEqual([]);
@@ -128,14 +110,14 @@ describe('release', () => {
 
   it('a Metal3Data deleted on its own (claim gone) releases its IPClaims and Secrets and goes', async () => {
     await createMachine(tc.client, 'm-e', 'nodepool-1');
-    await converge(ctx);
+    await converge(tc.ctx);
     const d = (await list(R.Metal3Data))[0]!;
     expect(d.metadata.name).toBe('nodepool-1-0');
     // The claim vanishes without its release (e.g. its finalizer was stripped by hand).
     await tc.client.patch(R.Metal3DataClaim, NS, 'm-e', { metadata: { finalizers: null } });
     await tc.client.delete(R.Metal3DataClaim, NS, 'm-e');
     await tc.client.delete(R.Metal3Data, NS, 'nodepool-1-0');
-    await release(ctx, R.Metal3Data, 'nodepool-1-0');
+    await release(tc.ctx, R.Metal3Data, 'nodepool-1-0');
     tc.server.settle();
     expect(await list(R.Metal3Data)).toEqual([]);
     expect(await list(R.IPClaim)).toEqual([]);

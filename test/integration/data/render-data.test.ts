@@ -3,45 +3,29 @@
  * Metal3Data with an index, IPClaims become IPAddresses, the Secrets are written once and the
  * Metal3Data is ready; a deleted Secret comes back byte-identical.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
 import {
   allocate,
   CLUSTER,
   converge,
   createMachine,
-  makeCtx,
   NS,
-  POOL_1,
-  POOL6_1,
   render,
   secretText,
   seedTemplate,
 } from './harness.ts';
+import { useDataCluster } from './use-data-cluster.ts';
 
-let tc: TestCluster;
-let ctx: ReconcileContext;
-
-beforeAll(async () => {
-  tc = await startTestCluster();
-  ctx = makeCtx(tc.client);
-  await tc.client.create(R.IPPool, POOL_1);
-  await tc.client.create(R.IPPool, POOL6_1);
-  await tc.client.create(R.Metal3DataTemplate, seedTemplate('nodepool-1'));
-});
-afterAll(async () => {
-  await tc?.stop();
-});
+const tc = useDataCluster({ pools: true, template: seedTemplate('nodepool-1') });
 
 describe('allocateIndex + renderData, one machine', () => {
   let data: KubeObject;
 
   it('claim -> Metal3Data nodepool-1-0 with owners, labels, finalizer; claim and template status', async () => {
     await createMachine(tc.client, 'worker-a', 'nodepool-1');
-    const r = await allocate(ctx, R.Metal3DataClaim, 'worker-a');
+    const r = await allocate(tc.ctx, R.Metal3DataClaim, 'worker-a');
     expect(r).toEqual({ kind: 'done', note: 'index 0' });
     data = (await tc.client.get(R.Metal3Data, NS, 'nodepool-1-0'))!;
     const claim = (await tc.client.get(R.Metal3DataClaim, NS, 'worker-a'))!;
@@ -79,12 +63,12 @@ describe('allocateIndex + renderData, one machine', () => {
 
   it('a second run writes nothing (idempotent)', async () => {
     const before = tc.client.stats.writes;
-    expect(await allocate(ctx, R.Metal3DataClaim, 'worker-a')).toEqual({ kind: 'done', note: 'index 0' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'worker-a')).toEqual({ kind: 'done', note: 'index 0' });
     expect(tc.client.stats.writes).toBe(before);
   });
 
   it('renderData creates one IPClaim per pool and waits for IPAM (event-driven)', async () => {
-    const r = await render(ctx, 'nodepool-1-0');
+    const r = await render(tc.ctx, 'nodepool-1-0');
     expect(r.kind).toBe('requeue');
     const claims = (await tc.client.list(R.IPClaim, NS)).items;
     expect(claims.map((c) => c.metadata.name).sort()).toEqual([
@@ -106,11 +90,11 @@ describe('allocateIndex + renderData, one machine', () => {
   });
 
   it('IPClaim -> IPAddress <namePrefix>-<ip>, claim status.address, pool status.indexes', async () => {
-    expect(await allocate(ctx, R.IPClaim, 'nodepool-1-0-pool-1')).toEqual({
+    expect(await allocate(tc.ctx, R.IPClaim, 'nodepool-1-0-pool-1')).toEqual({
       kind: 'done',
       note: '192.168.0.10',
     });
-    expect(await allocate(ctx, R.IPClaim, 'nodepool-1-0-pool6-1')).toEqual({
+    expect(await allocate(tc.ctx, R.IPClaim, 'nodepool-1-0-pool6-1')).toEqual({
       kind: 'done',
       note: '2001:db8::10',
     });
@@ -137,7 +121,7 @@ describe('allocateIndex + renderData, one machine', () => {
   });
 
   it('renders and writes the two Secrets, refs and status.ready', async () => {
-    expect(await render(ctx, 'nodepool-1-0')).toEqual({ kind: 'done', note: 'rendered' });
+    expect(await render(tc.ctx, 'nodepool-1-0')).toEqual({ kind: 'done', note: 'rendered' });
     const meta = (await tc.client.get(R.Secret, NS, 'worker-a-metadata-0'))!;
     const net = (await tc.client.get(R.Secret, NS, 'worker-a-networkdata-0'))!;
     expect(meta.type).toBe('infrastructure.cluster.x-k8s.io/secret');
@@ -168,7 +152,7 @@ describe('allocateIndex + renderData, one machine', () => {
 
   it('a second renderData run writes nothing', async () => {
     const before = tc.client.stats.writes;
-    expect(await render(ctx, 'nodepool-1-0')).toEqual({ kind: 'done', note: 'rendered' });
+    expect(await render(tc.ctx, 'nodepool-1-0')).toEqual({ kind: 'done', note: 'rendered' });
     expect(tc.client.stats.writes).toBe(before);
   });
 
@@ -178,7 +162,7 @@ describe('allocateIndex + renderData, one machine', () => {
     await tc.client.delete(R.Secret, NS, 'worker-a-networkdata-0');
     await tc.client.delete(R.Secret, NS, 'worker-a-metadata-0');
     tc.server.log.reset();
-    expect(await render(ctx, 'nodepool-1-0')).toEqual({ kind: 'done', note: 'rendered' });
+    expect(await render(tc.ctx, 'nodepool-1-0')).toEqual({ kind: 'done', note: 'rendered' });
     const meta2 = (await tc.client.get(R.Secret, NS, 'worker-a-metadata-0'))!;
     const net2 = (await tc.client.get(R.Secret, NS, 'worker-a-networkdata-0'))!;
     expect(meta2.metadata.uid).not.toBe(meta.metadata.uid);
@@ -187,7 +171,7 @@ describe('allocateIndex + renderData, one machine', () => {
     expect(tc.server.log.count('create', 'ipaddresses')).toBe(0);
     // Now present: a further run neither creates nor updates a Secret.
     tc.server.log.reset();
-    await render(ctx, 'nodepool-1-0');
+    await render(tc.ctx, 'nodepool-1-0');
     expect(tc.server.log.count('create', 'secrets') + tc.server.log.count('update', 'secrets')).toBe(0);
   });
 
@@ -223,7 +207,7 @@ describe('allocateIndex + renderData, one machine', () => {
       },
     });
     tc.server.log.reset();
-    expect(await allocate(ctx, R.Metal3DataClaim, 'worker-b')).toEqual({ kind: 'done', note: 'index 1' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'worker-b')).toEqual({ kind: 'done', note: 'index 1' });
     expect(tc.server.log.count('create', 'metal3datas')).toBe(0);
     expect((await tc.client.list(R.Metal3Data, NS)).items).toHaveLength(2);
     const claim = (await tc.client.get(R.Metal3DataClaim, NS, 'worker-b'))!;
@@ -255,7 +239,7 @@ describe('allocateIndex + renderData, one machine', () => {
       'merge',
       { status: true },
     );
-    await allocate(ctx, R.Metal3DataTemplate, 'nodepool-1');
+    await allocate(tc.ctx, R.Metal3DataTemplate, 'nodepool-1');
     const t = (await tc.client.get(R.Metal3DataTemplate, NS, 'nodepool-1'))!;
     expect((t.status as any).indexes).toEqual({ '0': 'worker-a', '1': 'worker-b' });
     expect((t.status as any).dataNames).toEqual({ 'worker-a': 'nodepool-1-0', 'worker-b': 'nodepool-1-1' });
@@ -263,13 +247,13 @@ describe('allocateIndex + renderData, one machine', () => {
       expect.objectContaining({ kind: 'Metal3Cluster', name: 'm3cluster', controller: true }),
     ]);
     const writes = tc.client.stats.writes;
-    await allocate(ctx, R.Metal3DataTemplate, 'nodepool-1');
+    await allocate(tc.ctx, R.Metal3DataTemplate, 'nodepool-1');
     expect(tc.client.stats.writes).toBe(writes);
   });
 
   it('the whole path converges for more machines, with distinct indexes and addresses', async () => {
     await createMachine(tc.client, 'worker-c', 'nodepool-1');
-    await converge(ctx);
+    await converge(tc.ctx);
     const datas = (await tc.client.list(R.Metal3Data, NS)).items;
     expect(datas.map((d) => (d.spec as any).index).sort()).toEqual([0, 1, 2]);
     expect(datas.every((d) => (d.status as any)?.ready === true)).toBe(true);

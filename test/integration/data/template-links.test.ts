@@ -2,15 +2,11 @@
  * Seed 001's three ways a Metal3Data belongs to a Metal3DataTemplate, through the core against the
  * embedded API server: the indexes used by all of them are taken, unrelated ones are not.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { allocate, CLUSTER, createClaim, makeCtx, NS } from './harness.ts';
-
-let tc: TestCluster;
-let ctx: ReconcileContext;
+import { allocate, CLUSTER, createClaim, NS } from './harness.ts';
+import { useDataCluster } from './use-data-cluster.ts';
 
 const data = (name: string, index: number, template: string, templateReference?: string) => ({
   metadata: { name, namespace: NS },
@@ -22,30 +18,24 @@ const data = (name: string, index: number, template: string, templateReference?:
   },
 });
 
-beforeAll(async () => {
-  tc = await startTestCluster();
-  ctx = makeCtx(tc.client);
-  await tc.client.create(R.Metal3DataTemplate, {
-    metadata: { name: 'new', namespace: NS },
-    spec: { templateReference: 'old' },
-  });
-  // way 1: spec.template.name is the template
-  await tc.client.create(R.Metal3Data, data('new-0', 0, 'new'));
-  // way 2: same templateReference as the template
-  await tc.client.create(R.Metal3Data, data('sibling-1', 1, 'sibling', 'old'));
-  // way 3: the template's templateReference is the Metal3Data's template name (data of the old template)
-  await tc.client.create(R.Metal3Data, data('old-2', 2, 'old'));
-  // not linked: another template, another reference
-  await tc.client.create(R.Metal3Data, data('other-3', 3, 'other', 'elsewhere'));
-});
-afterAll(async () => {
-  await tc?.stop();
+const tc = useDataCluster({
+  template: { metadata: { name: 'new', namespace: NS }, spec: { templateReference: 'old' } },
+  seed: async ({ client }) => {
+    // way 1: spec.template.name is the template
+    await client.create(R.Metal3Data, data('new-0', 0, 'new'));
+    // way 2: same templateReference as the template
+    await client.create(R.Metal3Data, data('sibling-1', 1, 'sibling', 'old'));
+    // way 3: the template's templateReference is the Metal3Data's template name (data of the old template)
+    await client.create(R.Metal3Data, data('old-2', 2, 'old'));
+    // not linked: another template, another reference
+    await client.create(R.Metal3Data, data('other-3', 3, 'other', 'elsewhere'));
+  },
 });
 
 describe('template links', () => {
   it('a claim on the new template skips the indexes of all three links and takes 3', async () => {
     await createClaim(tc.client, 'c1', 'new');
-    expect(await allocate(ctx, R.Metal3DataClaim, 'c1')).toEqual({ kind: 'done', note: 'index 3' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'c1')).toEqual({ kind: 'done', note: 'index 3' });
     const d = (await tc.client.get(R.Metal3Data, NS, 'new-3'))!;
     // The new Metal3Data carries the template's templateReference (seed 001).
     expect(d.spec).toMatchObject({ index: 3, templateReference: 'old', claim: { name: 'c1' } });
@@ -53,14 +43,14 @@ describe('template links', () => {
 
   it('the next claim takes 4; a claim on the unrelated template still starts at 0', async () => {
     await createClaim(tc.client, 'c2', 'new');
-    expect(await allocate(ctx, R.Metal3DataClaim, 'c2')).toEqual({ kind: 'done', note: 'index 4' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'c2')).toEqual({ kind: 'done', note: 'index 4' });
     await tc.client.create(R.Metal3DataTemplate, { metadata: { name: 'fresh', namespace: NS }, spec: {} });
     await createClaim(tc.client, 'c3', 'fresh');
-    expect(await allocate(ctx, R.Metal3DataClaim, 'c3')).toEqual({ kind: 'done', note: 'index 0' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'c3')).toEqual({ kind: 'done', note: 'index 0' });
   });
 
   it('the template status lists every linked Metal3Data', async () => {
-    await allocate(ctx, R.Metal3DataTemplate, 'new');
+    await allocate(tc.ctx, R.Metal3DataTemplate, 'new');
     const t = (await tc.client.get(R.Metal3DataTemplate, NS, 'new'))!;
     expect((t.status as any).indexes).toEqual({
       '0': 'someone-new-0',
@@ -76,7 +66,7 @@ describe('template links', () => {
     await tc.client.create(R.Metal3Data, data('fresh-1', 9, 'unrelated', 'nowhere'));
     await createClaim(tc.client, 'c4', 'fresh');
     tc.server.log.reset();
-    expect(await allocate(ctx, R.Metal3DataClaim, 'c4')).toEqual({ kind: 'done', note: 'index 2' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'c4')).toEqual({ kind: 'done', note: 'index 2' });
     expect(tc.server.log.count('create', 'metal3datas')).toBe(2);
   });
 
@@ -97,7 +87,7 @@ describe('template links', () => {
     });
     await tc.client.create(R.Metal3DataTemplate, { metadata: { name: 'owned', namespace: NS }, spec: {} });
     await createClaim(tc.client, 'c5', 'owned');
-    await allocate(ctx, R.Metal3DataClaim, 'c5');
+    await allocate(tc.ctx, R.Metal3DataClaim, 'c5');
     const t = (await tc.client.get(R.Metal3DataTemplate, NS, 'owned'))!;
     expect(t.metadata.labels).toEqual({ 'cluster.x-k8s.io/cluster-name': CLUSTER });
     expect(t.metadata.ownerReferences).toEqual([
@@ -113,7 +103,7 @@ describe('template links', () => {
     // Once owned, further allocations do not look the cluster up again.
     await createClaim(tc.client, 'c6', 'owned');
     tc.server.log.reset();
-    await allocate(ctx, R.Metal3DataClaim, 'c6');
+    await allocate(tc.ctx, R.Metal3DataClaim, 'c6');
     expect(tc.server.log.count('get', 'clusters')).toBe(0);
   });
 });
