@@ -4,47 +4,28 @@
  * re-written on a replay, a missing Secret tolerated, removed on deprovision only when it names
  * the machine's cluster, another cluster's value left alone, a claim given back unlabels it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { releaseClaim } from '../../../functions/select-host/machine.ts';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { apiVersionOf, R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { CONSUMER_LABEL } from '../../../shared/selectors/hosts.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import {
-  CLUSTER,
-  createCluster,
-  createMachinePair,
-  deprovision,
-  makeCtx,
-  NS,
-  selectHost,
-} from './harness.ts';
+import { CLUSTER, createMachinePair, deprovision, NS, selectHost } from './harness.ts';
+import { bmcName, useHostCluster } from './use-host-cluster.ts';
 
 const LABEL = 'cluster.x-k8s.io/cluster-name';
 
-let tc: TestCluster;
+const tc = useHostCluster();
 
-beforeAll(async () => {
-  tc = await startTestCluster();
-  await createCluster(tc.client);
-}, 30_000);
-afterAll(async () => {
-  await tc?.stop();
-});
-
-/** A fresh client (its own request counters) and a reconcile context on it. */
-const freshCtx = () => makeCtx(KubeClient.fromString(tc.kubeconfig));
+const freshCtx = () => tc.freshCtx();
 const secretWrites = (c: ReturnType<typeof freshCtx>) =>
   ['create', 'update', 'patch', 'delete'].reduce(
     (n, verb) => n + (c.client.stats.byResource.get(`${verb} secrets`) ?? 0),
     0,
   );
-const getSecret = (name: string) => tc.client.get(R.Secret, NS, name);
-const getHost = (name: string) => tc.client.get(R.BareMetalHost, NS, name);
-const bmcName = (host: KubeObject) => (host.spec as { bmc: { credentialsName: string } }).bmc.credentialsName;
+const getSecret = (name: string) => tc.getSecret(name);
+const getHost = (name: string) => tc.getHost(name);
 const setState = (name: string, state: string) =>
   optimisticUpdate(
     tc.client,

@@ -6,39 +6,21 @@
  * The state such a pass leaves is built here directly (claim written, annotation not), so every
  * case runs deterministically.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { apiVersionOf, R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { CLUSTER_NAME_LABEL, CONSUMER_LABEL, consumerLabelValue } from '../../../shared/selectors/hosts.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import {
-  CLUSTER,
-  createCluster,
-  createMachinePair,
-  deprovision,
-  makeCtx,
-  NS,
-  selectHost,
-} from './harness.ts';
+import { CLUSTER, createMachinePair, deprovision, NS, selectHost } from './harness.ts';
+import { bmcName, useHostCluster } from './use-host-cluster.ts';
 
-let tc: TestCluster;
+const tc = useHostCluster();
 
-beforeAll(async () => {
-  tc = await startTestCluster();
-  await createCluster(tc.client);
-}, 30_000);
-afterAll(async () => {
-  await tc?.stop();
-});
-
-const freshCtx = () => makeCtx(KubeClient.fromString(tc.kubeconfig));
-const getHost = async (name: string) => (await tc.client.get(R.BareMetalHost, NS, name))!;
-const getSecret = async (name: string) => (await tc.client.get(R.Secret, NS, name))!;
+const freshCtx = () => tc.freshCtx();
+const getHost = (name: string) => tc.getHost(name);
+const getSecret = async (name: string) => (await tc.getSecret(name))!;
 const consumerOf = (h: KubeObject) => (h.spec as { consumerRef?: { name?: string } }).consumerRef?.name;
-const bmcName = (h: KubeObject) => (h.spec as { bmc: { credentialsName: string } }).bmc.credentialsName;
 const annotation = async (m3m: string) =>
   (await tc.client.get(R.Metal3Machine, NS, m3m))?.metadata.annotations?.['metal3.io/BareMetalHost'];
 const strayEvents = async (m3m: string) =>
