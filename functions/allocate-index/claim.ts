@@ -151,20 +151,17 @@ async function allocate(
   const { client } = ctx;
   const ns = claim.metadata.namespace!;
   const tried = new Set<number>();
-  // The template as read at the start of this reconcile, then fresh after each AlreadyExists:
-  // its status.indexes is what narrow reads take the given indexes from.
+  // Narrow reads only when the template shares its index space with no other template (ADR 009).
+  const narrowAllowed = !template.spec.templateReference;
+  // The template as read at the start of this reconcile, then (narrow reads take the given
+  // indexes from its status.indexes) fresh after each AlreadyExists.
   let templateNow: KubeObject | undefined = templateRaw;
   for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt++) {
-    if (attempt > 0) templateNow = await client.get(R.Metal3DataTemplate, ns, template.metadata.name!);
+    if (attempt > 0 && narrowAllowed)
+      templateNow = await client.get(R.Metal3DataTemplate, ns, template.metadata.name!);
     if (!templateNow)
       throw new TransientError(`Metal3DataTemplate ${ns}/${template.metadata.name} not found`);
-    const reads = await indexReads(
-      client,
-      ns,
-      template.metadata.name!,
-      claim.metadata.name!,
-      !template.spec.templateReference,
-    );
+    const reads = await indexReads(client, ns, template.metadata.name!, claim.metadata.name!, narrowAllowed);
     const plan = planIndex({
       template,
       claim,

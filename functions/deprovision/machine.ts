@@ -28,7 +28,7 @@ import {
   machineTemplateNameOf,
   reuseOwnerOf,
 } from '../select-host/capi.ts';
-import { hostsHeldBy } from '../select-host/claim.ts';
+import { heldHosts } from '../select-host/claim.ts';
 import { COND, falseCondition, REASON } from '../select-host/conditions.ts';
 import { MACHINE_FINALIZER } from '../select-host/data.ts';
 import { releaseStrays } from '../select-host/machine.ts';
@@ -64,18 +64,13 @@ export async function deprovisionMachine(
 
   // 2. Host: the associated one (or one a crashed pass claimed without annotating); any other
   //    host this machine holds is a stray claim of a concurrent pass and is given back now.
-  const key = raw.metadata.annotations?.[HOST_ANNOTATION];
-  const held = await hostsHeldBy(ctx.client, me);
-  let host: KubeObject | undefined;
-  if (key?.includes('/')) {
-    const [hostNs, hostName] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
-    host =
-      held.find((h) => h.metadata.namespace === hostNs && h.metadata.name === hostName) ??
-      (await ctx.client.get(R.BareMetalHost, hostNs, hostName));
-  } else {
-    host = held[0];
-  }
-  await releaseStrays(ctx, raw, held, host, clusterName);
+  const ann = raw.metadata.annotations?.[HOST_ANNOTATION];
+  const key = ann?.includes('/')
+    ? { namespace: ann.slice(0, ann.indexOf('/')), name: ann.slice(ann.indexOf('/') + 1) }
+    : undefined;
+  const found = await heldHosts(ctx.client, me, key);
+  let host: KubeObject | undefined = found.host;
+  await releaseStrays(ctx, raw, found.held, host, clusterName);
   if (!host || !isConsumedBy(hostConsumerRef(host), me, host.metadata.namespace)) {
     await draft.flush(ctx, raw);
     return dropFinalizer(

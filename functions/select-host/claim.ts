@@ -78,14 +78,29 @@ export async function hostsHeldBy(client: KubeClient, machine: MachineKey): Prom
     .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
 }
 
-/** A host already held by this machine (e.g. a pass that stopped between claim and annotation). */
-export async function findOwnHost(client: KubeClient, machine: MachineKey): Promise<KubeObject | undefined> {
-  return (await hostsHeldBy(client, machine))[0];
+/**
+ * The hosts this machine holds and, among them, its host: the one its annotation names (`key`),
+ * read by name when that host is not among them (it lost our consumer label, or is no longer
+ * ours: the caller checks the consumerRef), or without a key the first one held (a pass that
+ * stopped between claim and annotation). The rest of `held` are strays.
+ */
+export async function heldHosts(
+  client: KubeClient,
+  machine: MachineKey,
+  key: { namespace: string; name: string } | undefined,
+): Promise<{ held: KubeObject[]; host: KubeObject | undefined }> {
+  const held = await hostsHeldBy(client, machine);
+  if (!key) return { held, host: held[0] };
+  const host =
+    held.find((h) => h.metadata.namespace === key.namespace && h.metadata.name === key.name) ??
+    (await client.get(R.BareMetalHost, key.namespace, key.name));
+  return { held, host };
 }
 
 export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> {
   const { client, machine } = input;
-  const own = await findOwnHost(client, machine);
+  // A host already held by this machine (a pass that stopped between claim and annotation).
+  const [own] = await hostsHeldBy(client, machine);
   if (own) return { kind: 'own', host: own };
 
   // Hosts booked for node reuse by this machine's KCP/MD come first and are never passed over.

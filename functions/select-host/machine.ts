@@ -35,7 +35,7 @@ import {
   machineOwnerRef,
   reuseOwnerOf,
 } from './capi.ts';
-import { findOrClaimHost, hostsHeldBy } from './claim.ts';
+import { findOrClaimHost, heldHosts } from './claim.ts';
 import { COND, falseCondition, REASON, trueCondition } from './conditions.ts';
 import { MACHINE_FINALIZER, needsDataTemplate, resolveData } from './data.ts';
 import {
@@ -119,12 +119,11 @@ export async function reconcileMachine(
   const paused = isPaused(cluster, raw);
   const key = hostKeyOf(raw);
   // The associated host comes from the list of hosts this machine holds (the same one request as
-  // a GET, and it shows strays); a host that lost our consumer label is still read by name.
-  const held = key ? await hostsHeldBy(ctx.client, { name, namespace: ns }) : [];
-  let host: KubeObject | undefined = key
-    ? (held.find((h) => h.metadata.namespace === key.namespace && h.metadata.name === key.name) ??
-      (await ctx.client.get(R.BareMetalHost, key.namespace, key.name)))
-    : undefined;
+  // a GET, and it shows strays). Without the annotation, findOrClaimHost looks below.
+  const { held, host: associatedHost } = key
+    ? await heldHosts(ctx.client, { name, namespace: ns }, key)
+    : { held: [], host: undefined };
+  let host: KubeObject | undefined = associatedHost;
   if (host) host = await syncHostPause(ctx, raw, cluster, paused, host);
   if (paused) {
     draft.condition({
