@@ -12,34 +12,12 @@
  * template with a `templateReference` (its index space shared with other templates' Metal3Data,
  * under their names) is always planned from full lists. A server without those field labels answers 400: then
  * every Metal3Data and claim of the namespace is listed, as the reference does, for the rest of
- * this process (one refused request, not one per claim).
+ * this process (field-selected.ts: one refused request, not one per claim).
  */
 import { R } from '../../shared/api/index.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
-import { InvalidError } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-
-/** Clients whose server refused the field selectors (it predates selectableFields). */
-const refused = new WeakSet<KubeClient>();
-
-const isRefusedSelector = (e: unknown) => e instanceof InvalidError && e.code === 400;
-
-/** Lists with a field selector; undefined when the server does not support it (remembered). */
-async function selected(
-  client: KubeClient,
-  kind: typeof R.Metal3Data | typeof R.Metal3DataClaim,
-  namespace: string,
-  fieldSelector: string,
-): Promise<KubeObject[] | undefined> {
-  if (refused.has(client)) return undefined;
-  try {
-    return (await client.list(kind, namespace, { fieldSelector })).items;
-  } catch (e) {
-    if (!isRefusedSelector(e)) throw e;
-    refused.add(client);
-    return undefined;
-  }
-}
+import { fieldSelected as selected, selectorsRefused } from './field-selected.ts';
 
 /** The Metal3Data that may belong to `claimName` (narrow), or every one of the namespace. */
 export async function dataOfClaimCandidates(
@@ -68,7 +46,11 @@ export async function indexReads(
   claimName: string,
   narrowAllowed: boolean,
 ): Promise<IndexReads> {
-  if (narrowAllowed && !refused.has(client)) {
+  if (
+    narrowAllowed &&
+    !selectorsRefused(client, R.Metal3Data) &&
+    !selectorsRefused(client, R.Metal3DataClaim)
+  ) {
     const [own, pending, unrendered] = await Promise.all([
       selected(client, R.Metal3Data, namespace, `spec.claim.name=${claimName}`),
       selected(

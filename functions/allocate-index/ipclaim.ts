@@ -29,8 +29,9 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import { isAddressOfClaim, planAddress, poolAddresses } from './plan-address.ts';
-import { ensurePoolFinalizer } from './pool.ts';
+import { addressReads } from './address-reads.ts';
+import { type AddressPlan, isAddressOfClaim, planAddress, poolAddresses } from './plan-address.ts';
+import { ensurePoolFinalizer, poolIndexes, syncPoolIndexes } from './pool.ts';
 import { releaseIPClaim } from './release.ts';
 
 export const MAX_ADDRESS_ATTEMPTS = 40;
@@ -103,6 +104,12 @@ export async function reconcileIPClaim(
   return done(address.spec.address);
 }
 
+/**
+ * After this many AlreadyExists in one reconcile, narrow reads give way to full lists (and the
+ * pool's status is rebuilt from them): its status.indexes lags or lost entries.
+ */
+const NARROW_CONFLICTS_BEFORE_FULL = 3;
+
 async function allocate(
   ctx: ReconcileContext,
   pool: IPPool,
@@ -113,32 +120,55 @@ async function allocate(
   const ns = pool.metadata.namespace!;
   const claim = claimRaw as unknown as IPClaim;
   const tried: string[] = [];
+  // The pool as read before this reconcile's first attempt, then (narrow reads plan from its
+  // status) re-read after each failed create.
+  let poolNow = poolRaw;
+  let narrow = true;
+  let narrowConflicts = 0;
+  let synced = false;
   for (let attempt = 0; attempt < MAX_ADDRESS_ATTEMPTS; attempt++) {
-    const [addresses, claims] = await Promise.all([client.list(R.IPAddress, ns), client.list(R.IPClaim, ns)]);
-    if (isDeleting(poolRaw)) {
+    if (attempt > 0 && narrow) poolNow = (await client.get(R.IPPool, ns, pool.metadata.name!)) ?? poolNow;
+    const reads = await addressReads(client, ns, pool.metadata.name!, claim.metadata.name!, narrow);
+    const addresses = (reads.narrow ? reads.own : reads.addresses) as unknown as IPAddress[];
+    if (isDeleting(poolNow)) {
       // The address the claim already holds stays; a new one would only prolong the deletion (the
       // pool waits for every IPAddress of it), so none is planned (not even to report exhaustion).
-      const held = poolAddresses(pool, addresses.items as unknown as IPAddress[]).find((a) =>
-        isAddressOfClaim(a, claim),
-      );
+      const held = poolAddresses(pool, addresses).find((a) => isAddressOfClaim(a, claim));
       if (held) return held;
       throw new TerminalError(
         'PoolDeleting',
-        `IPPool ${keyOf(poolRaw)} is being deleted: no address is allocated for a new claim`,
+        `IPPool ${keyOf(poolNow)} is being deleted: no address is allocated for a new claim`,
       );
     }
-    const plan = planAddress({
-      pool,
-      claim,
-      addresses: addresses.items as unknown as IPAddress[],
-      claims: claims.items as unknown as IPClaim[],
-      tried,
-    });
+    if (!reads.narrow && !narrow && !synced) {
+      // Fell back from narrow reads: mend the status they plan from.
+      synced = true;
+      await syncPoolIndexes(ctx, poolNow, addresses);
+    }
+    let plan: AddressPlan;
+    try {
+      plan = planAddress({
+        pool,
+        claim,
+        addresses,
+        claims: (reads.narrow ? reads.pending : reads.claims) as unknown as IPClaim[],
+        tried,
+        ...(reads.narrow ? { mapped: poolIndexes(poolNow) } : {}),
+      });
+    } catch (e) {
+      // An allocation error is sticky on the claim: never from the status alone (it may hold
+      // entries no address backs any more), only as the full lists confirm it.
+      if (reads.narrow && e instanceof IpamError) {
+        narrow = false;
+        continue;
+      }
+      throw e;
+    }
     if (plan.kind === 'reuse') {
       addressCounters.reused++;
       return plan.address;
     }
-    const body = newAddress(pool, poolRaw, claimRaw, plan.allocated);
+    const body = newAddress(pool, poolNow, claimRaw, plan.allocated);
     try {
       const created = await client.create(R.IPAddress, body);
       addressCounters.created++;
@@ -150,6 +180,7 @@ async function allocate(
       if (!isAlreadyExists(e)) throw e;
       addressCounters.alreadyExists++;
       tried.push(plan.allocated.address);
+      if (reads.narrow && ++narrowConflicts >= NARROW_CONFLICTS_BEFORE_FULL) narrow = false;
     }
   }
   throw new TransientError(`no free address could be created for IPClaim ${ns}/${claim.metadata.name}`);
@@ -183,6 +214,10 @@ export function newAddress(
   };
 }
 
+/**
+ * The pool's status first, then the claim's: a claim that no longer reads as waiting always has
+ * its address in the pool's status.indexes, which is what narrow reads plan from (ADR 010).
+ */
 async function recordAllocation(
   ctx: ReconcileContext,
   poolRaw: KubeObject,
@@ -192,6 +227,17 @@ async function recordAllocation(
   const { client } = ctx;
   const ns = claimRaw.metadata.namespace!;
   const claimName = claimRaw.metadata.name!;
+  if (poolIndexes(poolRaw)[claimName] !== address.spec.address) {
+    // One map key per claim: commutative with concurrent allocations on the pool (no 409 storm).
+    await client.patch(
+      R.IPPool,
+      ns,
+      poolRaw.metadata.name!,
+      { status: { indexes: { [claimName]: address.spec.address }, lastUpdated: timestamp(ctx.now()) } },
+      'merge',
+      { status: true },
+    );
+  }
   await updateOrGone(
     client,
     R.IPClaim,
@@ -205,18 +251,6 @@ async function recordAllocation(
     // (then nothing is written) and a stale copy would only buy a 409.
     { expectedUid: claimRaw.metadata.uid, status: true },
   );
-  const indexes = (poolRaw.status as IPPool['status'])?.indexes ?? {};
-  if (indexes[claimName] !== address.spec.address) {
-    // One map key per claim: commutative with concurrent allocations on the pool (no 409 storm).
-    await client.patch(
-      R.IPPool,
-      ns,
-      poolRaw.metadata.name!,
-      { status: { indexes: { [claimName]: address.spec.address }, lastUpdated: timestamp(ctx.now()) } },
-      'merge',
-      { status: true },
-    );
-  }
 }
 
 const recordClaimError = (ctx: ReconcileContext, raw: KubeObject, err: Error): Promise<ReconcileResult> =>

@@ -45,10 +45,17 @@ const requestedIp = (c: IPClaim): string | undefined =>
 export interface AddressPlanInput {
   pool: IPPool;
   claim: IPClaim;
-  /** Every IPAddress of the namespace. */
+  /** Every IPAddress of the namespace, or (narrow reads, ADR 010) the claim's own candidates. */
   addresses: readonly IPAddress[];
-  /** Every IPClaim of the namespace. */
+  /** Every IPClaim of the namespace, or (narrow reads) the pool's claims still waiting. */
   claims: readonly IPClaim[];
+  /**
+   * The pool's `status.indexes` (claim name -> address): the addresses given and the claims they
+   * serve, for narrow reads that do not list every IPAddress. It may lag an IPAddress by a moment
+   * (an address missing here fails its create with AlreadyExists and is tried no more); the claim's
+   * own entry is not counted as taken (its address, if it still exists, is among `addresses`).
+   */
+  mapped?: Readonly<Record<string, string>>;
   /** Addresses whose create already failed with AlreadyExists in this reconcile. */
   tried?: Iterable<string>;
 }
@@ -61,6 +68,8 @@ export function planAddress(input: AddressPlanInput): AddressPlan {
 
   const owned = poolAddresses(pool, input.addresses);
   const used = new UsedAddresses(owned.map((a) => a.spec.address));
+  const mapped = Object.entries(input.mapped ?? {}).filter(([c]) => c !== claim.metadata.name);
+  for (const [, ip] of mapped) used.add(ip);
   const pre = pool.spec.preAllocations ?? {};
   // Another claim's pre-allocated address is never handed out.
   for (const [claimName, ip] of Object.entries(pre)) if (claimName !== claim.metadata.name) used.add(ip);
@@ -73,7 +82,7 @@ export function planAddress(input: AddressPlanInput): AddressPlan {
     return { kind: 'create', allocated: allocateAddress(pool.spec, used, claimRef) };
   }
 
-  const served = new Set(owned.map((a) => a.spec.claim?.name ?? ''));
+  const served = new Set([...owned.map((a) => a.spec.claim?.name ?? ''), ...mapped.map(([c]) => c)]);
   const pending = input.claims
     .filter(
       (c) =>

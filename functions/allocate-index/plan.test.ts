@@ -224,6 +224,58 @@ describe('planAddress', () => {
     );
   });
 
+  describe('narrow reads: the given addresses from the pool status (mapped)', () => {
+    const cases: {
+      name: string;
+      mapped: Record<string, string>;
+      claims?: string[];
+      claim?: string;
+      want: string;
+    }[] = [
+      { name: 'mapped addresses are taken', mapped: { a: '10.0.0.10' }, want: '10.0.0.11' },
+      {
+        name: "the claim's own entry (no address backs it) is not taken",
+        mapped: { c: '10.0.0.10', a: '10.0.0.11' },
+        want: '10.0.0.10',
+      },
+      {
+        // `x` is mapped (served): it does not rank ahead of `c` although it lists as waiting.
+        name: 'a mapped claim still listed as waiting does not rank',
+        mapped: { x: '10.0.0.10' },
+        claims: ['x', 'c'],
+        want: '10.0.0.11',
+      },
+      {
+        name: 'an unmapped waiting claim ahead keeps its rank',
+        mapped: { a: '10.0.0.10' },
+        claims: ['b', 'c'],
+        want: '10.0.0.12',
+      },
+      {
+        name: 'an entry that is no address takes nothing',
+        mapped: { a: '10.0.0.10', z: 'not-an-ip' },
+        want: '10.0.0.11',
+      },
+    ];
+    it.each(cases)('$name', ({ mapped, claims = [], claim = 'c', want }) => {
+      const plan = planAddress({
+        pool: pool(),
+        claim: ipClaim(claim),
+        addresses: [],
+        claims: claims.map((n) => ipClaim(n)),
+        mapped,
+      });
+      expect(plan).toMatchObject({ kind: 'create', allocated: { address: want } });
+    });
+
+    it('every address mapped: exhausted', () => {
+      const mapped = { a: '10.0.0.10', b: '10.0.0.11', d: '10.0.0.12' };
+      expect(() =>
+        planAddress({ pool: pool(), claim: ipClaim('c'), addresses: [], claims: [], mapped }),
+      ).toThrow('Exhausted IP Pools');
+    });
+  });
+
   it('spreads pending claims over distinct addresses', () => {
     const claims = ['a', 'b', 'c'].map((n) => ipClaim(n));
     const picks = claims.map((c) => planAddress({ pool: pool(), claim: c, addresses: [], claims }));

@@ -5,10 +5,19 @@
  * IPAddress of the pool (woken by the address's disappearance; a requeue as safety net) or any live
  * IPClaim of it (woken by the claim's disappearance, no requeue) is left; then the finalizer goes.
  * IPClaims of a deleting pool get no new address (ipclaim.ts). `status.indexes` is derived data
- * (each entry stands for an IPAddress) and holds nothing by itself.
+ * (each entry stands for an IPAddress) and holds nothing by itself; narrow reads plan from it
+ * (ADR 010), so a live pool's reconcile rebuilds it from the addresses when it has drifted (a pool
+ * restored without its status, say).
  */
 
-import { addFinalizer, FINALIZER, hasFinalizer, isDeleting } from '../../shared/allocation/objects.ts';
+import {
+  addFinalizer,
+  FINALIZER,
+  hasFinalizer,
+  isDeleting,
+  statusOf,
+  timestamp,
+} from '../../shared/allocation/objects.ts';
 import { updateOrGone } from '../../shared/allocation/update.ts';
 import type { IPAddress, IPClaim, IPPool } from '../../shared/api/index.ts';
 import { R } from '../../shared/api/resources.ts';
@@ -58,7 +67,11 @@ export async function reconcilePool(
   const raw = await client.get(R.IPPool, namespace, name);
   if (!raw) return done('pool gone');
   if (!isDeleting(raw)) {
-    await ensurePoolFinalizer(ctx, raw);
+    const now = await ensurePoolFinalizer(ctx, raw);
+    if (now) {
+      const addresses = (await client.list(R.IPAddress, namespace)).items as unknown as IPAddress[];
+      await syncPoolIndexes(ctx, now, addresses);
+    }
     return done();
   }
   if (!hasFinalizer(raw, FINALIZER.ipPool)) return done('pool deleting, not held by us');
@@ -104,4 +117,81 @@ export async function reconcilePool(
     releasedNote: 'no address or claim left: pool finalizer removed',
     logField: 'pool',
   });
+}
+
+/** The pool's `status.indexes` (claim name -> address). */
+export const poolIndexes = (pool: KubeObject): Record<string, string> =>
+  (pool.status as IPPool['status'])?.indexes ?? {};
+
+export interface IndexesDrift {
+  /** Entries missing or naming another address: claim -> its address. */
+  set: Record<string, string>;
+  /** Claims with an entry but no address of the pool. */
+  drop: string[];
+}
+
+/** How `mapped` differs from the pool's IPAddresses (pure); undefined when it does not. */
+export function indexesDrift(
+  pool: IPPool,
+  mapped: Readonly<Record<string, string>>,
+  addresses: readonly IPAddress[],
+): IndexesDrift | undefined {
+  const actual = new Map<string, string>();
+  for (const a of poolAddresses(pool, addresses)) {
+    const claim = a.spec?.claim?.name;
+    if (claim && !isDeleting(a as unknown as KubeObject)) actual.set(claim, a.spec.address);
+  }
+  const set: Record<string, string> = {};
+  for (const [claim, ip] of actual) if (mapped[claim] !== ip) set[claim] = ip;
+  const drop = Object.keys(mapped).filter((claim) => !actual.has(claim));
+  return Object.keys(set).length > 0 || drop.length > 0 ? { set, drop } : undefined;
+}
+
+/**
+ * Brings the pool's `status.indexes` in line with `addresses` (a full list of the namespace), one
+ * status write when it has drifted. An entry is dropped only if it is still the one found stale,
+ * and an address created after the list is re-entered by its own allocation: the create of
+ * `<namePrefix>-<ip>` stays the arbiter either way, a lost entry costs one AlreadyExists at most.
+ */
+export async function syncPoolIndexes(
+  ctx: ReconcileContext,
+  poolRaw: KubeObject,
+  addresses: readonly IPAddress[],
+): Promise<boolean> {
+  const pool = poolRaw as unknown as IPPool;
+  const mapped = poolIndexes(poolRaw);
+  const drift = indexesDrift(pool, mapped, addresses);
+  if (!drift) return false;
+  const r = await updateOrGone(
+    ctx.client,
+    R.IPPool,
+    poolRaw.metadata.namespace,
+    poolRaw.metadata.name!,
+    (o) => {
+      const status = statusOf(o);
+      const indexes = { ...((status.indexes as Record<string, string> | undefined) ?? {}) };
+      let changed = false;
+      for (const [claim, ip] of Object.entries(drift.set)) {
+        if (indexes[claim] === ip) continue;
+        indexes[claim] = ip;
+        changed = true;
+      }
+      for (const claim of drift.drop) {
+        if (!(claim in indexes) || indexes[claim] !== mapped[claim]) continue;
+        delete indexes[claim];
+        changed = true;
+      }
+      if (!changed) return SKIP;
+      status.indexes = indexes;
+      status.lastUpdated = timestamp(ctx.now());
+    },
+    { status: true, current: poolRaw, expectedUid: poolRaw.metadata.uid },
+  );
+  if (r.outcome !== 'updated') return false;
+  ctx.log.info('IPPool status.indexes rebuilt from its addresses', {
+    pool: `${poolRaw.metadata.namespace}/${poolRaw.metadata.name}`,
+    set: Object.keys(drift.set).length,
+    dropped: drift.drop.length,
+  });
+  return true;
 }

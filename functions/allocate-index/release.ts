@@ -23,6 +23,7 @@ import { SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import { addressesOfClaimCandidates } from './address-reads.ts';
 import { dataOfClaimCandidates } from './data-reads.ts';
 import { isAddressOfClaim } from './plan-address.ts';
 import { isDataOfClaim } from './plan-index.ts';
@@ -225,7 +226,7 @@ export async function releaseIPClaim(
   if (others.length > 0) return done(`waiting for finalizers ${others.join(', ')}`);
   const claim = raw as unknown as IPClaim;
   const poolName = claim.spec?.pool?.name;
-  const addresses = (await client.list(R.IPAddress, namespace)).items.filter((a) => {
+  const addresses = (await addressesOfClaimCandidates(client, namespace, name)).filter((a) => {
     const addr = a as unknown as IPAddress;
     return (!poolName || addr.spec?.pool?.name === poolName) && isAddressOfClaim(addr, claim);
   });

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { renderCrdFiles } from '../../scripts/gen-crds.ts';
+import { renderCrdFiles, renderPatchFiles } from '../../scripts/gen-crds.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const generated = renderCrdFiles();
@@ -42,6 +42,17 @@ describe('generated CRDs', () => {
     for (const [path, text] of generated) {
       expect(readFileSync(join(ROOT, path), 'utf8'), path).toBe(text);
     }
+  });
+
+  it('the IPAM selectable-fields patches match the committed files and are the only ones', () => {
+    const patches = renderPatchFiles();
+    expect([...patches.keys()].sort()).toEqual(
+      readdirSync(join(ROOT, 'infra/ipam'))
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => `infra/ipam/${f}`)
+        .sort(),
+    );
+    for (const [path, text] of patches) expect(readFileSync(join(ROOT, path), 'utf8'), path).toBe(text);
   });
 
   it('are the only files in infra/crds and infra/local/crds', () => {

@@ -67,3 +67,24 @@ export function crdPathOf(def: CrdDefinition): string {
 export function allCrds(): { path: string; crd: SchemaNode }[] {
   return CRD_DEFINITIONS.map((def) => ({ path: crdPathOf(def), crd: crdOf(def) }));
 }
+
+/**
+ * For the kinds others own that we serve a controller for (the IPAM kinds: we allocate in place of
+ * ip-address-manager), a JSON patch adding our selectableFields to the CRDs a cluster already has
+ * from their project (ADR 010): `kubectl patch crd <name> --type=json --patch-file <file>`.
+ */
+export function selectableFieldPatches(): { path: string; crd: string; patch: object[] }[] {
+  return CRD_DEFINITIONS.filter((def) => def.owner === 'local' && def.selectableFields?.length).map(
+    (def) => ({
+      path: `infra/ipam/${def.resource.plural}.${def.resource.group}.selectable-fields.json`,
+      crd: `${def.resource.plural}.${def.resource.group}`,
+      patch: [
+        {
+          op: 'add',
+          path: '/spec/versions/0/selectableFields',
+          value: def.selectableFields!.map((jsonPath) => ({ jsonPath })),
+        },
+      ],
+    }),
+  );
+}

@@ -37,7 +37,7 @@ export interface CrdDefinition {
   specValidations?: { rule: string; message: string }[];
   /**
    * Fields usable in field selectors (`selectableFields`, Kubernetes 1.31+): what allocateIndex
-   * asks the server for instead of listing every object of the namespace (ADR 009).
+   * asks the server for instead of listing every object of the namespace (ADR 009, ADR 010).
    */
   selectableFields?: string[];
 }
@@ -237,6 +237,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     owner: 'local',
     shortNames: ['ipc', 'ipclaim'],
     categories: [],
+    selectableFields: ['.spec.pool.name', '.status.address.name'],
     columns: [
       age,
       { name: 'Pool', type: 'string', jsonPath: '.spec.pool.name', description: 'IPPool' },
@@ -256,6 +257,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     owner: 'local',
     shortNames: ['ipa', 'ipaddress'],
     categories: [],
+    selectableFields: ['.spec.pool.name', '.spec.claim.name'],
     columns: [
       age,
       { name: 'Address', type: 'string', jsonPath: '.spec.address', description: 'The address' },

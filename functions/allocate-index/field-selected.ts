@@ -1,0 +1,38 @@
+/**
+ * A list narrowed by a field selector on a CRD's `selectableFields` (Kubernetes 1.31+), or
+ * undefined when the server refuses that field label (400: a server before 1.31, or a CRD installed
+ * without the selectable fields — the IPAM CRDs of another project, say). A refusal is remembered
+ * per client and resource, so a process sends one refused request per kind, not one per claim;
+ * the caller then lists the namespace, as the reference does.
+ */
+import type { ResourceType } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { InvalidError } from '../../shared/kube/errors.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+
+/** Per client, the plurals whose field selectors its server refused. */
+const refused = new WeakMap<KubeClient, Set<string>>();
+
+const isRefusedSelector = (e: unknown) => e instanceof InvalidError && e.code === 400;
+
+/** Has this client's server refused field selectors on `kind`? */
+export const selectorsRefused = (client: KubeClient, kind: ResourceType): boolean =>
+  refused.get(client)?.has(kind.plural) ?? false;
+
+export async function fieldSelected(
+  client: KubeClient,
+  kind: ResourceType,
+  namespace: string,
+  fieldSelector: string,
+): Promise<KubeObject[] | undefined> {
+  if (selectorsRefused(client, kind)) return undefined;
+  try {
+    return (await client.list(kind, namespace, { fieldSelector })).items;
+  } catch (e) {
+    if (!isRefusedSelector(e)) throw e;
+    const kinds = refused.get(client) ?? new Set<string>();
+    kinds.add(kind.plural);
+    refused.set(client, kinds);
+    return undefined;
+  }
+}

@@ -1,0 +1,287 @@
+/**
+ * The IPAM path of allocateIndex reads what one IPClaim needs, not every IPAddress and IPClaim of
+ * the namespace (ADR 010): field selectors on the IPAM CRDs' selectableFields, the given addresses
+ * from the pool's status.indexes — which is never trusted for an error (exhaustion is confirmed
+ * from full lists) and is mended when it drifts. With IPAM CRDs that lack those fields
+ * (ip-address-manager's own), it lists everything, as before, and allocates the same addresses.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { selectableFieldPatches } from '../../../shared/api/crd/build.ts';
+import { R } from '../../../shared/api/resources.ts';
+import { ipAddressName } from '../../../shared/ipam/allocate.ts';
+import { KubeClient } from '../../../shared/kube/client.ts';
+import { kubectl, kubectlAvailable } from '../../conformance/cases/kubectl.ts';
+import { loadProjectCrds, type TestCluster } from '../../helpers/cluster.ts';
+import { allocate, createClaim, makeCtx, NS, pool, ROOT } from './harness.ts';
+import { useDataCluster } from './use-data-cluster.ts';
+
+const MINE = pool('mine', { pools: [{ start: '10.8.0.1', end: '10.8.0.5' }], prefix: 24 });
+
+const newClaim = (client: KubeClient, name: string, poolName = 'mine') =>
+  client.create(R.IPClaim, { metadata: { name, namespace: NS }, spec: { pool: { name: poolName } } });
+
+/** 40 allocated claims on another pool (what a narrow read must skip), then the pool `mine`. */
+async function crowdAndMine(client: KubeClient): Promise<void> {
+  await client.create(
+    R.IPPool,
+    pool('crowd', { pools: [{ start: '10.9.0.1', end: '10.9.0.100' }], prefix: 24 }),
+  );
+  const ctx = makeCtx(client);
+  for (let i = 0; i < 40; i++) {
+    await newClaim(client, `crowd-${i}`, 'crowd');
+    expect(await allocate(ctx, R.IPClaim, `crowd-${i}`)).toMatchObject({ kind: 'done' });
+  }
+  await client.create(R.IPPool, MINE);
+}
+
+const listed = (c: KubeClient, plural: string) => c.stats.listedByResource.get(plural) ?? 0;
+const indexesOf = async (client: KubeClient, name = 'mine') =>
+  ((await client.get(R.IPPool, NS, name))!.status as { indexes?: Record<string, string> } | undefined)
+    ?.indexes ?? {};
+const addressOf = async (client: KubeClient, claim: string) =>
+  ((await client.get(R.IPClaim, NS, claim))!.status as { address?: { name: string } } | undefined)?.address
+    ?.name;
+const addressesOfMine = async (client: KubeClient) =>
+  (await client.list(R.IPAddress, NS)).items
+    .filter((a) => (a.spec as { pool: { name: string } }).pool.name === 'mine')
+    .map((a) => (a.spec as { address: string }).address)
+    .sort();
+const ipSelectors = (tc: TestCluster) =>
+  tc.server.log.entries
+    .filter((e) => e.verb === 'list' && (e.resource === 'ipaddresses' || e.resource === 'ipclaims'))
+    .map((e) => `${e.resource}?${new URL(e.path, 'http://local').searchParams.get('fieldSelector') ?? ''}`);
+
+/** Our CRDs, and the IPAM ones as ip-address-manager ships them (no selectableFields). */
+async function projectCrdsWithUpstreamIpam(client: KubeClient): Promise<void> {
+  for (const crd of loadProjectCrds()) {
+    if ((crd.spec as { group: string }).group === 'ipam.metal3.io')
+      for (const v of (crd.spec as { versions: { selectableFields?: unknown }[] }).versions)
+        delete v.selectableFields;
+    await client.create(R.CustomResourceDefinition, crd);
+  }
+}
+
+async function setPoolIndexes(client: KubeClient, indexes: Record<string, string>): Promise<void> {
+  const p = (await client.get(R.IPPool, NS, 'mine'))!;
+  await client.replaceStatus(R.IPPool, { ...p, status: { indexes } });
+}
+
+describe('with selectableFields on the IPAM CRDs', () => {
+  const tc = useDataCluster({ seed: ({ client }) => crowdAndMine(client), timeout: 30_000 });
+
+  it('an allocation reads about one object per kind, none of the crowd', async () => {
+    await newClaim(tc.client, 'first');
+    const client = KubeClient.fromString(tc.kubeconfig);
+    const from = tc.server.log.entries.length;
+    expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toEqual({ kind: 'done', note: '10.8.0.1' });
+    // Its own address (none yet) and the pool's waiting claims (itself).
+    expect(listed(client, 'ipaddresses')).toBe(0);
+    expect(listed(client, 'ipclaims')).toBe(1);
+    expect(await indexesOf(tc.client)).toEqual({ first: '10.8.0.1' });
+    expect(await addressOf(tc.client, 'first')).toBe(ipAddressName('mine', '10.8.0.1'));
+    // The pool's status maps the address before the claim's status names it.
+    const writes = tc.server.log.entries
+      .slice(from)
+      .filter((e) => e.resource === 'ippools/status' || e.resource === 'ipclaims/status')
+      .map((e) => e.resource);
+    expect(writes).toEqual(['ippools/status', 'ipclaims/status']);
+  });
+
+  it('a replay reuses the address found by spec.claim.name', async () => {
+    const client = KubeClient.fromString(tc.kubeconfig);
+    expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toEqual({ kind: 'done', note: '10.8.0.1' });
+    expect(client.stats.byResource.get('create ipaddresses')).toBeUndefined();
+    expect(listed(client, 'ipaddresses')).toBe(1);
+  });
+
+  it('an address the pool status does not map yet costs one AlreadyExists, never a duplicate', async () => {
+    // What a concurrent allocation leaves between its create and its status patch.
+    await newClaim(tc.client, 'inflight');
+    const inflight = (await tc.client.get(R.IPClaim, NS, 'inflight'))!;
+    await tc.client.create(R.IPAddress, {
+      metadata: {
+        name: ipAddressName('mine', '10.8.0.2'),
+        namespace: NS,
+        ownerReferences: [
+          {
+            apiVersion: 'ipam.metal3.io/v1alpha1',
+            kind: 'IPClaim',
+            name: 'inflight',
+            uid: inflight.metadata.uid!,
+          },
+        ],
+      },
+      spec: { address: '10.8.0.2', prefix: 24, pool: { name: 'mine' }, claim: { name: 'inflight' } },
+    });
+    // Named to rank before 'inflight' among the waiting claims: its first plan is 10.8.0.2.
+    await newClaim(tc.client, 'a-second');
+    const client = KubeClient.fromString(tc.kubeconfig);
+    expect(await allocate(makeCtx(client), R.IPClaim, 'a-second')).toEqual({
+      kind: 'done',
+      note: '10.8.0.3',
+    });
+    expect(client.stats.conflicts).toBe(1);
+    // The in-flight claim finishes with the address it made.
+    expect(await allocate(makeCtx(tc.client), R.IPClaim, 'inflight')).toEqual({
+      kind: 'done',
+      note: '10.8.0.2',
+    });
+    expect(await addressesOfMine(tc.client)).toEqual(['10.8.0.1', '10.8.0.2', '10.8.0.3']);
+    expect(await indexesOf(tc.client)).toEqual({
+      first: '10.8.0.1',
+      inflight: '10.8.0.2',
+      'a-second': '10.8.0.3',
+    });
+  });
+
+  it('status entries no address backs: exhaustion only from the full lists, and the status mended', async () => {
+    await setPoolIndexes(tc.client, {
+      ...(await indexesOf(tc.client)),
+      ghost1: '10.8.0.4',
+      ghost2: '10.8.0.5',
+    });
+    await newClaim(tc.client, 'fourth');
+    const client = KubeClient.fromString(tc.kubeconfig);
+    expect(await allocate(makeCtx(client), R.IPClaim, 'fourth')).toEqual({ kind: 'done', note: '10.8.0.4' });
+    const claim = (await tc.client.get(R.IPClaim, NS, 'fourth'))!;
+    expect((claim.status as { errorMessage?: string }).errorMessage).toBeUndefined();
+    expect(await indexesOf(tc.client)).toEqual({
+      first: '10.8.0.1',
+      inflight: '10.8.0.2',
+      'a-second': '10.8.0.3',
+      fourth: '10.8.0.4',
+    });
+    // Confirmed from every address of the namespace, the crowd's included.
+    expect(listed(client, 'ipaddresses')).toBeGreaterThanOrEqual(40);
+  });
+
+  it('a status lost (restored without it): a few AlreadyExists, then full lists rebuild it', async () => {
+    await setPoolIndexes(tc.client, {});
+    await newClaim(tc.client, 'fifth');
+    const client = KubeClient.fromString(tc.kubeconfig);
+    expect(await allocate(makeCtx(client), R.IPClaim, 'fifth')).toEqual({ kind: 'done', note: '10.8.0.5' });
+    expect(client.stats.conflicts).toBe(3);
+    expect(Object.keys(await indexesOf(tc.client)).sort()).toEqual([
+      'a-second',
+      'fifth',
+      'first',
+      'fourth',
+      'inflight',
+    ]);
+    expect(await addressesOfMine(tc.client)).toEqual([
+      '10.8.0.1',
+      '10.8.0.2',
+      '10.8.0.3',
+      '10.8.0.4',
+      '10.8.0.5',
+    ]);
+  });
+
+  it('the pool now full: the next claim gets the sticky "Exhausted IP Pools" error', async () => {
+    await newClaim(tc.client, 'sixth');
+    expect(await allocate(makeCtx(tc.client), R.IPClaim, 'sixth')).toMatchObject({ kind: 'terminal' });
+    const claim = (await tc.client.get(R.IPClaim, NS, 'sixth'))!;
+    expect((claim.status as { errorMessage?: string }).errorMessage).toBe('Exhausted IP Pools');
+  });
+
+  it("a live pool's reconcile rebuilds a drifted status from its addresses", async () => {
+    await setPoolIndexes(tc.client, { first: '10.8.0.1', stale: '10.8.0.9' });
+    expect(await allocate(makeCtx(tc.client), R.IPPool, 'mine')).toMatchObject({ kind: 'done' });
+    expect(await indexesOf(tc.client)).toEqual({
+      first: '10.8.0.1',
+      inflight: '10.8.0.2',
+      'a-second': '10.8.0.3',
+      fourth: '10.8.0.4',
+      fifth: '10.8.0.5',
+    });
+  });
+
+  it('a release finds the address by spec.claim.name and frees its entry', async () => {
+    await tc.client.delete(R.IPClaim, NS, 'first');
+    const client = KubeClient.fromString(tc.kubeconfig);
+    expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toMatchObject({ kind: 'done' });
+    expect(await tc.client.get(R.IPClaim, NS, 'first')).toBeUndefined();
+    expect(await addressesOfMine(tc.client)).toEqual(['10.8.0.2', '10.8.0.3', '10.8.0.4', '10.8.0.5']);
+    expect(await indexesOf(tc.client)).not.toHaveProperty('first');
+    expect(listed(client, 'ipaddresses')).toBe(1);
+  });
+
+  it('asks the server with field selectors', () => {
+    const selectors = ipSelectors(tc);
+    expect(selectors).toContain('ipaddresses?spec.claim.name=first');
+    expect(selectors).toContain('ipclaims?spec.pool.name=mine,status.address.name=');
+  });
+});
+
+describe("IPAM CRDs without selectableFields (ip-address-manager's own)", () => {
+  const tc = useDataCluster({
+    cluster: { crds: false },
+    seed: async ({ client }) => {
+      await projectCrdsWithUpstreamIpam(client);
+      await crowdAndMine(client);
+      await client.create(R.Metal3DataTemplate, { metadata: { name: 'tpl', namespace: NS }, spec: {} });
+    },
+    timeout: 30_000,
+  });
+
+  it('lists everything after one refused request per kind, and allocates the same lowest addresses', async () => {
+    const client = KubeClient.fromString(tc.kubeconfig);
+    const ctx = makeCtx(client);
+    const from = tc.server.log.entries.length;
+    for (const name of ['a', 'b', 'c']) {
+      await newClaim(tc.client, name);
+      expect(await allocate(ctx, R.IPClaim, name)).toMatchObject({ kind: 'done' });
+    }
+    expect(await addressesOfMine(tc.client)).toEqual(['10.8.0.1', '10.8.0.2', '10.8.0.3']);
+    expect(listed(client, 'ipaddresses')).toBeGreaterThanOrEqual(3 * 40);
+    // Remembered per client: the first allocation's selectors only (one or both kinds).
+    const refused = tc.server.log.entries
+      .slice(from)
+      .filter((e) => e.status === 400)
+      .map((e) => e.resource);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(refused.length).toBeLessThanOrEqual(2);
+    expect(refused.every((r) => r === 'ipaddresses' || r === 'ipclaims')).toBe(true);
+  });
+
+  it("the refusal is per kind: the same client's index allocation still reads narrowly", async () => {
+    await createClaim(tc.client, 'claim-1', 'tpl');
+    const client = KubeClient.fromString(tc.kubeconfig);
+    const ctx = makeCtx(client);
+    await newClaim(tc.client, 'd');
+    expect(await allocate(ctx, R.IPClaim, 'd')).toMatchObject({ kind: 'done' });
+    expect(await allocate(ctx, R.Metal3DataClaim, 'claim-1')).toEqual({ kind: 'done', note: 'index 0' });
+    const dataLists = tc.server.log.entries.filter(
+      (e) => e.verb === 'list' && e.resource.startsWith('metal3data'),
+    );
+    expect(dataLists.length).toBeGreaterThan(0);
+    expect(dataLists.every((e) => e.status === 200 && e.path.includes('fieldSelector'))).toBe(true);
+  });
+});
+
+describe('IPAM CRDs from ip-address-manager, patched with infra/ipam (kubectl patch --type=json)', () => {
+  const tc = useDataCluster({
+    cluster: { crds: false },
+    seed: async ({ client }) => {
+      await projectCrdsWithUpstreamIpam(client);
+      await crowdAndMine(client);
+    },
+    timeout: 30_000,
+  });
+
+  it.runIf(kubectlAvailable())('the shipped patches make the reads narrow', async () => {
+    const kubeconfig = join(mkdtempSync(join(tmpdir(), 'metal3fn-ipam-')), 'kubeconfig');
+    writeFileSync(kubeconfig, tc.kubeconfig);
+    for (const { path, crd } of selectableFieldPatches())
+      await kubectl(kubeconfig, ['patch', 'crd', crd, '--type=json', '--patch-file', join(ROOT, path)]);
+    await newClaim(tc.client, 'first');
+    const client = KubeClient.fromString(tc.kubeconfig);
+    const from = tc.server.log.entries.length;
+    expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toEqual({ kind: 'done', note: '10.8.0.1' });
+    expect(listed(client, 'ipclaims')).toBe(1);
+    expect(tc.server.log.entries.slice(from).filter((e) => e.status === 400)).toEqual([]);
+  });
+});
