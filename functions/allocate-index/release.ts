@@ -7,7 +7,6 @@
  */
 
 import {
-  CLUSTER_NAME_LABEL,
   FINALIZER,
   hasFinalizer,
   isDeleting,
@@ -24,6 +23,7 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { addressesOfClaimCandidates } from './address-reads.ts';
+import { ipClaimsOfData, secretsOfData } from './data-dependents.ts';
 import { dataOfClaimCandidates } from './data-reads.ts';
 import { isAddressOfClaim } from './plan-address.ts';
 import { isDataOfClaim } from './plan-index.ts';
@@ -162,10 +162,10 @@ export async function releaseOrphanAddress(ctx: ReconcileContext, address: KubeO
 export async function releaseOrphanIPClaims(
   ctx: ReconcileContext,
   namespace: string,
+  dataName: string,
   dataUid: string,
 ): Promise<void> {
-  const claims = (await ctx.client.list(R.IPClaim, namespace)).items.filter((c) => isOwnedBy(c, dataUid));
-  for (const c of claims) {
+  for (const c of await ipClaimsOfData(ctx.client, namespace, dataName, dataUid)) {
     await deleteAndUnblock(ctx, R.IPClaim, c, FINALIZER.data);
     await releaseIPClaim(ctx, namespace, c.metadata.name!);
   }
@@ -182,16 +182,8 @@ export async function releaseData(
   if (!raw || !isDeleting(raw)) return done('nothing to release');
   const uid = raw.metadata.uid;
   if (hasFinalizer(raw, FINALIZER.data)) {
-    await releaseOrphanIPClaims(ctx, namespace, uid!);
-    const cluster = raw.metadata.labels?.[CLUSTER_NAME_LABEL];
-    const secrets = (
-      await client.list(
-        R.Secret,
-        namespace,
-        cluster ? { labelSelector: `${CLUSTER_NAME_LABEL}=${cluster}` } : {},
-      )
-    ).items.filter((s) => isOwnedBy(s, uid));
-    for (const s of secrets) await deleteExact(ctx, R.Secret, s);
+    await releaseOrphanIPClaims(ctx, namespace, name, uid!);
+    for (const s of await secretsOfData(client, raw)) await deleteExact(ctx, R.Secret, s);
     await dropFinalizer(ctx, R.Metal3Data, raw, FINALIZER.data);
   }
   // The claim's finalizer is the claim's to drop; if the claim is gone (or another object of that

@@ -94,7 +94,7 @@ export async function reconcileData(
       // Deleted (and released) while we created IPClaims for it? Then nobody else releases them.
       const now = await client.get(R.Metal3Data, namespace, name);
       if (!now || now.metadata.uid !== dataObj.metadata.uid) {
-        await releaseOrphanIPClaims(ctx, namespace, dataObj.metadata.uid!);
+        await releaseOrphanIPClaims(ctx, namespace, name, dataObj.metadata.uid!);
         return done('Metal3Data deleted while claiming addresses; its IPClaims were released');
       }
       if (isDeleting(now)) return releaseData(ctx, namespace, name);

@@ -4,8 +4,9 @@
  * and pool status entries, and the freed index and address are reused by the next claim.
  */
 import { describe, expect, it } from 'vitest';
+import { MAX_POOL_GETS } from '../../../functions/allocate-index/data-dependents.ts';
 import { R } from '../../../shared/api/resources.ts';
-import { converge, createMachine, NS, names, release, seedTemplate } from './harness.ts';
+import { converge, createMachine, NS, names, pool, release, seedTemplate } from './harness.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const tc = useDataCluster({
@@ -48,6 +49,12 @@ describe('release', () => {
     expect(tc.server.log.count('delete', 'secrets')).toBe(2);
     expect(tc.server.log.count('delete', 'ipclaims')).toBe(2);
     expect(tc.server.log.count('delete', 'ipaddresses')).toBe(2);
+    // Found by name (and the addresses by spec.claim.name), not by listing the namespace: the
+    // pools (two) are the only list besides the claim's Metal3Data and addresses.
+    expect(tc.server.log.count('list', 'secrets')).toBe(0);
+    expect(tc.server.log.count('list', 'ipclaims')).toBe(0);
+    for (const e of tc.server.log.entries.filter((x) => x.verb === 'list' && x.resource !== 'ippools'))
+      expect(e.path, e.path).toContain('fieldSelector');
     tc.server.settle();
     expect(await tc.client.get(R.Metal3DataClaim, NS, m)).toBeUndefined();
     expect(names(await list(R.Metal3Data))).toEqual(['nodepool-1-0', 'nodepool-1-2']);
@@ -87,6 +94,24 @@ describe('release', () => {
     // pool-1 handed out .10, .11, .12 to the first three machines; .11 (m-b's) is free again.
     expect((a.spec as any).address).toBe('192.168.0.11');
     expect(await tc.client.get(R.Secret, NS, 'm-d-metadata-1')).toBeDefined();
+  });
+
+  it(`with more than ${MAX_POOL_GETS} pools in the namespace, one IPClaim list instead of a GET per pool`, async () => {
+    for (let i = 0; i < MAX_POOL_GETS; i++)
+      await tc.client.create(
+        R.IPPool,
+        pool(`extra-${i}`, { pools: [{ start: '10.3.0.1', end: '10.3.0.9' }] }),
+      );
+    await tc.client.delete(R.Metal3DataClaim, NS, 'm-c');
+    tc.server.log.reset();
+    expect(await release(tc.ctx, R.Metal3DataClaim, 'm-c')).toMatchObject({ kind: 'done' });
+    expect(tc.server.log.count('list', 'ipclaims')).toBe(1);
+    expect(tc.server.log.count('get', 'ipclaims')).toBeLessThan(MAX_POOL_GETS);
+    expect(tc.server.log.count('delete', 'ipclaims')).toBe(2);
+    tc.server.settle();
+    expect(names(await list(R.IPClaim)).filter((n) => n.startsWith('nodepool-1-2-'))).toEqual([]);
+    expect((await dataSecrets()).filter((n) => n.startsWith('m-c-'))).toEqual([]);
+    for (let i = 0; i < MAX_POOL_GETS; i++) await tc.client.delete(R.IPPool, NS, `extra-${i}`);
   });
 
   it('deleting every claim leaves no Metal3Data, IPClaim, IPAddress or data Secret', async () => {

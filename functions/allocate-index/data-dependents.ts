@@ -1,0 +1,66 @@
+/**
+ * The IPClaims and rendered Secrets of one Metal3Data, read by their deterministic names instead
+ * of listing the namespace (one full list per released Metal3Data made a scale-down of N machines
+ * read ~N² objects):
+ *  - IPClaims are `<m3d>-<pool>` and live in the Metal3Data's namespace with their pool, which
+ *    cannot go away before them (its finalizer waits for its claims): list the namespace's IPPools
+ *    (a handful) and GET one name per pool. With more pools than MAX_POOL_GETS, one IPClaim list
+ *    is cheaper and is used instead. An IPClaim carries our finalizer: one missed would never go.
+ *  - Secrets are the ones the Metal3Data's spec names, and `<m3m>-metadata-<index>` /
+ *    `<m3m>-networkdata-<index>` (the claim is named after its Metal3Machine) for a render that
+ *    crashed before it recorded them. A Secret of another name (a hand-made claim) is still ours by
+ *    its controller owner reference: garbage collection deletes it with the Metal3Data. No list:
+ *    the functions' role does not let them enumerate Secrets.
+ * Only objects owned by this Metal3Data (by uid) are returned.
+ */
+import {
+  ipClaimName,
+  isOwnedBy,
+  metaDataSecretName,
+  networkDataSecretName,
+} from '../../shared/allocation/objects.ts';
+import type { Metal3Data } from '../../shared/api/index.ts';
+import { R } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+
+/** Beyond this many pools in the namespace, one IPClaim list instead of a GET per pool. */
+export const MAX_POOL_GETS = 16;
+
+const present = (xs: (KubeObject | undefined)[]): KubeObject[] => xs.filter((x): x is KubeObject => !!x);
+
+/** The IPClaims owned by the Metal3Data `dataName` (uid `dataUid`). */
+export async function ipClaimsOfData(
+  client: KubeClient,
+  namespace: string,
+  dataName: string,
+  dataUid: string,
+): Promise<KubeObject[]> {
+  const pools = (await client.list(R.IPPool, namespace)).items;
+  const candidates =
+    pools.length > MAX_POOL_GETS
+      ? (await client.list(R.IPClaim, namespace)).items
+      : present(
+          await Promise.all(
+            pools.map((p) => client.get(R.IPClaim, namespace, ipClaimName(dataName, p.metadata.name!))),
+          ),
+        );
+  return candidates.filter((c) => isOwnedBy(c, dataUid));
+}
+
+/** The rendered Secrets owned by the Metal3Data `dataRaw`. */
+export async function secretsOfData(client: KubeClient, dataRaw: KubeObject): Promise<KubeObject[]> {
+  const ns = dataRaw.metadata.namespace!;
+  const data = dataRaw as unknown as Metal3Data;
+  const names = new Set<string>();
+  for (const ref of [data.spec?.metaData, data.spec?.networkData]) if (ref?.name) names.add(ref.name);
+  const claim = data.spec?.claim?.name;
+  const index = data.spec?.index;
+  if (claim && Number.isInteger(index)) {
+    names.add(metaDataSecretName(claim, index));
+    names.add(networkDataSecretName(claim, index));
+  }
+  // A Metal3Data with neither a claim nor an index was never rendered: it has no Secret to find.
+  const found = present(await Promise.all([...names].map((n) => client.get(R.Secret, ns, n))));
+  return found.filter((s) => isOwnedBy(s, dataRaw.metadata.uid));
+}
