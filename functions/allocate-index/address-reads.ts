@@ -12,19 +12,15 @@
 import { R } from '../../shared/api/index.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { fieldSelected, selectorsRefused } from './field-selected.ts';
+import { fieldSelected, fieldSelectedOrAll, selectorsRefused } from './field-selected.ts';
 
 /** The IPAddresses that may belong to `claimName` (narrow), or every one of the namespace. */
-export async function addressesOfClaimCandidates(
+export const addressesOfClaimCandidates = (
   client: KubeClient,
   namespace: string,
   claimName: string,
-): Promise<KubeObject[]> {
-  return (
-    (await fieldSelected(client, R.IPAddress, namespace, `spec.claim.name=${claimName}`)) ??
-    (await client.list(R.IPAddress, namespace)).items
-  );
-}
+): Promise<KubeObject[]> =>
+  fieldSelectedOrAll(client, R.IPAddress, namespace, `spec.claim.name=${claimName}`);
 
 export type AddressReads =
   | { narrow: true; own: KubeObject[]; pending: KubeObject[] }

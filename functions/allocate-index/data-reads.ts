@@ -17,19 +17,15 @@
 import { R } from '../../shared/api/index.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { fieldSelected as selected, selectorsRefused } from './field-selected.ts';
+import { fieldSelectedOrAll, fieldSelected as selected, selectorsRefused } from './field-selected.ts';
 
 /** The Metal3Data that may belong to `claimName` (narrow), or every one of the namespace. */
-export async function dataOfClaimCandidates(
+export const dataOfClaimCandidates = (
   client: KubeClient,
   namespace: string,
   claimName: string,
-): Promise<KubeObject[]> {
-  return (
-    (await selected(client, R.Metal3Data, namespace, `spec.claim.name=${claimName}`)) ??
-    (await client.list(R.Metal3Data, namespace)).items
-  );
-}
+): Promise<KubeObject[]> =>
+  fieldSelectedOrAll(client, R.Metal3Data, namespace, `spec.claim.name=${claimName}`);
 
 export type IndexReads =
   | { narrow: true; own: KubeObject[]; pending: KubeObject[]; unrendered: KubeObject[] }

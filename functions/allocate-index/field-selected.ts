@@ -36,3 +36,16 @@ export async function fieldSelected(
     return undefined;
   }
 }
+
+/** The objects `fieldSelector` selects, or (a server that refuses it) every one of the namespace. */
+export async function fieldSelectedOrAll(
+  client: KubeClient,
+  kind: ResourceType,
+  namespace: string,
+  fieldSelector: string,
+): Promise<KubeObject[]> {
+  return (
+    (await fieldSelected(client, kind, namespace, fieldSelector)) ??
+    (await client.list(kind, namespace)).items
+  );
+}

@@ -64,6 +64,18 @@ async function projectCrdsWithUpstreamIpam(client: KubeClient): Promise<void> {
   }
 }
 
+/** A cluster with ip-address-manager's IPAM CRDs, the crowd and `mine`, then `more`. */
+const useUpstreamIpamCluster = (more?: (client: KubeClient) => Promise<unknown>) =>
+  useDataCluster({
+    cluster: { crds: false },
+    seed: async ({ client }) => {
+      await projectCrdsWithUpstreamIpam(client);
+      await crowdAndMine(client);
+      await more?.(client);
+    },
+    timeout: 30_000,
+  });
+
 async function setPoolIndexes(client: KubeClient, indexes: Record<string, string>): Promise<void> {
   const p = (await client.get(R.IPPool, NS, 'mine'))!;
   await client.replaceStatus(R.IPPool, { ...p, status: { indexes } });
@@ -217,15 +229,9 @@ describe('with selectableFields on the IPAM CRDs', () => {
 });
 
 describe("IPAM CRDs without selectableFields (ip-address-manager's own)", () => {
-  const tc = useDataCluster({
-    cluster: { crds: false },
-    seed: async ({ client }) => {
-      await projectCrdsWithUpstreamIpam(client);
-      await crowdAndMine(client);
-      await client.create(R.Metal3DataTemplate, { metadata: { name: 'tpl', namespace: NS }, spec: {} });
-    },
-    timeout: 30_000,
-  });
+  const tc = useUpstreamIpamCluster((client) =>
+    client.create(R.Metal3DataTemplate, { metadata: { name: 'tpl', namespace: NS }, spec: {} }),
+  );
 
   it('lists everything after one refused request per kind, and allocates the same lowest addresses', async () => {
     const client = KubeClient.fromString(tc.kubeconfig);
@@ -263,14 +269,7 @@ describe("IPAM CRDs without selectableFields (ip-address-manager's own)", () => 
 });
 
 describe('IPAM CRDs from ip-address-manager, patched with infra/ipam (kubectl patch --type=json)', () => {
-  const tc = useDataCluster({
-    cluster: { crds: false },
-    seed: async ({ client }) => {
-      await projectCrdsWithUpstreamIpam(client);
-      await crowdAndMine(client);
-    },
-    timeout: 30_000,
-  });
+  const tc = useUpstreamIpamCluster();
 
   it.runIf(kubectlAvailable())('the shipped patches make the reads narrow', async () => {
     const kubeconfig = join(mkdtempSync(join(tmpdir(), 'metal3fn-ipam-')), 'kubeconfig');
