@@ -113,6 +113,7 @@ const clientNodeWithoutSideEffects: Plugin = {
       if (args.pluginData === 'side-effects-checked') return undefined;
       if (
         args.path !== '@kubernetes/client-node' &&
+        !args.path.startsWith('@kubernetes/client-node/') &&
         !(inPackage.test(args.importer) && args.path.startsWith('.'))
       )
         return undefined;
@@ -129,12 +130,117 @@ const clientNodeWithoutSideEffects: Plugin = {
 };
 
 /**
+ * What client-node's KubeConfig (config.js) imports for rare configurations waits until one is
+ * met, so a cold start neither parses nor runs it (docs/adr/011-cold-start.md):
+ *
+ * - the Azure, GCP and OIDC auth providers (with jsonpath-plus, openid-client, oauth4webapi): in
+ *   their place, classes that answer `isAuthProvider` as the real ones do (the build checks the
+ *   real source still says so) and load the real provider on the first `applyAuthentication`;
+ * - `socks` (a kubeconfig `proxy-url: socks5://...`): loaded on the first proxied connection;
+ * - `socks-proxy-agent` and `hpagent`: used only by `KubeConfig.createAgent`, which only client-node's
+ *   WebSocket and protobuf clients reach (exec, attach, port-forward, ...), none in our bundles.
+ *   Constructing one throws.
+ *
+ * Lambda bundles only: they are split, so what is deferred sits in chunks of its own. In a
+ * single-file bundle a dynamic import saves nothing, and esbuild then wraps config.js and what it
+ * imports, which keeps every generated model of client-node (+330 KB in the relay).
+ */
+const clientNodeRareParts: Plugin = {
+  name: 'client-node-rare-parts',
+  setup(b) {
+    const configJs = /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/;
+    const auth: Record<string, { cls: string; isAuthProvider: string }> = {
+      './azure_auth.js': {
+        cls: 'AzureAuth',
+        isAuthProvider: `if (!user || !user.authProvider) {
+            return false;
+        }
+        return user.authProvider.name === 'azure';`,
+      },
+      './gcp_auth.js': {
+        cls: 'GoogleCloudPlatformAuth',
+        isAuthProvider: `if (!user || !user.authProvider) {
+            return false;
+        }
+        return user.authProvider.name === 'gcp';`,
+      },
+      './oidc_auth.js': {
+        cls: 'OpenIDConnectAuth',
+        isAuthProvider: `if (!user.authProvider) {
+            return false;
+        }
+        return user.authProvider.name === 'oidc';`,
+      },
+    };
+    const unreachable = (names: string[]) =>
+      names
+        .map(
+          (n) =>
+            `export class ${n} { constructor() { throw new Error('${n} is not in this bundle: KubeConfig.createAgent (client-node WebSocket/protobuf clients) is never used here'); } }`,
+        )
+        .join('\n');
+    b.onResolve(
+      { filter: /^(socks|socks-proxy-agent|hpagent|\.\/(azure|gcp|oidc)_auth\.js)$/ },
+      async (args) => {
+        if (args.pluginData === 'side-effects-checked' || !configJs.test(args.importer)) return undefined;
+        const real = await b.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: 'side-effects-checked',
+        });
+        if (real.errors.length > 0) return real;
+        return { path: real.path, namespace: 'client-node-rare', pluginData: args.path };
+      },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'client-node-rare' }, async (args) => {
+      const spec = args.pluginData as string;
+      const real = JSON.stringify(args.path);
+      let contents: string;
+      if (spec === 'socks') {
+        contents = `export const SocksClient = {
+  createConnection(options, callback) {
+    import(${real}).then((m) => m.SocksClient.createConnection(options, callback), (err) => callback(err));
+  },
+};`;
+      } else if (spec === 'socks-proxy-agent') {
+        contents = unreachable(['SocksProxyAgent']);
+      } else if (spec === 'hpagent') {
+        contents = unreachable(['HttpProxyAgent', 'HttpsProxyAgent']);
+      } else {
+        const { cls, isAuthProvider } = auth[spec]!;
+        // The stand-in answers isAuthProvider itself: fail the build if the real one changed.
+        const source = await readFile(args.path, 'utf8');
+        if (!source.includes(`isAuthProvider(user) {\n        ${isAuthProvider}\n    }`))
+          throw new Error(`${args.path}: isAuthProvider is not what the lazy ${cls} stand-in assumes`);
+        contents = `export class ${cls} {
+  isAuthProvider(user) {
+    ${isAuthProvider}
+  }
+  async applyAuthentication(user, opts) {
+    const m = await import(${real});
+    this.real ??= new m.${cls}();
+    return this.real.applyAuthentication(user, opts);
+  }
+}`;
+      }
+      return { contents, loader: 'js', resolveDir: dirname(args.path) };
+    });
+  },
+};
+
+/**
  * client-node imports only `Agent`, `ProxyAgent` and `fetch` from undici, whose CommonJS index
  * requires everything (WebSocket, EventSource, mocks, caches, cookies, interceptors, ...) and so
  * cannot be tree-shaken. Its imports resolve here to an index of just those three, built from the
  * same undici files the package index uses. Undici's experimental Milo HTTP/1 parser (150 KB of
  * inlined WASM, used only when opted into, which client-node never does) is left out; llhttp,
  * undici's default parser, stays.
+ *
+ * Two parts wait for their first use (docs/adr/011-cold-start.md): `fetch` (client-node's default
+ * http library, Watch, ...; our requests go through Dispatcher#request, shared/kube/transport.ts)
+ * is a chunk of its own, imported on the first call; the HTTP/2 client (and `node:http2`, ~5 ms
+ * to load) runs on the first connection that negotiates h2 (TLS with ALPN), not at start.
  */
 const narrowUndici: Plugin = {
   name: 'narrow-undici',
@@ -152,16 +258,28 @@ const narrowUndici: Plugin = {
       contents: `
 const Dispatcher = require('./lib/dispatcher/dispatcher');
 Object.assign(Dispatcher.prototype, require('./lib/api'));
-const fetchImpl = require('./lib/web/fetch').fetch;
 exports.Agent = require('./lib/dispatcher/agent');
 exports.ProxyAgent = require('./lib/dispatcher/proxy-agent');
-exports.fetch = function fetch(init, options = undefined) {
+let fetchImpl;
+exports.fetch = async function fetch(init, options = undefined) {
+  fetchImpl ??= (await import('./lib/web/fetch/index.js')).fetch;
   return fetchImpl(init, options).catch((err) => {
     if (err && typeof err === 'object') Error.captureStackTrace(err, exports.fetch);
     throw err;
   });
 };
 `,
+    }));
+    b.onResolve({ filter: /[\\/]dispatcher[\\/]client-h2\.js$/ }, (args) =>
+      args.importer.startsWith(undiciDir) && args.namespace !== 'undici-lazy-h2'
+        ? { path: join(undiciDir, 'lib/dispatcher/client-h2.js'), namespace: 'undici-lazy-h2' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'undici-lazy-h2' }, (args) => ({
+      resolveDir: dirname(args.path),
+      loader: 'js',
+      // client.js calls connectH2(client, socket) only; this require runs then, not at start.
+      contents: `module.exports = function connectH2(client, socket) { return require(${JSON.stringify(args.path)})(client, socket); };`,
     }));
     b.onResolve({ filter: /[\\/]milo[\\/](no-)?simd\.js$/ }, (args) =>
       args.importer.startsWith(undiciDir) ? { path: args.path, namespace: 'undici-no-milo' } : undefined,
@@ -245,6 +363,7 @@ export async function buildBundles(opts: BuildBundlesOptions = {}): Promise<void
         outExtension: { '.js': '.mjs' },
         plugins: [
           builtinsViaRequire,
+          clientNodeRareParts,
           clientNodeWithoutSideEffects,
           narrowUndici,
           shakableZod,

@@ -10,7 +10,6 @@ import {
   KubeConfig,
   type RequestContext,
   type ResponseContext,
-  Watch,
 } from '@kubernetes/client-node';
 import { apiVersionOf, type ResourceType } from '../api/resources.ts';
 import { kubeErrorFrom } from './errors.ts';
@@ -343,6 +342,9 @@ export class KubeClient {
     done: (err: unknown) => void,
   ): Promise<AbortController> {
     this.stats.record('watch', t.plural, 0, 200);
+    // Imported here, not at the top: only the relay watches, and a Lambda cold start then neither
+    // parses Watch nor loads what it needs (node:readline, undici's fetch).
+    const { Watch } = await import('@kubernetes/client-node/dist/watch.js');
     const w = new Watch(this.kc);
     const query: Record<string, string | number | boolean | undefined> = {
       allowWatchBookmarks: params.allowWatchBookmarks ?? true,

@@ -1,0 +1,138 @@
+/**
+ * The built Lambda bundles, each in a fresh Node process as Lambda runs them: built by
+ * scripts/build.ts into a temporary folder, loaded, one SQS event handled against the embedded API
+ * server over https (RBAC on, so a request without the right credentials fails the record). What
+ * the build defers to first use (docs/adr/011-cold-start.md) must still work when used, e.g. the
+ * OIDC auth provider (a stand-in that loads client-node's own on the first request).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
+import { type ApiServerHandle, startApiServer } from '../../infra/local/apiserver/index.ts';
+
+const root = new URL('../../', import.meta.url).pathname;
+const TOKEN = 'lambda-bundle-admin';
+
+let dir: string;
+let server: ApiServerHandle;
+
+function node(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: root, env });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+}
+
+const KIND: Record<FunctionName, string> = {
+  selectHost: 'Metal3Machine',
+  allocateIndex: 'Metal3DataClaim',
+  renderData: 'Metal3Data',
+  resolveProviderID: 'Metal3Machine',
+  deprovision: 'Metal3Machine',
+  reconcileCluster: 'Metal3Cluster',
+};
+
+/** Loads the bundle in a fresh process and hands it one SQS event; prints the response. */
+function handleOne(fn: FunctionName, name: string, kubeconfig: string) {
+  const event = {
+    Records: [
+      {
+        messageId: 'm-1',
+        receiptHandle: 'r-1',
+        body: JSON.stringify({
+          v: 1,
+          function: fn,
+          cluster: 'management',
+          apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+          kind: KIND[fn],
+          namespace: 'default',
+          name,
+          reason: 'modified',
+        }),
+        attributes: { ApproximateReceiveCount: '1', MessageGroupId: 'g', MessageDeduplicationId: 'd' },
+        messageAttributes: {},
+        eventSource: 'aws:sqs',
+        eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:metal3fn-${fn}.fifo`,
+        awsRegion: 'us-east-1',
+      },
+    ],
+  };
+  const bundle = join(dir, 'lambda', fn, 'index.mjs');
+  const script = `const m = await import(${JSON.stringify(bundle)}); console.log(JSON.stringify(await m.handler(${JSON.stringify(event)})));`;
+  const { NODE_COMPILE_CACHE: _c, ...env } = process.env;
+  return node(['--input-type=module', '-e', script], {
+    ...env,
+    METAL3FN_KUBECONFIG: kubeconfig,
+    NODE_EXTRA_CA_CERTS: '',
+    AWS_REGION: 'us-east-1',
+    LOG_LEVEL: 'error',
+  });
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'metal3fn-lambda-'));
+  const b = await node(['scripts/build.ts', '--out', dir, 'lambda']);
+  expect(b.out).not.toContain('build failed');
+  expect(b.code).toBe(0);
+  server = await startApiServer({ tls: true, rbac: { tokens: {}, adminToken: TOKEN } });
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the Lambda bundles, each in a fresh process', () => {
+  it.each(FUNCTION_NAMES)('%s handles an event over https with a token', async (fn) => {
+    const r = await handleOne(fn, 'absent', server.kubeconfig({ token: TOKEN }));
+    expect(r.code, r.out).toBe(0);
+    expect(JSON.parse(r.out.trim().split('\n').at(-1)!)).toEqual({ batchItemFailures: [] });
+  });
+
+  it('a wrong token fails the record (the check above means something)', async () => {
+    const r = await handleOne('renderData', 'absent', server.kubeconfig({ token: 'wrong' }));
+    expect(r.code, r.out).toBe(0);
+    expect(JSON.parse(r.out.trim().split('\n').at(-1)!)).toEqual({
+      batchItemFailures: [{ itemIdentifier: 'm-1' }],
+    });
+  });
+
+  it('authenticates with an OIDC id-token (the provider is loaded on first use)', async () => {
+    const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const idToken = `${b64({ alg: 'none' })}.${b64({ exp: Math.floor(Date.now() / 1000) + 3600 })}.sig`;
+    await server.stop();
+    server = await startApiServer({ tls: true, rbac: { tokens: {}, adminToken: idToken } });
+    const kubeconfig = server
+      .kubeconfig({ token: idToken })
+      .replace(
+        `    token: ${idToken}\n`,
+        [
+          '    auth-provider:',
+          '      name: oidc',
+          '      config:',
+          `        id-token: ${idToken}`,
+          '        client-id: metal3fn',
+          '        idp-issuer-url: https://issuer.invalid',
+          '',
+        ].join('\n'),
+      );
+    expect(kubeconfig).toContain('name: oidc');
+    expect(kubeconfig).not.toContain(`\n    token: ${idToken}`);
+    const r = await handleOne('reconcileCluster', 'absent', kubeconfig);
+    expect(r.code, r.out).toBe(0);
+    expect(JSON.parse(r.out.trim().split('\n').at(-1)!)).toEqual({ batchItemFailures: [] });
+  });
+});
