@@ -52,56 +52,60 @@ export const HOST_SELECTOR_OPERATOR_PATTERN = `^(${HOST_SELECTOR_OPERATORS.map(c
 
 const INTEGER = /^[+-]?\d+$/;
 
-export const HostSelectorRequirementSchema = z
-  .object({
-    key: z.string().min(1, 'key must not be empty'),
-    operator: z.string().meta({ pattern: HOST_SELECTOR_OPERATOR_PATTERN }),
-    values: z.array(z.string()).optional(),
-  })
-  .superRefine((req, ctx) => {
-    const op = canonicalOperator(req.operator);
-    const values = req.values ?? [];
-    const fail = (path: (string | number)[], message: string) =>
-      ctx.addIssue({ code: 'custom', path, message });
-    if (op === undefined) {
-      fail(
-        ['operator'],
-        `unknown operator "${req.operator}": use one of !, =, ==, in, !=, notin, exists, gt, lt (or In, NotIn, Exists, DoesNotExist), case-insensitive`,
-      );
-      return;
-    }
-    switch (op) {
-      case '=':
-      case '!=':
-        if (values.length !== 1)
-          fail(['values'], `operator "${req.operator}" needs exactly one value, got ${values.length}`);
-        break;
-      case 'in':
-      case 'notin':
-        if (values.length === 0) fail(['values'], `operator "${req.operator}" needs at least one value`);
-        break;
-      case 'exists':
-      case 'doesnotexist':
-        if (values.length !== 0)
-          fail(['values'], `operator "${req.operator}" takes no values, got ${values.length}`);
-        break;
-      case 'gt':
-      case 'lt':
-        if (values.length !== 1)
-          fail(
-            ['values'],
-            `operator "${req.operator}" needs exactly one integer value, got ${values.length}`,
-          );
-        else if (!INTEGER.test(values[0]!))
-          fail(['values', 0], `operator "${req.operator}" needs an integer value, got "${values[0]}"`);
-        break;
-    }
-  });
+export const HostSelectorRequirementSchema = z.lazy(() =>
+  z
+    .object({
+      key: z.string().min(1, 'key must not be empty'),
+      operator: z.string().meta({ pattern: HOST_SELECTOR_OPERATOR_PATTERN }),
+      values: z.array(z.string()).optional(),
+    })
+    .superRefine((req, ctx) => {
+      const op = canonicalOperator(req.operator);
+      const values = req.values ?? [];
+      const fail = (path: (string | number)[], message: string) =>
+        ctx.addIssue({ code: 'custom', path, message });
+      if (op === undefined) {
+        fail(
+          ['operator'],
+          `unknown operator "${req.operator}": use one of !, =, ==, in, !=, notin, exists, gt, lt (or In, NotIn, Exists, DoesNotExist), case-insensitive`,
+        );
+        return;
+      }
+      switch (op) {
+        case '=':
+        case '!=':
+          if (values.length !== 1)
+            fail(['values'], `operator "${req.operator}" needs exactly one value, got ${values.length}`);
+          break;
+        case 'in':
+        case 'notin':
+          if (values.length === 0) fail(['values'], `operator "${req.operator}" needs at least one value`);
+          break;
+        case 'exists':
+        case 'doesnotexist':
+          if (values.length !== 0)
+            fail(['values'], `operator "${req.operator}" takes no values, got ${values.length}`);
+          break;
+        case 'gt':
+        case 'lt':
+          if (values.length !== 1)
+            fail(
+              ['values'],
+              `operator "${req.operator}" needs exactly one integer value, got ${values.length}`,
+            );
+          else if (!INTEGER.test(values[0]!))
+            fail(['values', 0], `operator "${req.operator}" needs an integer value, got "${values[0]}"`);
+          break;
+      }
+    }),
+);
 export type HostSelectorRequirement = z.infer<typeof HostSelectorRequirementSchema>;
 
 /** Which BareMetalHosts a Metal3Machine may take: labels that must match exactly, plus expressions. */
-export const HostSelectorSchema = z.object({
-  matchLabels: StringMapSchema.optional(),
-  matchExpressions: z.array(HostSelectorRequirementSchema).optional(),
-});
+export const HostSelectorSchema = z.lazy(() =>
+  z.object({
+    matchLabels: StringMapSchema.optional(),
+    matchExpressions: z.array(HostSelectorRequirementSchema).optional(),
+  }),
+);
 export type HostSelector = z.infer<typeof HostSelectorSchema>;

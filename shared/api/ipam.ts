@@ -9,108 +9,124 @@ import { ObjectReferenceSchema } from './refs.ts';
 // typed strictly like ours (see docs/adr/003-api-shapes.md).
 
 /** One range of an IPPool; `start`..`end` (inclusive) and/or `subnet`, with per-entry overrides. */
-export const IPPoolEntrySchema = z
-  .object({
-    start: IPAddressStringSchema.optional(),
-    end: IPAddressStringSchema.optional(),
-    subnet: CIDRSchema.optional(),
-    prefix: PrefixLengthSchema.optional(),
-    gateway: IPAddressStringSchema.optional(),
-    dnsServers: z.array(IPAddressStringSchema).optional(),
-  })
-  .superRefine((entry, ctx) => {
-    // Only when both parse: a bad address is already reported on its own field.
-    const { start, end } = entry;
-    if (start && end && isIPAddress(start) && isIPAddress(end) && !isOrderedRange(start, end))
-      ctx.addIssue({
-        code: 'custom',
-        path: ['end'],
-        message: `end ${end} must be >= start ${start}, of the same IP family`,
-      });
-  });
-export type IPPoolEntry = z.infer<typeof IPPoolEntrySchema>;
-
-export const AllocationStrategySchema = z.enum(['sequential', 'random']);
-
-export const IPPoolSpecSchema = z
-  .object({
-    clusterName: z.string().optional(),
-    namePrefix: z.string().min(1, 'namePrefix must not be empty'),
-    pools: z.array(IPPoolEntrySchema).optional(),
-    prefix: PrefixLengthSchema.optional(),
-    gateway: IPAddressStringSchema.optional(),
-    dnsServers: z.array(IPAddressStringSchema).optional(),
-    /** claim name -> IP reserved for it. */
-    preAllocations: z.record(z.string(), IPAddressStringSchema).optional(),
-    allocationStrategy: AllocationStrategySchema.optional(),
-  })
-  .superRefine((spec, ctx) => {
-    // One address reserved for two claims could never be honoured for both (the webhook's rule).
-    const claimOf = new Map<string, string>();
-    for (const [claim, ip] of Object.entries(spec.preAllocations ?? {})) {
-      const parsed = tryParseIp(ip);
-      if (!parsed) continue;
-      const key = `${parsed.family}/${parsed.value}`;
-      const other = claimOf.get(key);
-      if (other !== undefined)
+export const IPPoolEntrySchema = z.lazy(() =>
+  z
+    .object({
+      start: IPAddressStringSchema.optional(),
+      end: IPAddressStringSchema.optional(),
+      subnet: CIDRSchema.optional(),
+      prefix: PrefixLengthSchema.optional(),
+      gateway: IPAddressStringSchema.optional(),
+      dnsServers: z.array(IPAddressStringSchema).optional(),
+    })
+    .superRefine((entry, ctx) => {
+      // Only when both parse: a bad address is already reported on its own field.
+      const { start, end } = entry;
+      if (start && end && isIPAddress(start) && isIPAddress(end) && !isOrderedRange(start, end))
         ctx.addIssue({
           code: 'custom',
-          path: ['preAllocations', claim],
-          message: `${ip} is already pre-allocated to ${other}`,
+          path: ['end'],
+          message: `end ${end} must be >= start ${start}, of the same IP family`,
         });
-      else claimOf.set(key, claim);
-    }
-  });
+    }),
+);
+export type IPPoolEntry = z.infer<typeof IPPoolEntrySchema>;
+
+export const AllocationStrategySchema = z.lazy(() => z.enum(['sequential', 'random']));
+
+export const IPPoolSpecSchema = z.lazy(() =>
+  z
+    .object({
+      clusterName: z.string().optional(),
+      namePrefix: z.string().min(1, 'namePrefix must not be empty'),
+      pools: z.array(IPPoolEntrySchema).optional(),
+      prefix: PrefixLengthSchema.optional(),
+      gateway: IPAddressStringSchema.optional(),
+      dnsServers: z.array(IPAddressStringSchema).optional(),
+      /** claim name -> IP reserved for it. */
+      preAllocations: z.record(z.string(), IPAddressStringSchema).optional(),
+      allocationStrategy: AllocationStrategySchema.optional(),
+    })
+    .superRefine((spec, ctx) => {
+      // One address reserved for two claims could never be honoured for both (the webhook's rule).
+      const claimOf = new Map<string, string>();
+      for (const [claim, ip] of Object.entries(spec.preAllocations ?? {})) {
+        const parsed = tryParseIp(ip);
+        if (!parsed) continue;
+        const key = `${parsed.family}/${parsed.value}`;
+        const other = claimOf.get(key);
+        if (other !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['preAllocations', claim],
+            message: `${ip} is already pre-allocated to ${other}`,
+          });
+        else claimOf.set(key, claim);
+      }
+    }),
+);
 export type IPPoolSpec = z.infer<typeof IPPoolSpecSchema>;
 
-export const IPPoolStatusSchema = z.object({
-  /** claim name -> allocated IP (Go field Allocations, JSON key `indexes`). */
-  indexes: z.record(z.string(), z.string()).optional(),
-  lastUpdated: TimestampSchema.optional(),
-});
+export const IPPoolStatusSchema = z.lazy(() =>
+  z.object({
+    /** claim name -> allocated IP (Go field Allocations, JSON key `indexes`). */
+    indexes: z.record(z.string(), z.string()).optional(),
+    lastUpdated: TimestampSchema.optional(),
+  }),
+);
 export type IPPoolStatus = z.infer<typeof IPPoolStatusSchema>;
 
-export const IPPoolSchema = z.object({
-  apiVersion: z.string().optional(),
-  kind: z.literal('IPPool').optional(),
-  metadata: ObjectMetaSchema,
-  spec: IPPoolSpecSchema,
-  status: IPPoolStatusSchema.optional(),
-});
+export const IPPoolSchema = z.lazy(() =>
+  z.object({
+    apiVersion: z.string().optional(),
+    kind: z.literal('IPPool').optional(),
+    metadata: ObjectMetaSchema,
+    spec: IPPoolSpecSchema,
+    status: IPPoolStatusSchema.optional(),
+  }),
+);
 export type IPPool = z.infer<typeof IPPoolSchema>;
 
-export const IPClaimSpecSchema = z.object({ pool: ObjectReferenceSchema });
-export const IPClaimStatusSchema = z.object({
-  address: ObjectReferenceSchema.optional(),
-  errorMessage: z.string().optional(),
-});
-export const IPClaimSchema = z.object({
-  apiVersion: z.string().optional(),
-  kind: z.literal('IPClaim').optional(),
-  metadata: ObjectMetaSchema,
-  spec: IPClaimSpecSchema,
-  status: IPClaimStatusSchema.optional(),
-});
+export const IPClaimSpecSchema = z.lazy(() => z.object({ pool: ObjectReferenceSchema }));
+export const IPClaimStatusSchema = z.lazy(() =>
+  z.object({
+    address: ObjectReferenceSchema.optional(),
+    errorMessage: z.string().optional(),
+  }),
+);
+export const IPClaimSchema = z.lazy(() =>
+  z.object({
+    apiVersion: z.string().optional(),
+    kind: z.literal('IPClaim').optional(),
+    metadata: ObjectMetaSchema,
+    spec: IPClaimSpecSchema,
+    status: IPClaimStatusSchema.optional(),
+  }),
+);
 export type IPClaim = z.infer<typeof IPClaimSchema>;
 export type IPClaimSpec = z.infer<typeof IPClaimSpecSchema>;
 export type IPClaimStatus = z.infer<typeof IPClaimStatusSchema>;
 
-export const IPAddressSpecSchema = z.object({
-  address: IPAddressStringSchema,
-  prefix: PrefixLengthSchema,
-  gateway: IPAddressStringSchema.optional(),
-  dnsServers: z.array(IPAddressStringSchema).optional(),
-  pool: ObjectReferenceSchema,
-  claim: ObjectReferenceSchema,
-});
+export const IPAddressSpecSchema = z.lazy(() =>
+  z.object({
+    address: IPAddressStringSchema,
+    prefix: PrefixLengthSchema,
+    gateway: IPAddressStringSchema.optional(),
+    dnsServers: z.array(IPAddressStringSchema).optional(),
+    pool: ObjectReferenceSchema,
+    claim: ObjectReferenceSchema,
+  }),
+);
 export type IPAddressSpec = z.infer<typeof IPAddressSpecSchema>;
 
-export const IPAddressSchema = z.object({
-  apiVersion: z.string().optional(),
-  kind: z.literal('IPAddress').optional(),
-  metadata: ObjectMetaSchema,
-  spec: IPAddressSpecSchema,
-});
+export const IPAddressSchema = z.lazy(() =>
+  z.object({
+    apiVersion: z.string().optional(),
+    kind: z.literal('IPAddress').optional(),
+    metadata: ObjectMetaSchema,
+    spec: IPAddressSpecSchema,
+  }),
+);
 export type IPAddress = z.infer<typeof IPAddressSchema>;
 
 export function parseIPPool(obj: unknown): IPPool {
