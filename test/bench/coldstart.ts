@@ -14,7 +14,9 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { FunctionName } from '../../events/envelope.ts';
 import { startApiServer } from '../../infra/local/apiserver/index.ts';
+import { sqsEventFor } from '../helpers/sqs-event.ts';
 import { median } from './median.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -54,45 +56,6 @@ async function startBytes(lambdaDir: string, fn: string): Promise<number> {
   return (await stat(join(lambdaDir, fn, 'index.mjs'))).size;
 }
 
-const sqsEvent = (fn: string) => ({
-  Records: [
-    {
-      messageId: 'm-1',
-      receiptHandle: 'r-1',
-      body: JSON.stringify({
-        v: 1,
-        function: fn,
-        cluster: 'management',
-        apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
-        kind:
-          fn === 'renderData'
-            ? 'Metal3Data'
-            : fn === 'allocateIndex'
-              ? 'Metal3DataClaim'
-              : fn === 'reconcileCluster'
-                ? 'Metal3Cluster'
-                : 'Metal3Machine',
-        namespace: 'default',
-        name: 'absent',
-        reason: 'modified',
-      }),
-      attributes: {
-        ApproximateReceiveCount: '1',
-        SentTimestamp: '0',
-        SenderId: 'x',
-        ApproximateFirstReceiveTimestamp: '0',
-        MessageGroupId: 'g',
-        MessageDeduplicationId: 'd',
-      },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:metal3fn-${fn}.fifo`,
-      awsRegion: 'us-east-1',
-    },
-  ],
-});
-
 export async function benchColdStart(runs = 9): Promise<Record<string, number>> {
   const lambdaDir = join(root, 'dist/lambda');
   const fns = (await readdir(lambdaDir)).filter((f) => f !== 'requeueForwarder');
@@ -114,7 +77,7 @@ export async function benchColdStart(runs = 9): Promise<Record<string, number>> 
       () => timeNode(['-e', '0'], env),
       ...fns.map((fn) => {
         const bundle = join(lambdaDir, fn, 'index.mjs');
-        const script = `const m = await import(${JSON.stringify(bundle)}); const r = await m.handler(${JSON.stringify(sqsEvent(fn))}); if (r.batchItemFailures.length) { console.error(JSON.stringify(r)); process.exit(3); }`;
+        const script = `const m = await import(${JSON.stringify(bundle)}); const r = await m.handler(${JSON.stringify(sqsEventFor(fn as FunctionName, 'absent'))}); if (r.batchItemFailures.length) { console.error(JSON.stringify(r)); process.exit(3); }`;
         return () => timeNode(['--input-type=module', '-e', script], env);
       }),
     ];

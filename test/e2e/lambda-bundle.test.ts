@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
 import { type ApiServerHandle, startApiServer } from '../../infra/local/apiserver/index.ts';
+import { sqsEventFor } from '../helpers/sqs-event.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const TOKEN = 'lambda-bundle-admin';
@@ -36,40 +37,10 @@ function node(
   });
 }
 
-const KIND: Record<FunctionName, string> = {
-  selectHost: 'Metal3Machine',
-  allocateIndex: 'Metal3DataClaim',
-  renderData: 'Metal3Data',
-  resolveProviderID: 'Metal3Machine',
-  deprovision: 'Metal3Machine',
-  reconcileCluster: 'Metal3Cluster',
-};
-
 /** Loads the bundle in a fresh process and hands it one SQS event; prints the response. */
 function handleOne(fn: FunctionName, name: string, kubeconfig: string) {
-  const event = {
-    Records: [
-      {
-        messageId: 'm-1',
-        receiptHandle: 'r-1',
-        body: JSON.stringify({
-          v: 1,
-          function: fn,
-          cluster: 'management',
-          apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
-          kind: KIND[fn],
-          namespace: 'default',
-          name,
-          reason: 'modified',
-        }),
-        attributes: { ApproximateReceiveCount: '1', MessageGroupId: 'g', MessageDeduplicationId: 'd' },
-        messageAttributes: {},
-        eventSource: 'aws:sqs',
-        eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:metal3fn-${fn}.fifo`,
-        awsRegion: 'us-east-1',
-      },
-    ],
-  };
+  const event = sqsEventFor(fn, name);
+
   const bundle = join(dir, 'lambda', fn, 'index.mjs');
   const script = `const m = await import(${JSON.stringify(bundle)}); console.log(JSON.stringify(await m.handler(${JSON.stringify(event)})));`;
   const { NODE_COMPILE_CACHE: _c, ...env } = process.env;
