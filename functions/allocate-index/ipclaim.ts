@@ -93,15 +93,16 @@ export async function reconcileIPClaim(
   if (!poolNow)
     return requeueAfter(ctx.config.safetyRequeueSeconds, `IPPool ${namespace}/${poolName} not found`);
 
-  let address: IPAddress;
+  let allocated: { address: IPAddress; pool: KubeObject };
   try {
-    address = await allocate(ctx, pool, poolNow, claimObj);
+    allocated = await allocate(ctx, pool, poolNow, claimObj);
   } catch (e) {
     if (e instanceof IpamError || e instanceof TerminalError) return recordClaimError(ctx, claimObj, e);
     throw e;
   }
-  await recordAllocation(ctx, poolNow, claimObj, address);
-  return done(address.spec.address);
+  // The pool as allocate last read (or mended) it: whether its status already maps this claim.
+  await recordAllocation(ctx, allocated.pool, claimObj, allocated.address);
+  return done(allocated.address.spec.address);
 }
 
 /**
@@ -115,7 +116,7 @@ async function allocate(
   pool: IPPool,
   poolRaw: KubeObject,
   claimRaw: KubeObject,
-): Promise<IPAddress> {
+): Promise<{ address: IPAddress; pool: KubeObject }> {
   const { client } = ctx;
   const ns = pool.metadata.namespace!;
   const claim = claimRaw as unknown as IPClaim;
@@ -134,7 +135,7 @@ async function allocate(
       // The address the claim already holds stays; a new one would only prolong the deletion (the
       // pool waits for every IPAddress of it), so none is planned (not even to report exhaustion).
       const held = poolAddresses(pool, addresses).find((a) => isAddressOfClaim(a, claim));
-      if (held) return held;
+      if (held) return { address: held, pool: poolNow };
       throw new TerminalError(
         'PoolDeleting',
         `IPPool ${keyOf(poolNow)} is being deleted: no address is allocated for a new claim`,
@@ -143,7 +144,7 @@ async function allocate(
     if (!reads.narrow && !narrow && !synced) {
       // Fell back from narrow reads: mend the status they plan from.
       synced = true;
-      await syncPoolIndexes(ctx, poolNow, addresses);
+      poolNow = (await syncPoolIndexes(ctx, poolNow, addresses)) ?? poolNow;
     }
     let plan: AddressPlan;
     try {
@@ -166,13 +167,13 @@ async function allocate(
     }
     if (plan.kind === 'reuse') {
       addressCounters.reused++;
-      return plan.address;
+      return { address: plan.address, pool: poolNow };
     }
     const body = newAddress(pool, poolNow, claimRaw, plan.allocated);
     try {
       const created = await client.create(R.IPAddress, body);
       addressCounters.created++;
-      return created as unknown as IPAddress;
+      return { address: created as unknown as IPAddress, pool: poolNow };
     } catch (e) {
       if (e instanceof InvalidError) {
         throw new TerminalError('CreateFailed', `Failed to create associated IPAddress object: ${e.message}`);

@@ -152,16 +152,17 @@ export function indexesDrift(
  * status write when it has drifted. An entry is dropped only if it is still the one found stale,
  * and an address created after the list is re-entered by its own allocation: the create of
  * `<namePrefix>-<ip>` stays the arbiter either way, a lost entry costs one AlreadyExists at most.
+ * Returns the pool as it now is (undefined when it is gone).
  */
 export async function syncPoolIndexes(
   ctx: ReconcileContext,
   poolRaw: KubeObject,
   addresses: readonly IPAddress[],
-): Promise<boolean> {
+): Promise<KubeObject | undefined> {
   const pool = poolRaw as unknown as IPPool;
   const mapped = poolIndexes(poolRaw);
   const drift = indexesDrift(pool, mapped, addresses);
-  if (!drift) return false;
+  if (!drift) return poolRaw;
   const r = await updateOrGone(
     ctx.client,
     R.IPPool,
@@ -187,11 +188,12 @@ export async function syncPoolIndexes(
     },
     { status: true, current: poolRaw, expectedUid: poolRaw.metadata.uid },
   );
-  if (r.outcome !== 'updated') return false;
-  ctx.log.info('IPPool status.indexes rebuilt from its addresses', {
-    pool: `${poolRaw.metadata.namespace}/${poolRaw.metadata.name}`,
-    set: Object.keys(drift.set).length,
-    dropped: drift.drop.length,
-  });
-  return true;
+  if (r.outcome === 'gone') return undefined;
+  if (r.outcome === 'updated')
+    ctx.log.info('IPPool status.indexes rebuilt from its addresses', {
+      pool: `${poolRaw.metadata.namespace}/${poolRaw.metadata.name}`,
+      set: Object.keys(drift.set).length,
+      dropped: drift.drop.length,
+    });
+  return r.object;
 }

@@ -170,6 +170,24 @@ describe('with selectableFields on the IPAM CRDs', () => {
     expect(listed(client, 'ipaddresses')).toBeGreaterThanOrEqual(40);
   });
 
+  it("the claim's own stale entry, dropped by the mend, is written again with its address", async () => {
+    // One address; the status says this claim and a ghost hold it, and no IPAddress backs either:
+    // planned from the map the pool looks full, the full lists mend the map (both entries go) and
+    // the claim takes the address — whose entry must then be recorded, not skipped as present.
+    await tc.client.create(
+      R.IPPool,
+      pool('solo', { pools: [{ start: '10.7.0.1', end: '10.7.0.1' }], prefix: 24 }),
+    );
+    const p = (await tc.client.get(R.IPPool, NS, 'solo'))!;
+    await tc.client.replaceStatus(R.IPPool, {
+      ...p,
+      status: { indexes: { only: '10.7.0.1', ghost: '10.7.0.1' } },
+    });
+    await newClaim(tc.client, 'only', 'solo');
+    expect(await allocate(makeCtx(tc.client), R.IPClaim, 'only')).toEqual({ kind: 'done', note: '10.7.0.1' });
+    expect(await indexesOf(tc.client, 'solo')).toEqual({ only: '10.7.0.1' });
+  });
+
   it('a status lost (restored without it): a few AlreadyExists, then full lists rebuild it', async () => {
     await setPoolIndexes(tc.client, {});
     await newClaim(tc.client, 'fifth');
