@@ -30,13 +30,15 @@ import {
   parseMetal3DataClaim,
   R,
 } from '../../shared/api/index.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import { allocatingOf, join, leave } from './allocating.ts';
 import { indexReads } from './data-reads.ts';
-import { planIndex } from './plan-index.ts';
+import { indexPlanTuning, planIndex } from './plan-index.ts';
 import { releaseDataClaim, releaseOrphanData } from './release.ts';
 import { ensureTemplateMeta } from './template.ts';
 
@@ -117,11 +119,14 @@ export async function reconcileDataClaim(
   }
 
   let data: Metal3Data | undefined;
+  const registry: RegistryState = { template: templateNow, joined: false };
   try {
-    data = await allocate(ctx, template, claim, templateNow, asKube(claimObj));
+    data = await allocate(ctx, template, claim, registry, asKube(claimObj));
   } catch (e) {
-    if (e instanceof TerminalError)
+    if (e instanceof TerminalError) {
+      await leaveRegistry(ctx, registry, name);
       return recordClaimError(ctx, claimObj, e, e.reason === 'TemplateDeleting' ? e.reason : undefined);
+    }
     throw e;
   }
   if (!data)
@@ -131,13 +136,46 @@ export async function reconcileDataClaim(
   // its Metal3Data; then nobody else would ever release that Metal3Data. Look once more.
   const after = await client.get(R.Metal3DataClaim, namespace, name);
   if (!after || after.metadata.uid !== raw.metadata.uid || isDeleting(after)) {
+    await leaveRegistry(ctx, registry, name);
     if (after && after.metadata.uid === raw.metadata.uid) return releaseDataClaim(ctx, namespace, name);
     await releaseOrphanData(ctx, data);
     return done('claim deleted during allocation; its Metal3Data was released');
   }
 
-  await recordAllocation(ctx, templateNow, after, data);
+  await recordAllocation(ctx, registry, after, data);
   return done(`index ${data.spec.index}`);
+}
+
+/**
+ * The template as this reconcile last read it, and whether the claim joined its registry of
+ * claims being allocated (allocating.ts): then it leaves in the patch that records its index.
+ */
+interface RegistryState {
+  template: KubeObject;
+  joined: boolean;
+}
+
+const inRegistry = (state: RegistryState, claimName: string) =>
+  state.joined || allocatingOf(state.template)[claimName] !== undefined;
+
+/** Leaves the registry on a path that records no index (an error, a deleted claim). */
+async function leaveRegistry(ctx: ReconcileContext, state: RegistryState, claimName: string) {
+  if (!inRegistry(state, claimName)) return;
+  await leave(ctx.client, R.Metal3DataTemplate, state.template, [claimName], { known: true });
+}
+
+/** Does the claim `name` still wait for an index of `template` (for the registry's stale check)? */
+async function claimWaits(client: KubeClient, template: KubeObject, name: string): Promise<boolean> {
+  const c = await client.get(R.Metal3DataClaim, template.metadata.namespace!, name);
+  const spec = c?.spec as Metal3DataClaim['spec'] | undefined;
+  const status = c?.status as Metal3DataClaim['status'] | undefined;
+  return Boolean(
+    c &&
+      !isDeleting(c) &&
+      spec?.template?.name === template.metadata.name &&
+      !status?.renderedData?.name &&
+      !status?.errorMessage,
+  );
 }
 
 /** Finds or creates the Metal3Data of the claim; undefined when it must wait. */
@@ -145,37 +183,64 @@ async function allocate(
   ctx: ReconcileContext,
   template: Metal3DataTemplate,
   claim: Metal3DataClaim,
-  templateRaw: KubeObject,
+  registry: RegistryState,
   claimRaw: KubeObject,
 ): Promise<Metal3Data | undefined> {
   const { client } = ctx;
   const ns = claim.metadata.namespace!;
+  const claimName = claim.metadata.name!;
+  const templateRaw = registry.template;
   const tried = new Set<number>();
   // Narrow reads only when the template shares its index space with no other template (ADR 009).
   const narrowAllowed = !template.spec.templateReference;
-  // The template as read at the start of this reconcile, then (narrow reads take the given
-  // indexes from its status.indexes) fresh after each AlreadyExists.
-  let templateNow: KubeObject | undefined = templateRaw;
+  // In a burst: the claims that joined the template's registry before this one (ADR 012).
+  let ahead: string[] | undefined;
   for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt++) {
-    if (attempt > 0 && narrowAllowed)
-      templateNow = await client.get(R.Metal3DataTemplate, ns, template.metadata.name!);
-    if (!templateNow)
-      throw new TransientError(`Metal3DataTemplate ${ns}/${template.metadata.name} not found`);
-    const reads = await indexReads(client, ns, template.metadata.name!, claim.metadata.name!, narrowAllowed);
-    const plan = planIndex({
-      template,
-      claim,
-      datas: (reads.narrow ? [...reads.own, ...reads.unrendered] : reads.datas) as unknown as Metal3Data[],
-      claims: (reads.narrow ? reads.pending : reads.claims) as unknown as Metal3DataClaim[],
-      ...(reads.narrow ? { mapped: statusIndexes(templateNow) } : {}),
-      tried,
-    });
+    // The template as read at the start of this reconcile, then (narrow reads take the given
+    // indexes from its status.indexes) fresh after each AlreadyExists.
+    if (attempt > 0 && narrowAllowed) {
+      const fresh = await client.get(R.Metal3DataTemplate, ns, template.metadata.name!);
+      if (!fresh) throw new TransientError(`Metal3DataTemplate ${ns}/${template.metadata.name} not found`);
+      registry.template = fresh;
+    }
+    const reads = await indexReads(client, ns, template.metadata.name!, claimName, narrowAllowed);
+    const planFor = () =>
+      planIndex({
+        template,
+        claim,
+        datas: (reads.narrow ? [...reads.own, ...reads.unrendered] : reads.datas) as unknown as Metal3Data[],
+        claims: (reads.narrow ? reads.pending : reads.claims) as unknown as Metal3DataClaim[],
+        ...(reads.narrow ? { mapped: statusIndexes(registry.template) } : {}),
+        ...(ahead ? { ahead } : {}),
+        tried,
+      });
+    let plan = planFor();
+    if (
+      plan.kind === 'create' &&
+      !ahead &&
+      reads.narrow &&
+      reads.burst &&
+      indexPlanTuning.spreadByRank &&
+      !isDeleting(registry.template)
+    ) {
+      // More claims wait than a page holds: rank by the registry, not by the backlog.
+      const owner = registry.template;
+      const joined = await join(client, R.Metal3DataTemplate, owner, claimName, ctx.now(), (n) =>
+        claimWaits(client, owner, n),
+      );
+      if (joined) {
+        registry.template = joined.owner;
+        registry.joined = true;
+        ahead = joined.ahead;
+        plan = planFor();
+      }
+    }
     if (plan.kind === 'reuse') {
       allocationCounters.reused++;
       return plan.data;
     }
     if (plan.kind === 'wait') return undefined;
-    if (isDeleting(templateNow)) {
+    if (isDeleting(registry.template)) {
       // A new index would only prolong the deletion (the template waits for every Metal3Data).
       throw new TerminalError(
         'TemplateDeleting',
@@ -255,17 +320,23 @@ export function newData(
  */
 async function recordAllocation(
   ctx: ReconcileContext,
-  templateRaw: KubeObject,
+  registry: RegistryState,
   claimRaw: KubeObject,
   data: Metal3Data,
 ) {
   const { client } = ctx;
+  const templateRaw = registry.template;
   const ns = claimRaw.metadata.namespace!;
   const claimName = claimRaw.metadata.name!;
   const dataRef = { name: data.metadata.name, namespace: data.metadata.namespace };
   const status = (templateRaw.status ?? {}) as Metal3DataTemplate['status'] & object;
   const key = String(data.spec.index);
-  if (status.indexes?.[key] !== claimName || status.dataNames?.[claimName] !== data.metadata.name) {
+  const leaving = inRegistry(registry, claimName);
+  if (
+    leaving ||
+    status.indexes?.[key] !== claimName ||
+    status.dataNames?.[claimName] !== data.metadata.name
+  ) {
     // A merge patch of two map keys: commutative with every other claim's entry, so concurrent
     // allocations on one template do not conflict on it. The template reconcile rebuilds both maps
     // from the Metal3Data list (optimistic update), which corrects any stale entry.
@@ -277,6 +348,8 @@ async function recordAllocation(
         status: {
           indexes: { [key]: claimName },
           dataNames: { [claimName]: data.metadata.name },
+          // Served: out of the burst registry in the same write (ADR 012).
+          ...(leaving ? { allocating: { [claimName]: null } } : {}),
           lastUpdated: timestamp(ctx.now()),
         },
       },

@@ -3,7 +3,8 @@
  * selectableFields (Kubernetes 1.31+) the server returns only what one claim needs:
  *  - the claim's own Metal3Data (`spec.claim.name`), about one object;
  *  - the template's claims still waiting for an index (`spec.template.name` and an empty
- *    `status.renderedData.name`), as many as are waiting, not the whole fleet;
+ *    `status.renderedData.name`), a page of them: more than a page waiting is a burst, ranked
+ *    through the template's registry of claims being allocated instead (ADR 012);
  *  - the template's Metal3Data not yet rendered (`spec.template.name`, `status.ready!=true`): the
  *    ones just created, whose index may not be in the template's status yet — without them a
  *    concurrent plan sees that index free and that claim still waiting, and its create fails;
@@ -17,7 +18,13 @@
 import { R } from '../../shared/api/index.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { fieldSelectedOrAll, fieldSelected as selected, selectorsRefused } from './field-selected.ts';
+import { PENDING_PAGE } from './allocating.ts';
+import {
+  fieldSelectedOrAll,
+  fieldSelectedPage as page,
+  fieldSelected as selected,
+  selectorsRefused,
+} from './field-selected.ts';
 
 /** The Metal3Data that may belong to `claimName` (narrow), or every one of the namespace. */
 export const dataOfClaimCandidates = (
@@ -28,12 +35,23 @@ export const dataOfClaimCandidates = (
   fieldSelectedOrAll(client, R.Metal3Data, namespace, `spec.claim.name=${claimName}`);
 
 export type IndexReads =
-  | { narrow: true; own: KubeObject[]; pending: KubeObject[]; unrendered: KubeObject[] }
+  | {
+      narrow: true;
+      own: KubeObject[];
+      /** The first PENDING_PAGE waiting claims; `burst` when more wait (ADR 012). */
+      pending: KubeObject[];
+      burst: boolean;
+      /** Unrendered Metal3Data: all of them, or (a burst) the first page, a hint only. */
+      unrendered: KubeObject[];
+    }
   | { narrow: false; datas: KubeObject[]; claims: KubeObject[] };
 
 /**
  * The reads of one allocation attempt for `claimName` on `templateName`; narrow ones only when
- * `narrowAllowed` (the template shares its index space with no other template).
+ * `narrowAllowed` (the template shares its index space with no other template). Narrow reads are
+ * bounded by a page: when more claims wait than it holds, the attempt is a burst, ranked through
+ * the template's registry instead of the backlog (allocating.ts), and the unrendered page is only
+ * a hint; otherwise the unrendered Metal3Data are read whole (they are given indexes).
  */
 export async function indexReads(
   client: KubeClient,
@@ -47,17 +65,26 @@ export async function indexReads(
     !selectorsRefused(client, R.Metal3Data) &&
     !selectorsRefused(client, R.Metal3DataClaim)
   ) {
+    const unrenderedSelector = `spec.template.name=${templateName},status.ready!=true`;
     const [own, pending, unrendered] = await Promise.all([
       selected(client, R.Metal3Data, namespace, `spec.claim.name=${claimName}`),
-      selected(
+      page(
         client,
         R.Metal3DataClaim,
         namespace,
         `spec.template.name=${templateName},status.renderedData.name=`,
+        PENDING_PAGE,
       ),
-      selected(client, R.Metal3Data, namespace, `spec.template.name=${templateName},status.ready!=true`),
+      page(client, R.Metal3Data, namespace, unrenderedSelector, PENDING_PAGE),
     ]);
-    if (own && pending && unrendered) return { narrow: true, own, pending, unrendered };
+    if (own && pending && unrendered) {
+      const burst = !pending.complete;
+      const rest =
+        burst || unrendered.complete
+          ? unrendered.items
+          : await selected(client, R.Metal3Data, namespace, unrenderedSelector);
+      if (rest) return { narrow: true, own, pending: pending.items, burst, unrendered: rest };
+    }
   }
   const [datas, claims] = await Promise.all([
     client.list(R.Metal3Data, namespace),

@@ -25,9 +25,27 @@ export async function fieldSelected(
   namespace: string,
   fieldSelector: string,
 ): Promise<KubeObject[] | undefined> {
+  return (await fieldSelectedPage(client, kind, namespace, fieldSelector))?.items;
+}
+
+/**
+ * The first `limit` objects `fieldSelector` selects (every one without a limit), and whether that
+ * is all of them; undefined when the server refuses the selector.
+ */
+export async function fieldSelectedPage(
+  client: KubeClient,
+  kind: ResourceType,
+  namespace: string,
+  fieldSelector: string,
+  limit?: number,
+): Promise<{ items: KubeObject[]; complete: boolean } | undefined> {
   if (selectorsRefused(client, kind)) return undefined;
   try {
-    return (await client.list(kind, namespace, { fieldSelector })).items;
+    const page = await client.list(kind, namespace, {
+      fieldSelector,
+      ...(limit !== undefined ? { limit, maxPages: 1 } : {}),
+    });
+    return { items: page.items, complete: !page.continue };
   } catch (e) {
     if (!isRefusedSelector(e)) throw e;
     const kinds = refused.get(client) ?? new Set<string>();

@@ -1,7 +1,8 @@
 /**
  * The decision of allocateIndex for one Metal3DataClaim, pure: reuse the Metal3Data that already
  * serves the claim, wait, or try to create `<template>-<index>` with the index of the claim's rank
- * among the pending claims (shared/allocation/index-allocation.ts).
+ * among the pending claims (shared/allocation/index-allocation.ts), or in a burst among the
+ * claims that joined the template's registry before it (allocating.ts, ADR 012).
  */
 
 import { nthFreeIndex, rankAmong } from '../../shared/allocation/index-allocation.ts';
@@ -46,10 +47,7 @@ export function pendingClaims(
   linked: readonly Metal3Data[],
   mapped: Readonly<Record<string, string>> = {},
 ): string[] {
-  const served = new Set<string | undefined>([
-    ...linked.map((d) => d.spec.claim?.name),
-    ...Object.values(mapped),
-  ]);
+  const served = servedClaims(linked, mapped);
   const ns = template.metadata.namespace;
   const names = claims
     .filter(
@@ -84,7 +82,28 @@ export interface IndexPlanInput {
   mapped?: Readonly<Record<string, string>>;
   /** Indexes whose create already failed with AlreadyExists in this reconcile. */
   tried?: ReadonlySet<number>;
+  /**
+   * A burst (ADR 012): the claims that joined the template's registry before this one. The rank
+   * is then the number of them still unserved, and `claims` is not used.
+   */
+  ahead?: readonly string[];
 }
+
+/** How many of `names` are not served by a listed Metal3Data or an entry of `mapped`. */
+export function unservedCount(
+  names: readonly string[],
+  linked: readonly Metal3Data[],
+  mapped: Readonly<Record<string, string>>,
+): number {
+  const served = servedClaims(linked, mapped);
+  return new Set(names.filter((n) => !served.has(n))).size;
+}
+
+/** The claims a listed Metal3Data or an entry of the template's `status.indexes` serves. */
+const servedClaims = (
+  linked: readonly Metal3Data[],
+  mapped: Readonly<Record<string, string>>,
+): Set<string | undefined> => new Set([...linked.map((d) => d.spec.claim?.name), ...Object.values(mapped)]);
 
 export function planIndex(input: IndexPlanInput): IndexPlan {
   const { template, claim } = input;
@@ -102,8 +121,10 @@ export function planIndex(input: IndexPlanInput): IndexPlan {
   const used = new Set<number>(linked.map((d) => d.spec.index));
   for (const key of Object.keys(mapped)) if (/^\d+$/.test(key)) used.add(Number(key));
   for (const i of input.tried ?? []) used.add(i);
-  const rank = indexPlanTuning.spreadByRank
-    ? rankAmong(claim.metadata.name ?? '', pendingClaims(template, claim, input.claims, linked, mapped))
-    : 0;
+  const rank = !indexPlanTuning.spreadByRank
+    ? 0
+    : input.ahead
+      ? unservedCount(input.ahead, linked, mapped)
+      : rankAmong(claim.metadata.name ?? '', pendingClaims(template, claim, input.claims, linked, mapped));
   return { kind: 'create', index: nthFreeIndex(used, rank), rank };
 }

@@ -7,6 +7,7 @@ import type {
   Metal3DataClaim,
   Metal3DataTemplate,
 } from '../../shared/api/index.ts';
+import { joinedBefore } from './allocating.ts';
 import { planAddress } from './plan-address.ts';
 import { planIndex } from './plan-index.ts';
 import { templateMaps } from './template.ts';
@@ -284,5 +285,51 @@ describe('planAddress', () => {
       '10.0.0.11',
       '10.0.0.12',
     ]);
+  });
+});
+
+describe('planIndex in a burst (ADR 012)', () => {
+  const base = { template: template('tpl'), claim: claim('z'), datas: [], claims: [] };
+  it.each<{ ahead: string[]; mapped: Record<string, string>; index: number; rank: number; why: string }>([
+    { ahead: [], mapped: {}, index: 0, rank: 0, why: 'first to join: the lowest free index' },
+    { ahead: ['a', 'b'], mapped: {}, index: 2, rank: 2, why: 'two unserved ahead: the third free index' },
+    {
+      ahead: ['a', 'b'],
+      mapped: { '0': 'a' },
+      index: 2,
+      rank: 1,
+      why: 'one ahead already served: index 0 is taken',
+    },
+    {
+      ahead: ['a', 'b', 'b'],
+      mapped: { '1': 'x' },
+      index: 3,
+      rank: 2,
+      why: 'names counted once; taken indexes skipped',
+    },
+  ])('$why', ({ ahead, mapped, index, rank }) => {
+    expect(planIndex({ ...base, ahead, mapped })).toEqual({ kind: 'create', index, rank });
+  });
+
+  it('ignores the waiting claims it was given: the registry ranks', () => {
+    const plan = planIndex({ ...base, claims: [claim('a'), claim('b'), claim('c')], ahead: [] });
+    expect(plan).toEqual({ kind: 'create', index: 0, rank: 0 });
+  });
+
+  it('a Metal3Data of the claim is still reused', () => {
+    const mine = data('tpl', 7, 'z');
+    expect(planIndex({ ...base, datas: [mine], ahead: ['a'] })).toEqual({ kind: 'reuse', data: mine });
+  });
+});
+
+describe('joinedBefore', () => {
+  const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+  it.each<{ registry: Record<string, string>; name: string; before: string[] }>([
+    { registry: { a: at(1), b: at(2), z: at(3) }, name: 'z', before: ['a', 'b'] },
+    { registry: { a: at(4), z: at(3) }, name: 'z', before: [] },
+    { registry: { a: at(3), y: at(3), zz: at(3) }, name: 'y', before: ['a'] },
+    { registry: { a: at(1) }, name: 'absent', before: ['a'] },
+  ])('$name in $registry', ({ registry, name, before }) => {
+    expect(joinedBefore(registry, name).sort()).toEqual(before);
   });
 });

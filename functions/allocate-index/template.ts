@@ -33,6 +33,7 @@ import { SKIP, sameJson } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
+import { allocatingOf, STALE_ENTRY_MS } from './allocating.ts';
 import { isDataOfClaim } from './plan-index.ts';
 import { dropFinalizerWhenUnheld, releaseOrphanData } from './release.ts';
 
@@ -69,6 +70,11 @@ export async function reconcileTemplate(
     client.list(R.Metal3DataClaim, namespace),
   ]);
   const maps = templateMaps(template, datas.items as unknown as Metal3Data[]);
+  const waiting = new Set(
+    claims.items
+      .filter((c) => isClaimOfTemplate(c, namespace, name) && !isDeleting(c) && !claimDone(c))
+      .map((c) => c.metadata.name),
+  );
   const written = await updateOrGone(
     client,
     R.Metal3DataTemplate,
@@ -76,10 +82,21 @@ export async function reconcileTemplate(
     name,
     (o) => {
       const status = statusOf(o);
-      if (sameJson(status.indexes ?? {}, maps.indexes) && sameJson(status.dataNames ?? {}, maps.dataNames))
+      // Burst registry entries (ADR 012) of claims that no longer wait, old enough that the
+      // list above cannot predate their claim.
+      const stale = Object.entries(allocatingOf(o))
+        .filter(([n, at]) => !waiting.has(n) && ctx.now().getTime() - Date.parse(at) > STALE_ENTRY_MS)
+        .map(([n]) => n);
+      if (
+        stale.length === 0 &&
+        sameJson(status.indexes ?? {}, maps.indexes) &&
+        sameJson(status.dataNames ?? {}, maps.dataNames)
+      )
         return SKIP;
       status.indexes = maps.indexes;
       status.dataNames = maps.dataNames;
+      const allocating = status.allocating as Record<string, string> | undefined;
+      for (const n of stale) delete allocating?.[n];
       status.lastUpdated = timestamp(ctx.now());
     },
     { status: true, current: raw, expectedUid: raw.metadata.uid },
@@ -98,6 +115,12 @@ export async function reconcileTemplate(
   await ensureTemplateMeta(ctx, current, clusterName, { always: true });
   return done();
 }
+
+/** Has `claim` its index (status.renderedData) or an error that stops its allocation? */
+const claimDone = (claim: KubeObject): boolean => {
+  const status = (claim as unknown as Metal3DataClaim).status;
+  return Boolean(status?.renderedData?.name || status?.errorMessage);
+};
 
 /** Is `claim` a claim of the template `namespace/name` (spec.template, namespace defaulted)? */
 export function isClaimOfTemplate(claim: KubeObject, namespace: string, name: string): boolean {

@@ -275,6 +275,13 @@ export const Metal3DataTemplateStatusSchema = z.lazy(() =>
     indexes: StringMapSchema.optional().describe('Allocated indexes: index -> Metal3DataClaim name'),
     /** claim name -> Metal3Data name. */
     dataNames: StringMapSchema.optional().describe('Metal3DataClaim name -> Metal3Data name'),
+    /**
+     * Claims whose allocation is under way during a burst (ADR 012): claim name -> when it joined.
+     * Each one's rank is the number of unserved claims that joined before it.
+     */
+    allocating: StringMapSchema.optional().describe(
+      'Metal3DataClaims being allocated in a burst: claim name -> time they joined (ADR 012)',
+    ),
     lastUpdated: TimestampSchema.optional(),
   }),
 );

@@ -68,6 +68,8 @@ export interface ContentionResult {
   duplicateCreates: number;
   /** Deliveries repeated after a transient error (an allocation that lost its create too often). */
   redeliveries: number;
+  /** Objects returned by list calls while contending (what a burst costs in reads). */
+  listed: number;
   ms: number;
 }
 
@@ -125,6 +127,7 @@ async function contend(
   const conflicts0 = client.stats.conflicts;
   const exists0 = counters.alreadyExists;
   const dup0 = counters.duplicateCreate ?? 0;
+  const listed0 = client.stats.listedItems;
   const started = performance.now();
   const direct = t === R.IPClaim ? reconcileIPClaim : reconcileDataClaim;
   let redeliveries = 0;
@@ -150,6 +153,7 @@ async function contend(
     alreadyExists: counters.alreadyExists - exists0,
     duplicateCreates: (counters.duplicateCreate ?? 0) - dup0,
     redeliveries,
+    listed: client.stats.listedItems - listed0,
     ms,
   };
 }

@@ -1,0 +1,129 @@
+/**
+ * The burst registry (ADR 012): while more claims wait on one template than a page holds, each
+ * claim being allocated joins `status.allocating` of its template (claim name -> when it joined)
+ * with one merge patch, and leaves it in the same patch that records its index. Its rank is the
+ * number of claims still unserved that had joined before it — read from its own join's response,
+ * which the API server orders: two concurrent claims never both see the other ahead. The rank
+ * spreads concurrent creates over distinct free indexes as the name rank did, but without listing
+ * the backlog, so a burst costs each claim a bounded read instead of one that grows with the burst.
+ *
+ * Merge patches of distinct keys commute: joining and leaving never conflict. An entry that stays
+ * (a claim deleted or failed before it left, a crash) only makes later ranks larger, never gives
+ * an index twice; stale entries are checked and removed by the claims that see them.
+ */
+import type { ResourceType } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+
+/** Waiting claims read per attempt; more than this is a burst, ranked through the registry. */
+export const PENDING_PAGE = 16;
+
+/** An entry older than this is checked against its claim by the next claim that sees it. */
+export const STALE_ENTRY_MS = 60_000;
+
+export const allocatingOf = (o: KubeObject | undefined): Record<string, string> =>
+  ((o?.status ?? {}) as { allocating?: Record<string, string> }).allocating ?? {};
+
+/** The names that joined before `name` in `registry` (by join time, then name). Pure. */
+export function joinedBefore(registry: Readonly<Record<string, string>>, name: string): string[] {
+  const mine = registry[name];
+  if (mine === undefined) return Object.keys(registry).filter((n) => n !== name);
+  return Object.entries(registry)
+    .filter(([n, at]) => n !== name && (at < mine || (at === mine && n < name)))
+    .map(([n]) => n);
+}
+
+export interface Joined {
+  /** The owner (template or pool) as the join left it, or as read when the claim had joined already. */
+  owner: KubeObject;
+  /** Claims that joined before this one and are not stale (the join's response: the server's order). */
+  ahead: string[];
+}
+
+/** Per client, the plurals whose schema has no registry (it prunes status.allocating). */
+const unsupported = new WeakMap<KubeClient, Set<string>>();
+
+/**
+ * Joins `claimName` to the registry of `owner` (a template or pool, status subresource) with one
+ * merge patch, unless it is there already (an earlier delivery joined, then crashed); then removes
+ * the stale entries it sees (`waits` tells whether a claim still waits). Undefined when the
+ * owner's CRD has no such field (ip-address-manager's own IPPool CRD prunes it): remembered per
+ * client and kind, so a process sends one such patch per kind; the caller ranks by its page then.
+ */
+export async function join(
+  client: KubeClient,
+  kind: ResourceType,
+  owner: KubeObject,
+  claimName: string,
+  now: Date,
+  waits: (name: string) => Promise<boolean>,
+): Promise<Joined | undefined> {
+  if (unsupported.get(client)?.has(kind.plural)) return undefined;
+  let joined: Joined;
+  const registry = allocatingOf(owner);
+  if (registry[claimName] !== undefined) {
+    joined = { owner, ahead: joinedBefore(registry, claimName) };
+  } else {
+    const after = await client.patch(
+      kind,
+      owner.metadata.namespace!,
+      owner.metadata.name!,
+      { status: { allocating: { [claimName]: now.toISOString() } } },
+      'merge',
+      { status: true },
+    );
+    if (allocatingOf(after)[claimName] === undefined) {
+      unsupported.set(client, (unsupported.get(client) ?? new Set()).add(kind.plural));
+      return undefined;
+    }
+    // Everyone else in the response joined before us: the server applied their patches first.
+    joined = { owner: after, ahead: Object.keys(allocatingOf(after)).filter((n) => n !== claimName) };
+  }
+  const stale = await dropStaleEntries(client, kind, joined.owner, claimName, now, waits);
+  return { owner: joined.owner, ahead: joined.ahead.filter((n) => !stale.includes(n)) };
+}
+
+/**
+ * Removes `names` from the registry of `owner`. Only the names `owner` shows are removed, unless
+ * `known` (the caller joined after `owner` was read); nothing to remove, no write.
+ */
+export async function leave(
+  client: KubeClient,
+  kind: ResourceType,
+  owner: KubeObject,
+  names: readonly string[],
+  opts: { known?: boolean } = {},
+): Promise<void> {
+  const registry = allocatingOf(owner);
+  const present = opts.known ? names : names.filter((n) => registry[n] !== undefined);
+  if (present.length === 0) return;
+  await client.patch(
+    kind,
+    owner.metadata.namespace!,
+    owner.metadata.name!,
+    { status: { allocating: Object.fromEntries(present.map((n) => [n, null])) } },
+    'merge',
+    { status: true },
+  );
+}
+
+/**
+ * Entries older than STALE_ENTRY_MS whose claim no longer waits (gone, deleting, served, failed:
+ * `waits` says) — removed so that they stop inflating ranks. Reads one claim per old entry.
+ */
+async function dropStaleEntries(
+  client: KubeClient,
+  kind: ResourceType,
+  owner: KubeObject,
+  except: string,
+  now: Date,
+  waits: (name: string) => Promise<boolean>,
+): Promise<string[]> {
+  const old = Object.entries(allocatingOf(owner))
+    .filter(([n, at]) => n !== except && now.getTime() - Date.parse(at) > STALE_ENTRY_MS)
+    .map(([n]) => n);
+  const stale: string[] = [];
+  for (const n of old) if (!(await waits(n))) stale.push(n);
+  await leave(client, kind, owner, stale);
+  return stale;
+}

@@ -1,0 +1,126 @@
+/**
+ * A burst (more claims waiting on one template than a page holds) is ranked through the
+ * template's registry of claims being allocated, not by listing the backlog (ADR 012): reads stay
+ * bounded by the page, ranks come from the join's response, entries leave with the allocation,
+ * stale entries are removed, and the indexes stay dense and unique.
+ */
+import { describe, expect, it } from 'vitest';
+import { join, PENDING_PAGE, STALE_ENTRY_MS } from '../../../functions/allocate-index/allocating.ts';
+import { R } from '../../../shared/api/resources.ts';
+import { KubeClient } from '../../../shared/kube/client.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import { allocate, createClaim, makeCtx, NS } from './harness.ts';
+import { useDataCluster } from './use-data-cluster.ts';
+
+const TEMPLATE = 'burst';
+/** More waiting claims than a page: every allocation below is a burst one. */
+const WAITING = PENDING_PAGE + 8;
+const claimName = (i: number) => `c-${String(i).padStart(2, '0')}`;
+
+const listed = (c: KubeClient, plural: string) => c.stats.listedByResource.get(plural) ?? 0;
+const template = async (c: KubeClient) => (await c.get(R.Metal3DataTemplate, NS, TEMPLATE))!;
+const registry = async (c: KubeClient) =>
+  ((await template(c)).status as { allocating?: Record<string, string> } | undefined)?.allocating ?? {};
+const indexesOf = async (c: KubeClient) =>
+  (await c.list(R.Metal3Data, NS)).items
+    .map((d) => (d.spec as { index: number }).index)
+    .sort((a, b) => a - b);
+const waits = async () => true;
+const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+/** An entry as a claim's join would leave it (a crash before its allocation), at a chosen time. */
+const putEntry = (c: KubeClient, name: string, at: string) =>
+  c.patch(R.Metal3DataTemplate, NS, TEMPLATE, { status: { allocating: { [name]: at } } }, 'merge', {
+    status: true,
+  });
+
+describe('index allocation in a burst', () => {
+  const tc = useDataCluster({
+    template: { metadata: { name: TEMPLATE, namespace: NS }, spec: {} },
+    seed: async ({ client }) => {
+      for (let i = 0; i < WAITING; i++) await createClaim(client, claimName(i), TEMPLATE);
+    },
+    timeout: 30_000,
+  });
+
+  it('joins the registry, takes the lowest free index, leaves in the allocation patch; reads one page', async () => {
+    const client = KubeClient.fromString(tc.kubeconfig);
+    const logged = tc.server.log.entries.length;
+    // The last by name: ranked by name among the backlog it would take index WAITING-1.
+    const last = claimName(WAITING - 1);
+    expect(await allocate(makeCtx(client), R.Metal3DataClaim, last)).toEqual({
+      kind: 'done',
+      note: 'index 0',
+    });
+    expect(listed(client, 'metal3dataclaims')).toBe(PENDING_PAGE);
+    expect(listed(client, 'metal3datas')).toBeLessThanOrEqual(PENDING_PAGE);
+    expect(await registry(tc.client)).toEqual({});
+    // Joined with one patch, left in the patch that maps the index.
+    const statusWrites = tc.server.log.entries
+      .slice(logged)
+      .filter((e) => e.resource === 'metal3datatemplates/status')
+      .map((e) => e.verb);
+    expect(statusWrites).toEqual(['patch', 'patch']);
+    expect((await template(tc.client)).status).toMatchObject({ indexes: { '0': last } });
+  });
+
+  it('counts the claims that joined before it and are still unserved, in the server order', async () => {
+    const ctx = makeCtx(tc.client);
+    // Two allocations in flight: joined, not created yet.
+    await join(tc.client, R.Metal3DataTemplate, await template(tc.client), claimName(0), new Date(), waits);
+    await join(tc.client, R.Metal3DataTemplate, await template(tc.client), claimName(1), new Date(), waits);
+    const conflicts = tc.client.stats.conflicts;
+    expect(await allocate(ctx, R.Metal3DataClaim, claimName(2))).toEqual({ kind: 'done', note: 'index 3' });
+    // The two in flight finish: the first joined takes the first free index, the second the next.
+    expect(await allocate(ctx, R.Metal3DataClaim, claimName(0))).toEqual({ kind: 'done', note: 'index 1' });
+    expect(await allocate(ctx, R.Metal3DataClaim, claimName(1))).toEqual({ kind: 'done', note: 'index 2' });
+    expect(tc.client.stats.conflicts).toBe(conflicts);
+    expect(await registry(tc.client)).toEqual({});
+    expect(await indexesOf(tc.client)).toEqual([0, 1, 2, 3]);
+  });
+
+  it('an old entry whose claim is gone is removed and not counted; one still waiting is kept and counted', async () => {
+    await putEntry(tc.client, 'ghost', ago(STALE_ENTRY_MS + 60_000));
+    await putEntry(tc.client, claimName(3), ago(STALE_ENTRY_MS + 30_000));
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(4))).toEqual({
+      kind: 'done',
+      note: 'index 5', // c-03 is ahead (index 4 is its free slot); the ghost is not
+    });
+    expect(Object.keys(await registry(tc.client))).toEqual([claimName(3)]);
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(3))).toEqual({
+      kind: 'done',
+      note: 'index 4',
+    });
+    expect(await registry(tc.client)).toEqual({});
+  });
+
+  it("the template's reconcile drops old entries of claims that no longer wait, keeps young ones", async () => {
+    await putEntry(tc.client, 'gone-long-ago', ago(STALE_ENTRY_MS + 1000));
+    await putEntry(tc.client, claimName(2), ago(STALE_ENTRY_MS + 1000)); // served above
+    await putEntry(tc.client, claimName(6), ago(STALE_ENTRY_MS + 1000)); // still waiting
+    await putEntry(tc.client, 'just-joined', ago(0)); // its claim may postdate the list
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataTemplate, TEMPLATE)).toMatchObject({
+      kind: 'done',
+    });
+    expect(Object.keys(await registry(tc.client)).sort()).toEqual([claimName(6), 'just-joined']);
+    await tc.client.patch(
+      R.Metal3DataTemplate,
+      NS,
+      TEMPLATE,
+      { status: { allocating: { [claimName(6)]: null, 'just-joined': null } } },
+      'merge',
+      { status: true },
+    );
+  });
+
+  it('a claim that joined and then fails for good leaves the registry', async () => {
+    // Joined by a delivery that crashed; then the template is deleted (its finalizer holds it).
+    await putEntry(tc.client, claimName(5), ago(1000));
+    await tc.client.delete(R.Metal3DataTemplate, NS, TEMPLATE);
+    const r = await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(5));
+    expect(r).toMatchObject({ kind: 'terminal' });
+    expect(await registry(tc.client)).toEqual({});
+    const claim = (await tc.client.get<KubeObject>(R.Metal3DataClaim, NS, claimName(5)))!;
+    expect((claim.status as { errorMessage?: string }).errorMessage).toMatch(/being deleted/);
+    expect(await indexesOf(tc.client)).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+});
