@@ -3,7 +3,8 @@
  * data-reads.ts does for templates: with the IPAM CRDs' selectableFields the server returns
  *  - the claim's own IPAddress (`spec.claim.name`), about one object (crash-safe reuse);
  *  - the pool's claims still waiting for an address (`spec.pool.name` and an empty
- *    `status.address.name`), for the rank spreading — the backlog, not the fleet;
+ *    `status.address.name`), a page of them for the rank spreading: more than a page waiting is a
+ *    burst, ranked through the pool's registry of claims being allocated instead (ADR 012);
  * and the addresses already given come from the pool's `status.indexes`, the arbiter staying the
  * create of `<namePrefix>-<ip>`. IPAM CRDs installed without those fields (ip-address-manager's
  * own) make the server answer 400: then every IPAddress and IPClaim of the namespace is listed, as
@@ -12,7 +13,8 @@
 import { R } from '../../shared/api/index.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { fieldSelected, fieldSelectedOrAll, selectorsRefused } from './field-selected.ts';
+import { PENDING_PAGE } from './allocating.ts';
+import { fieldSelected, fieldSelectedOrAll, fieldSelectedPage, selectorsRefused } from './field-selected.ts';
 
 /** The IPAddresses that may belong to `claimName` (narrow), or every one of the namespace. */
 export const addressesOfClaimCandidates = (
@@ -23,23 +25,44 @@ export const addressesOfClaimCandidates = (
   fieldSelectedOrAll(client, R.IPAddress, namespace, `spec.claim.name=${claimName}`);
 
 export type AddressReads =
-  | { narrow: true; own: KubeObject[]; pending: KubeObject[] }
+  | {
+      narrow: true;
+      own: KubeObject[];
+      /** The first PENDING_PAGE waiting claims; `burst` when more wait (ADR 012). */
+      pending: KubeObject[];
+      burst: boolean;
+    }
   | { narrow: false; addresses: KubeObject[]; claims: KubeObject[] };
 
-/** The reads of one allocation attempt for `claimName` on `poolName`; narrow ones only when `narrowAllowed`. */
+/**
+ * The reads of one allocation attempt for `claimName` on `poolName`; narrow ones only when
+ * `narrowAllowed`, and only the claim's own address while a burst is under way (ADR 012).
+ */
 export async function addressReads(
   client: KubeClient,
   namespace: string,
   poolName: string,
   claimName: string,
   narrowAllowed: boolean,
+  burstUnderWay = false,
 ): Promise<AddressReads> {
   if (narrowAllowed && !selectorsRefused(client, R.IPAddress) && !selectorsRefused(client, R.IPClaim)) {
+    if (burstUnderWay) {
+      // The claim will join the pool's registry and rank by it: only its own address matters.
+      const own = await fieldSelected(client, R.IPAddress, namespace, `spec.claim.name=${claimName}`);
+      if (own) return { narrow: true, own, pending: [], burst: true };
+    }
     const [own, pending] = await Promise.all([
       fieldSelected(client, R.IPAddress, namespace, `spec.claim.name=${claimName}`),
-      fieldSelected(client, R.IPClaim, namespace, `spec.pool.name=${poolName},status.address.name=`),
+      fieldSelectedPage(
+        client,
+        R.IPClaim,
+        namespace,
+        `spec.pool.name=${poolName},status.address.name=`,
+        PENDING_PAGE,
+      ),
     ]);
-    if (own && pending) return { narrow: true, own, pending };
+    if (own && pending) return { narrow: true, own, pending: pending.items, burst: !pending.complete };
   }
   const [addresses, claims] = await Promise.all([
     client.list(R.IPAddress, namespace),

@@ -127,3 +127,46 @@ async function dropStaleEntries(
   await leave(client, kind, owner, stale);
   return stale;
 }
+
+/**
+ * One reconcile's view of the registry: the owner (template or pool) as it last read it, and
+ * whether the claim joined (then it leaves in the patch that records its allocation).
+ */
+export interface RegistryState {
+  kind: ResourceType;
+  owner: KubeObject;
+  joined: boolean;
+}
+
+/**
+ * Are claims of an earlier burst still in the registry? Then a claim joins even when the backlog
+ * fits a page again: ranked by the page, it could aim at the index one of them is creating.
+ */
+export const burstUnderWay = (state: RegistryState): boolean =>
+  Object.keys(allocatingOf(state.owner)).length > 0;
+
+/** Is `claimName` in the registry, as far as this reconcile knows? */
+export const inRegistry = (state: RegistryState, claimName: string): boolean =>
+  state.joined || allocatingOf(state.owner)[claimName] !== undefined;
+
+/** Leaves the registry on a path that records no allocation (an error, a deleted claim). */
+export async function leaveRegistry(client: KubeClient, state: RegistryState, claimName: string) {
+  if (inRegistry(state, claimName))
+    await leave(client, state.kind, state.owner, [claimName], { known: true });
+}
+
+/** `join`, recorded in `state` (undefined when the owner's CRD has no registry). */
+export async function joinRegistry(
+  client: KubeClient,
+  state: RegistryState,
+  claimName: string,
+  now: Date,
+  waits: (owner: KubeObject, name: string) => Promise<boolean>,
+): Promise<string[] | undefined> {
+  const owner = state.owner;
+  const joined = await join(client, state.kind, owner, claimName, now, (n) => waits(owner, n));
+  if (!joined) return undefined;
+  state.owner = joined.owner;
+  state.joined = true;
+  return joined.ahead;
+}

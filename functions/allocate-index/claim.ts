@@ -36,7 +36,7 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import { allocatingOf, join, leave } from './allocating.ts';
+import { burstUnderWay, inRegistry, joinRegistry, leaveRegistry, type RegistryState } from './allocating.ts';
 import { indexReads } from './data-reads.ts';
 import { indexPlanTuning, planIndex } from './plan-index.ts';
 import { releaseDataClaim, releaseOrphanData } from './release.ts';
@@ -119,12 +119,12 @@ export async function reconcileDataClaim(
   }
 
   let data: Metal3Data | undefined;
-  const registry: RegistryState = { template: templateNow, joined: false };
+  const registry: RegistryState = { kind: R.Metal3DataTemplate, owner: templateNow, joined: false };
   try {
     data = await allocate(ctx, template, claim, registry, asKube(claimObj));
   } catch (e) {
     if (e instanceof TerminalError) {
-      await leaveRegistry(ctx, registry, name);
+      await leaveRegistry(client, registry, name);
       return recordClaimError(ctx, claimObj, e, e.reason === 'TemplateDeleting' ? e.reason : undefined);
     }
     throw e;
@@ -136,7 +136,7 @@ export async function reconcileDataClaim(
   // its Metal3Data; then nobody else would ever release that Metal3Data. Look once more.
   const after = await client.get(R.Metal3DataClaim, namespace, name);
   if (!after || after.metadata.uid !== raw.metadata.uid || isDeleting(after)) {
-    await leaveRegistry(ctx, registry, name);
+    await leaveRegistry(client, registry, name);
     if (after && after.metadata.uid === raw.metadata.uid) return releaseDataClaim(ctx, namespace, name);
     await releaseOrphanData(ctx, data);
     return done('claim deleted during allocation; its Metal3Data was released');
@@ -144,24 +144,6 @@ export async function reconcileDataClaim(
 
   await recordAllocation(ctx, registry, after, data);
   return done(`index ${data.spec.index}`);
-}
-
-/**
- * The template as this reconcile last read it, and whether the claim joined its registry of
- * claims being allocated (allocating.ts): then it leaves in the patch that records its index.
- */
-interface RegistryState {
-  template: KubeObject;
-  joined: boolean;
-}
-
-const inRegistry = (state: RegistryState, claimName: string) =>
-  state.joined || allocatingOf(state.template)[claimName] !== undefined;
-
-/** Leaves the registry on a path that records no index (an error, a deleted claim). */
-async function leaveRegistry(ctx: ReconcileContext, state: RegistryState, claimName: string) {
-  if (!inRegistry(state, claimName)) return;
-  await leave(ctx.client, R.Metal3DataTemplate, state.template, [claimName], { known: true });
 }
 
 /** Does the claim `name` still wait for an index of `template` (for the registry's stale check)? */
@@ -189,7 +171,7 @@ async function allocate(
   const { client } = ctx;
   const ns = claim.metadata.namespace!;
   const claimName = claim.metadata.name!;
-  const templateRaw = registry.template;
+  const templateRaw = registry.owner;
   const tried = new Set<number>();
   // Narrow reads only when the template shares its index space with no other template (ADR 009).
   const narrowAllowed = !template.spec.templateReference;
@@ -201,16 +183,23 @@ async function allocate(
     if (attempt > 0 && narrowAllowed) {
       const fresh = await client.get(R.Metal3DataTemplate, ns, template.metadata.name!);
       if (!fresh) throw new TransientError(`Metal3DataTemplate ${ns}/${template.metadata.name} not found`);
-      registry.template = fresh;
+      registry.owner = fresh;
     }
-    const reads = await indexReads(client, ns, template.metadata.name!, claimName, narrowAllowed);
+    const reads = await indexReads(
+      client,
+      ns,
+      template.metadata.name!,
+      claimName,
+      narrowAllowed,
+      burstUnderWay(registry) && indexPlanTuning.spreadByRank,
+    );
     const planFor = () =>
       planIndex({
         template,
         claim,
         datas: (reads.narrow ? [...reads.own, ...reads.unrendered] : reads.datas) as unknown as Metal3Data[],
         claims: (reads.narrow ? reads.pending : reads.claims) as unknown as Metal3DataClaim[],
-        ...(reads.narrow ? { mapped: statusIndexes(registry.template) } : {}),
+        ...(reads.narrow ? { mapped: statusIndexes(registry.owner) } : {}),
         ...(ahead ? { ahead } : {}),
         tried,
       });
@@ -219,28 +208,21 @@ async function allocate(
       plan.kind === 'create' &&
       !ahead &&
       reads.narrow &&
-      reads.burst &&
+      (reads.burst || burstUnderWay(registry)) &&
       indexPlanTuning.spreadByRank &&
-      !isDeleting(registry.template)
+      !isDeleting(registry.owner)
     ) {
-      // More claims wait than a page holds: rank by the registry, not by the backlog.
-      const owner = registry.template;
-      const joined = await join(client, R.Metal3DataTemplate, owner, claimName, ctx.now(), (n) =>
-        claimWaits(client, owner, n),
-      );
-      if (joined) {
-        registry.template = joined.owner;
-        registry.joined = true;
-        ahead = joined.ahead;
-        plan = planFor();
-      }
+      // A burst (more claims wait than a page holds, or one is still under way): rank by the
+      // registry, not by the backlog.
+      ahead = await joinRegistry(client, registry, claimName, ctx.now(), (t, n) => claimWaits(client, t, n));
+      if (ahead) plan = planFor();
     }
     if (plan.kind === 'reuse') {
       allocationCounters.reused++;
       return plan.data;
     }
     if (plan.kind === 'wait') return undefined;
-    if (isDeleting(registry.template)) {
+    if (isDeleting(registry.owner)) {
       // A new index would only prolong the deletion (the template waits for every Metal3Data).
       throw new TerminalError(
         'TemplateDeleting',
@@ -325,7 +307,7 @@ async function recordAllocation(
   data: Metal3Data,
 ) {
   const { client } = ctx;
-  const templateRaw = registry.template;
+  const templateRaw = registry.owner;
   const ns = claimRaw.metadata.namespace!;
   const claimName = claimRaw.metadata.name!;
   const dataRef = { name: data.metadata.name, namespace: data.metadata.namespace };

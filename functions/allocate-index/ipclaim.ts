@@ -24,14 +24,22 @@ import { updateOrGone } from '../../shared/allocation/update.ts';
 import { type IPAddress, type IPClaim, type IPPool, parseIPPool, R } from '../../shared/api/index.ts';
 import { type AllocatedAddress, ipAddressName } from '../../shared/ipam/allocate.ts';
 import { IpamError } from '../../shared/ipam/errors.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { addressReads } from './address-reads.ts';
-import { type AddressPlan, isAddressOfClaim, planAddress, poolAddresses } from './plan-address.ts';
-import { ensurePoolFinalizer, poolIndexes, syncPoolIndexes } from './pool.ts';
+import { burstUnderWay, inRegistry, joinRegistry, leaveRegistry, type RegistryState } from './allocating.ts';
+import {
+  type AddressPlan,
+  isAddressOfClaim,
+  planAddress,
+  poolAddresses,
+  spreadsByRank,
+} from './plan-address.ts';
+import { ensurePoolFinalizer, isClaimOfPool, poolIndexes, syncPoolIndexes } from './pool.ts';
 import { releaseIPClaim } from './release.ts';
 
 export const MAX_ADDRESS_ATTEMPTS = 40;
@@ -93,16 +101,33 @@ export async function reconcileIPClaim(
   if (!poolNow)
     return requeueAfter(ctx.config.safetyRequeueSeconds, `IPPool ${namespace}/${poolName} not found`);
 
-  let allocated: { address: IPAddress; pool: KubeObject };
+  const registry: RegistryState = { kind: R.IPPool, owner: poolNow, joined: false };
+  let address: IPAddress;
   try {
-    allocated = await allocate(ctx, pool, poolNow, claimObj);
+    address = await allocate(ctx, pool, registry, claimObj);
   } catch (e) {
-    if (e instanceof IpamError || e instanceof TerminalError) return recordClaimError(ctx, claimObj, e);
+    if (e instanceof IpamError || e instanceof TerminalError) {
+      await leaveRegistry(client, registry, name);
+      return recordClaimError(ctx, claimObj, e);
+    }
     throw e;
   }
   // The pool as allocate last read (or mended) it: whether its status already maps this claim.
-  await recordAllocation(ctx, allocated.pool, claimObj, allocated.address);
-  return done(allocated.address.spec.address);
+  await recordAllocation(ctx, registry, claimObj, address);
+  return done(address.spec.address);
+}
+
+/** Does the IPClaim `name` still wait for an address of `pool` (for the registry's stale check)? */
+async function ipClaimWaits(client: KubeClient, pool: KubeObject, name: string): Promise<boolean> {
+  const c = await client.get(R.IPClaim, pool.metadata.namespace!, name);
+  const status = c?.status as IPClaim['status'] | undefined;
+  return Boolean(
+    c &&
+      !isDeleting(c) &&
+      isClaimOfPool(c, pool.metadata.namespace!, pool.metadata.name!) &&
+      !status?.address?.name &&
+      !status?.errorMessage,
+  );
 }
 
 /**
@@ -114,28 +139,39 @@ const NARROW_CONFLICTS_BEFORE_FULL = 3;
 async function allocate(
   ctx: ReconcileContext,
   pool: IPPool,
-  poolRaw: KubeObject,
+  registry: RegistryState,
   claimRaw: KubeObject,
-): Promise<{ address: IPAddress; pool: KubeObject }> {
+): Promise<IPAddress> {
   const { client } = ctx;
   const ns = pool.metadata.namespace!;
   const claim = claimRaw as unknown as IPClaim;
+  const claimName = claim.metadata.name!;
   const tried: string[] = [];
+  // In a burst: the claims that joined the pool's registry before this one (ADR 012).
+  let ahead: string[] | undefined;
   // The pool as read before this reconcile's first attempt, then (narrow reads plan from its
-  // status) re-read after each failed create.
-  let poolNow = poolRaw;
+  // status) re-read after each failed create; kept in `registry.owner` when the loop ends.
+  let poolNow = registry.owner;
   let narrow = true;
   let narrowConflicts = 0;
   let synced = false;
   for (let attempt = 0; attempt < MAX_ADDRESS_ATTEMPTS; attempt++) {
     if (attempt > 0 && narrow) poolNow = (await client.get(R.IPPool, ns, pool.metadata.name!)) ?? poolNow;
-    const reads = await addressReads(client, ns, pool.metadata.name!, claim.metadata.name!, narrow);
+    registry.owner = poolNow;
+    const reads = await addressReads(
+      client,
+      ns,
+      pool.metadata.name!,
+      claimName,
+      narrow,
+      burstUnderWay(registry) && spreadsByRank(pool, claim),
+    );
     const addresses = (reads.narrow ? reads.own : reads.addresses) as unknown as IPAddress[];
     if (isDeleting(poolNow)) {
       // The address the claim already holds stays; a new one would only prolong the deletion (the
       // pool waits for every IPAddress of it), so none is planned (not even to report exhaustion).
       const held = poolAddresses(pool, addresses).find((a) => isAddressOfClaim(a, claim));
-      if (held) return { address: held, pool: poolNow };
+      if (held) return held;
       throw new TerminalError(
         'PoolDeleting',
         `IPPool ${keyOf(poolNow)} is being deleted: no address is allocated for a new claim`,
@@ -145,6 +181,21 @@ async function allocate(
       // Fell back from narrow reads: mend the status they plan from.
       synced = true;
       poolNow = (await syncPoolIndexes(ctx, poolNow, addresses)) ?? poolNow;
+      registry.owner = poolNow;
+    }
+    if (
+      !ahead &&
+      reads.narrow &&
+      (reads.burst || burstUnderWay(registry)) &&
+      spreadsByRank(pool, claim) &&
+      !poolIndexes(poolNow)[claimName]
+    ) {
+      // A burst (more claims wait than a page holds, or one is still under way): rank by the
+      // registry, not by the backlog.
+      ahead = await joinRegistry(client, registry, claimName, ctx.now(), (p, n) =>
+        ipClaimWaits(client, p, n),
+      );
+      poolNow = registry.owner;
     }
     let plan: AddressPlan;
     try {
@@ -155,6 +206,7 @@ async function allocate(
         claims: (reads.narrow ? reads.pending : reads.claims) as unknown as IPClaim[],
         tried,
         ...(reads.narrow ? { mapped: poolIndexes(poolNow) } : {}),
+        ...(ahead ? { ahead } : {}),
       });
     } catch (e) {
       // An allocation error is sticky on the claim: never from the status alone (it may hold
@@ -167,13 +219,13 @@ async function allocate(
     }
     if (plan.kind === 'reuse') {
       addressCounters.reused++;
-      return { address: plan.address, pool: poolNow };
+      return plan.address;
     }
     const body = newAddress(pool, poolNow, claimRaw, plan.allocated);
     try {
       const created = await client.create(R.IPAddress, body);
       addressCounters.created++;
-      return { address: created as unknown as IPAddress, pool: poolNow };
+      return created as unknown as IPAddress;
     } catch (e) {
       if (e instanceof InvalidError) {
         throw new TerminalError('CreateFailed', `Failed to create associated IPAddress object: ${e.message}`);
@@ -221,20 +273,29 @@ export function newAddress(
  */
 async function recordAllocation(
   ctx: ReconcileContext,
-  poolRaw: KubeObject,
+  registry: RegistryState,
   claimRaw: KubeObject,
   address: IPAddress,
 ) {
   const { client } = ctx;
+  const poolRaw = registry.owner;
   const ns = claimRaw.metadata.namespace!;
   const claimName = claimRaw.metadata.name!;
-  if (poolIndexes(poolRaw)[claimName] !== address.spec.address) {
+  const leaving = inRegistry(registry, claimName);
+  if (leaving || poolIndexes(poolRaw)[claimName] !== address.spec.address) {
     // One map key per claim: commutative with concurrent allocations on the pool (no 409 storm).
     await client.patch(
       R.IPPool,
       ns,
       poolRaw.metadata.name!,
-      { status: { indexes: { [claimName]: address.spec.address }, lastUpdated: timestamp(ctx.now()) } },
+      {
+        status: {
+          indexes: { [claimName]: address.spec.address },
+          // Served: out of the burst registry in the same write (ADR 012).
+          ...(leaving ? { allocating: { [claimName]: null } } : {}),
+          lastUpdated: timestamp(ctx.now()),
+        },
+      },
       'merge',
       { status: true },
     );

@@ -58,6 +58,11 @@ export interface AddressPlanInput {
   mapped?: Readonly<Record<string, string>>;
   /** Addresses whose create already failed with AlreadyExists in this reconcile. */
   tried?: Iterable<string>;
+  /**
+   * A burst (ADR 012): the claims that joined the pool's registry before this one. The rank is
+   * then the number of them still unserved, and `claims` is not used.
+   */
+  ahead?: readonly string[];
 }
 
 /** Throws IpamError with the upstream message (exhaustion, bad requested address, ...). */
@@ -76,28 +81,18 @@ export function planAddress(input: AddressPlanInput): AddressPlan {
   for (const ip of input.tried ?? []) used.add(ip);
 
   const requested = requestedIp(claim);
-  const special = requested !== undefined || pre[claim.metadata.name ?? ''] !== undefined;
   const claimRef = { name: claim.metadata.name ?? '', ...(requested ? { requestedIp: requested } : {}) };
-  if (special || pool.spec.allocationStrategy === 'random') {
+  if (!spreadsByRank(pool, claim)) {
     return { kind: 'create', allocated: allocateAddress(pool.spec, used, claimRef) };
   }
 
   const served = new Set([...owned.map((a) => a.spec.claim?.name ?? ''), ...mapped.map(([c]) => c)]);
-  const pending = input.claims
-    .filter(
-      (c) =>
-        c.metadata.namespace === pool.metadata.namespace &&
-        c.spec?.pool?.name === pool.metadata.name &&
-        !isDeleting(meta(c)) &&
-        !c.status?.address &&
-        !c.status?.errorMessage &&
-        requestedIp(c) === undefined &&
-        pre[c.metadata.name ?? ''] === undefined &&
-        !served.has(c.metadata.name ?? ''),
-    )
-    .map((c) => c.metadata.name ?? '');
-  pending.push(claim.metadata.name ?? '');
-  const rank = Math.min(rankAmong(claim.metadata.name ?? '', pending), MAX_RANK);
+  const rank = Math.min(
+    input.ahead
+      ? new Set(input.ahead.filter((n) => !served.has(n))).size
+      : rankAmong(claim.metadata.name ?? '', pendingPlainClaims(pool, claim, input.claims, served)),
+    MAX_RANK,
+  );
 
   // The free address of our rank: skip the `rank` lowest free ones (left to the claims ahead).
   let pick = allocateAddress(pool.spec, used, claimRef);
@@ -112,4 +107,40 @@ export function planAddress(input: AddressPlanInput): AddressPlan {
     }
   }
   return { kind: 'create', allocated: pick };
+}
+
+/**
+ * Does `claim` take the free address of its rank? Not a claim with a requested or pre-allocated
+ * address, nor any claim of a pool that allocates at random.
+ */
+export function spreadsByRank(pool: IPPool, claim: IPClaim): boolean {
+  const pre = pool.spec.preAllocations ?? {};
+  return (
+    requestedIp(claim) === undefined &&
+    pre[claim.metadata.name ?? ''] === undefined &&
+    pool.spec.allocationStrategy !== 'random'
+  );
+}
+
+/** The pool's plain claims still waiting (and `claim` itself, last when it is not among them). */
+function pendingPlainClaims(
+  pool: IPPool,
+  claim: IPClaim,
+  claims: readonly IPClaim[],
+  served: ReadonlySet<string>,
+): string[] {
+  const pending = claims
+    .filter(
+      (c) =>
+        c.metadata.namespace === pool.metadata.namespace &&
+        c.spec?.pool?.name === pool.metadata.name &&
+        !isDeleting(meta(c)) &&
+        !c.status?.address &&
+        !c.status?.errorMessage &&
+        spreadsByRank(pool, c) &&
+        !served.has(c.metadata.name ?? ''),
+    )
+    .map((c) => c.metadata.name ?? '');
+  pending.push(claim.metadata.name ?? '');
+  return pending;
 }

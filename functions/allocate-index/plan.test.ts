@@ -333,3 +333,24 @@ describe('joinedBefore', () => {
     expect(joinedBefore(registry, name).sort()).toEqual(before);
   });
 });
+
+describe('planAddress in a burst (ADR 012)', () => {
+  const plan = (ahead: string[], mapped: Record<string, string> = {}, claim = ipClaim('z')) =>
+    planAddress({ pool: pool(), claim, addresses: [], claims: [ipClaim('a'), ipClaim('b')], ahead, mapped });
+  it.each<{ ahead: string[]; mapped: Record<string, string>; address: string; why: string }>([
+    { ahead: [], mapped: {}, address: '10.0.0.10', why: 'first to join: the lowest free address' },
+    { ahead: ['a', 'b'], mapped: {}, address: '10.0.0.12', why: 'two unserved ahead: the third free one' },
+    { ahead: ['a', 'b'], mapped: { a: '10.0.0.10' }, address: '10.0.0.12', why: 'one ahead served' },
+  ])('$why', ({ ahead, mapped, address: ip }) => {
+    expect(plan(ahead, mapped)).toMatchObject({ kind: 'create', allocated: { address: ip } });
+  });
+
+  it('more ahead than free addresses: probes the last free one (the create arbitrates)', () => {
+    expect(plan(['a', 'b', 'c', 'd'])).toMatchObject({ allocated: { address: '10.0.0.12' } });
+  });
+
+  it('a claim with a requested address is not ranked', () => {
+    const req = ipClaim('z', { ipAddress: '10.0.0.11' });
+    expect(plan(['a', 'b'], {}, req)).toMatchObject({ allocated: { address: '10.0.0.11' } });
+  });
+});

@@ -71,6 +71,14 @@ export const IPPoolStatusSchema = z.lazy(() =>
   z.object({
     /** claim name -> allocated IP (Go field Allocations, JSON key `indexes`). */
     indexes: z.record(z.string(), z.string()).optional(),
+    /**
+     * Ours, not ip-address-manager's (ADR 012): IPClaims being allocated in a burst, claim name ->
+     * time they joined. Its CRD prunes the field; our allocation then ranks by its page.
+     */
+    allocating: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('IPClaims being allocated in a burst: claim name -> time they joined (ADR 012)'),
     lastUpdated: TimestampSchema.optional(),
   }),
 );

@@ -6,10 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { join, PENDING_PAGE, STALE_ENTRY_MS } from '../../../functions/allocate-index/allocating.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { REQUESTED_IP_ANNOTATION } from '../../../shared/allocation/objects.ts';
+import { R, type ResourceType } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { allocate, createClaim, makeCtx, NS } from './harness.ts';
+import { allocate, createClaim, makeCtx, NS, pool } from './harness.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const TEMPLATE = 'burst';
@@ -28,10 +29,10 @@ const indexesOf = async (c: KubeClient) =>
 const waits = async () => true;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 /** An entry as a claim's join would leave it (a crash before its allocation), at a chosen time. */
+const putEntryOn = (c: KubeClient, kind: ResourceType, owner: string, name: string, at: string) =>
+  c.patch(kind, NS, owner, { status: { allocating: { [name]: at } } }, 'merge', { status: true });
 const putEntry = (c: KubeClient, name: string, at: string) =>
-  c.patch(R.Metal3DataTemplate, NS, TEMPLATE, { status: { allocating: { [name]: at } } }, 'merge', {
-    status: true,
-  });
+  putEntryOn(c, R.Metal3DataTemplate, TEMPLATE, name, at);
 
 describe('index allocation in a burst', () => {
   const tc = useDataCluster({
@@ -69,7 +70,13 @@ describe('index allocation in a burst', () => {
     await join(tc.client, R.Metal3DataTemplate, await template(tc.client), claimName(0), new Date(), waits);
     await join(tc.client, R.Metal3DataTemplate, await template(tc.client), claimName(1), new Date(), waits);
     const conflicts = tc.client.stats.conflicts;
-    expect(await allocate(ctx, R.Metal3DataClaim, claimName(2))).toEqual({ kind: 'done', note: 'index 3' });
+    // While a burst is under way (entries in the registry) a claim lists its own Metal3Data only.
+    const fresh = KubeClient.fromString(tc.kubeconfig);
+    expect(await allocate(makeCtx(fresh), R.Metal3DataClaim, claimName(2))).toEqual({
+      kind: 'done',
+      note: 'index 3',
+    });
+    expect(listed(fresh, 'metal3dataclaims')).toBe(0);
     // The two in flight finish: the first joined takes the first free index, the second the next.
     expect(await allocate(ctx, R.Metal3DataClaim, claimName(0))).toEqual({ kind: 'done', note: 'index 1' });
     expect(await allocate(ctx, R.Metal3DataClaim, claimName(1))).toEqual({ kind: 'done', note: 'index 2' });
@@ -122,5 +129,60 @@ describe('index allocation in a burst', () => {
     const claim = (await tc.client.get<KubeObject>(R.Metal3DataClaim, NS, claimName(5)))!;
     expect((claim.status as { errorMessage?: string }).errorMessage).toMatch(/being deleted/);
     expect(await indexesOf(tc.client)).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+});
+
+describe('address allocation in a burst', () => {
+  const POOL = 'burst-pool';
+  const ipClaim = (i: number) => `ip-${String(i).padStart(2, '0')}`;
+  const poolStatus = async (c: KubeClient) =>
+    ((await c.get(R.IPPool, NS, POOL))!.status ?? {}) as {
+      allocating?: Record<string, string>;
+      indexes?: Record<string, string>;
+    };
+  const tc = useDataCluster({
+    seed: async ({ client }) => {
+      await client.create(
+        R.IPPool,
+        pool(POOL, { pools: [{ start: '10.6.0.1', end: '10.6.0.100' }], prefix: 24 }),
+      );
+      for (let i = 0; i < WAITING; i++)
+        await client.create(R.IPClaim, {
+          metadata: { name: ipClaim(i), namespace: NS },
+          spec: { pool: { name: POOL } },
+        });
+    },
+    timeout: 30_000,
+  });
+
+  it('joins the pool registry, takes the lowest free address, leaves with its index; reads one page', async () => {
+    const client = KubeClient.fromString(tc.kubeconfig);
+    const last = ipClaim(WAITING - 1);
+    expect(await allocate(makeCtx(client), R.IPClaim, last)).toEqual({ kind: 'done', note: '10.6.0.1' });
+    expect(listed(client, 'ipclaims')).toBe(PENDING_PAGE);
+    expect(await poolStatus(tc.client)).toMatchObject({ indexes: { [last]: '10.6.0.1' } });
+    expect((await poolStatus(tc.client)).allocating ?? {}).toEqual({});
+  });
+
+  it('counts the claims that joined before it and are still unserved', async () => {
+    const ctx = makeCtx(tc.client);
+    const poolNow = async () => (await tc.client.get(R.IPPool, NS, POOL))!;
+    await join(tc.client, R.IPPool, await poolNow(), ipClaim(0), new Date(), waits);
+    await join(tc.client, R.IPPool, await poolNow(), ipClaim(1), new Date(), waits);
+    const fresh = KubeClient.fromString(tc.kubeconfig);
+    expect(await allocate(makeCtx(fresh), R.IPClaim, ipClaim(2))).toEqual({ kind: 'done', note: '10.6.0.4' });
+    expect(listed(fresh, 'ipclaims')).toBe(0);
+    expect(await allocate(ctx, R.IPClaim, ipClaim(0))).toEqual({ kind: 'done', note: '10.6.0.2' });
+    expect(await allocate(ctx, R.IPClaim, ipClaim(1))).toEqual({ kind: 'done', note: '10.6.0.3' });
+    expect((await poolStatus(tc.client)).allocating ?? {}).toEqual({});
+  });
+
+  it('a claim that joined and then fails for good (its requested address is outside the pool) leaves', async () => {
+    await putEntryOn(tc.client, R.IPPool, POOL, ipClaim(3), ago(1000));
+    const c = (await tc.client.get<KubeObject>(R.IPClaim, NS, ipClaim(3)))!;
+    c.metadata.annotations = { [REQUESTED_IP_ANNOTATION]: '10.99.0.1' };
+    await tc.client.replace(R.IPClaim, c);
+    expect(await allocate(makeCtx(tc.client), R.IPClaim, ipClaim(3))).toMatchObject({ kind: 'terminal' });
+    expect((await poolStatus(tc.client)).allocating ?? {}).toEqual({});
   });
 });

@@ -32,10 +32,10 @@ describe('index allocation under contention', () => {
     // Every claim that joined the burst registry left it (ADR 012).
     expect((t.status as any).allocating ?? {}).toEqual({});
     expect(r.deliveries).toBeGreaterThan(500);
-    // Reads bounded by the page, not the backlog (listing the backlog was ~560 objects each here):
-    // its own Metal3Data, a page of waiting claims and one of unrendered Metal3Data, and at the
-    // tail, once fewer than a page wait, the unrendered ones whole.
-    expect(r.listed / r.deliveries).toBeLessThan(4 * PENDING_PAGE);
+    // Reads do not follow the backlog (listing it was ~560 objects per allocation here): while
+    // the burst is under way a claim reads its own Metal3Data only; a page of waiting claims and
+    // of unrendered Metal3Data when it starts and ends.
+    expect(r.listed / r.deliveries).toBeLessThan(PENDING_PAGE / 2);
   });
 
   it('duplicates racing as if from two processes (no per-key serialization): still dense and unique', async () => {

@@ -9,6 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PENDING_PAGE } from '../../../functions/allocate-index/allocating.ts';
 import { selectableFieldPatches } from '../../../shared/api/crd/build.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { ipAddressName } from '../../../shared/ipam/allocate.ts';
@@ -54,12 +55,22 @@ const ipSelectors = (tc: TestCluster) =>
     .filter((e) => e.verb === 'list' && (e.resource === 'ipaddresses' || e.resource === 'ipclaims'))
     .map((e) => `${e.resource}?${new URL(e.path, 'http://local').searchParams.get('fieldSelector') ?? ''}`);
 
-/** Our CRDs, and the IPAM ones as ip-address-manager ships them (no selectableFields). */
+type CrdVersion = {
+  selectableFields?: unknown;
+  schema: { openAPIV3Schema: { properties: { status: { properties: Record<string, unknown> } } } };
+};
+
+/**
+ * Our CRDs, and the IPAM ones as ip-address-manager ships them: no selectableFields, and no
+ * `status.allocating` on the IPPool (ours, ADR 012: their schema prunes it).
+ */
 async function projectCrdsWithUpstreamIpam(client: KubeClient): Promise<void> {
   for (const crd of loadProjectCrds()) {
     if ((crd.spec as { group: string }).group === 'ipam.metal3.io')
-      for (const v of (crd.spec as { versions: { selectableFields?: unknown }[] }).versions)
+      for (const v of (crd.spec as { versions: CrdVersion[] }).versions) {
         delete v.selectableFields;
+        delete v.schema.openAPIV3Schema.properties.status?.properties.allocating;
+      }
     await client.create(R.CustomResourceDefinition, crd);
   }
 }
@@ -301,4 +312,31 @@ describe('IPAM CRDs from ip-address-manager, patched with infra/ipam (kubectl pa
     expect(listed(client, 'ipclaims')).toBe(1);
     expect(tc.server.log.entries.slice(from).filter((e) => e.status === 400)).toEqual([]);
   });
+
+  it.runIf(kubectlAvailable())(
+    'a burst on their IPPool (it prunes status.allocating) ranks by its page: one pruned join per process',
+    async () => {
+      await tc.client.create(
+        R.IPPool,
+        pool('wide', { pools: [{ start: '10.7.0.1', end: '10.7.0.200' }], prefix: 24 }),
+      );
+      const names = Array.from({ length: PENDING_PAGE + 4 }, (_, i) => `wide-${String(i).padStart(2, '0')}`);
+      for (const n of names) await newClaim(tc.client, n, 'wide');
+      const client = KubeClient.fromString(tc.kubeconfig);
+      const ctx = makeCtx(client);
+      const from = tc.server.log.entries.length;
+      for (const n of [...names].reverse())
+        expect(await allocate(ctx, R.IPClaim, n)).toMatchObject({ kind: 'done' });
+      const joins = tc.server.log.entries
+        .slice(from)
+        .filter((e) => e.resource === 'ippools/status' && e.verb === 'patch');
+      // One patch per allocation (its index), plus the one join that found the field pruned.
+      expect(joins).toHaveLength(names.length + 1);
+      const addresses = (await client.list(R.IPAddress, NS)).items
+        .filter((a) => (a.spec as { pool: { name: string } }).pool.name === 'wide')
+        .map((a) => (a.spec as { address: string }).address);
+      expect(new Set(addresses).size).toBe(names.length);
+      expect(listed(client, 'ipclaims')).toBeLessThanOrEqual(names.length * PENDING_PAGE);
+    },
+  );
 });
