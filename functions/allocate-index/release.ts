@@ -115,9 +115,18 @@ export async function releaseDataClaim(
       templateName,
       (o) => {
         const status = o.status as
-          | { indexes?: Record<string, string>; dataNames?: Record<string, string> }
+          | {
+              indexes?: Record<string, string>;
+              dataNames?: Record<string, string>;
+              allocating?: Record<string, string>;
+            }
           | undefined;
         let changed = false;
+        // A claim deleted after it joined a burst registry (ADR 012) and before its allocation.
+        if (status?.allocating && name in status.allocating) {
+          delete status.allocating[name];
+          changed = true;
+        }
         for (const [index, claimName] of Object.entries(status?.indexes ?? {})) {
           if (claimName === name) {
             delete status!.indexes![index];
@@ -230,9 +239,13 @@ export async function releaseIPClaim(
       namespace,
       poolName,
       (o) => {
-        const indexes = (o.status as { indexes?: Record<string, string> } | undefined)?.indexes;
-        if (!indexes || !(name in indexes)) return SKIP;
-        delete indexes[name];
+        const status = o.status as
+          | { indexes?: Record<string, string>; allocating?: Record<string, string> }
+          | undefined;
+        // Its entry, and its burst registry entry if it was deleted before its allocation (ADR 012).
+        const maps = [status?.indexes, status?.allocating].filter((m) => m !== undefined && name in m);
+        if (maps.length === 0) return SKIP;
+        for (const m of maps) delete m![name];
       },
       { status: true, retries: 20 },
     );

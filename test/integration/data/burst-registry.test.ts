@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { join, PENDING_PAGE, STALE_ENTRY_MS } from '../../../functions/allocate-index/allocating.ts';
-import { REQUESTED_IP_ANNOTATION } from '../../../shared/allocation/objects.ts';
+import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/allocation/objects.ts';
 import { R, type ResourceType } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
@@ -119,6 +119,20 @@ describe('index allocation in a burst', () => {
     );
   });
 
+  it('a claim deleted after it joined (before its allocation) is released out of the registry', async () => {
+    const name = claimName(7);
+    const c = (await tc.client.get<KubeObject>(R.Metal3DataClaim, NS, name))!;
+    await tc.client.replace(R.Metal3DataClaim, {
+      ...c,
+      metadata: { ...c.metadata, finalizers: [FINALIZER.dataClaim] },
+    });
+    await putEntry(tc.client, name, ago(1000));
+    await tc.client.delete(R.Metal3DataClaim, NS, name);
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, name)).toMatchObject({ kind: 'done' });
+    expect(await tc.client.get(R.Metal3DataClaim, NS, name)).toBeUndefined();
+    expect(await registry(tc.client)).toEqual({});
+  });
+
   it('a claim that joined and then fails for good leaves the registry', async () => {
     // Joined by a delivery that crashed; then the template is deleted (its finalizer holds it).
     await putEntry(tc.client, claimName(5), ago(1000));
@@ -174,6 +188,20 @@ describe('address allocation in a burst', () => {
     expect(listed(fresh, 'ipclaims')).toBe(0);
     expect(await allocate(ctx, R.IPClaim, ipClaim(0))).toEqual({ kind: 'done', note: '10.6.0.2' });
     expect(await allocate(ctx, R.IPClaim, ipClaim(1))).toEqual({ kind: 'done', note: '10.6.0.3' });
+    expect((await poolStatus(tc.client)).allocating ?? {}).toEqual({});
+  });
+
+  it('an IPClaim deleted after it joined (before its allocation) is released out of the registry', async () => {
+    const name = ipClaim(4);
+    const c = (await tc.client.get<KubeObject>(R.IPClaim, NS, name))!;
+    await tc.client.replace(R.IPClaim, {
+      ...c,
+      metadata: { ...c.metadata, finalizers: [FINALIZER.ipClaim] },
+    });
+    await putEntryOn(tc.client, R.IPPool, POOL, name, ago(1000));
+    await tc.client.delete(R.IPClaim, NS, name);
+    expect(await allocate(makeCtx(tc.client), R.IPClaim, name)).toMatchObject({ kind: 'done' });
+    expect(await tc.client.get(R.IPClaim, NS, name)).toBeUndefined();
     expect((await poolStatus(tc.client)).allocating ?? {}).toEqual({});
   });
 
