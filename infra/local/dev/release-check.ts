@@ -34,6 +34,24 @@ export function checkRelease(objects: KubeObject[]): ReleaseFinding[] {
         if ((o as { type?: string }).type === DATA_SECRET_TYPE)
           findings.push({ object: ref(o), problem: 'rendered data Secret left behind' });
         break;
+      case 'Metal3DataTemplate':
+      case 'IPPool': {
+        // What the allocations recorded on the template or pool must go with them: the index or
+        // address entries, and the burst registry (ADR 012).
+        const status = (o.status ?? {}) as {
+          indexes?: Record<string, unknown>;
+          allocating?: Record<string, unknown>;
+        };
+        for (const field of ['indexes', 'allocating'] as const) {
+          const left = Object.keys(status[field] ?? {});
+          if (left.length > 0)
+            findings.push({
+              object: ref(o),
+              problem: `status.${field} not empty: ${left.sort().join(', ')}`,
+            });
+        }
+        break;
+      }
       case 'BareMetalHost': {
         const spec = (o.spec ?? {}) as Record<string, unknown>;
         const status = (o.status ?? {}) as { provisioning?: { state?: string } };

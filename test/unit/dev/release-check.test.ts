@@ -60,6 +60,8 @@ describe('checkRelease', () => {
         spec: { consumerRef: { name: 'm0' }, image: { url: 'x' } },
         status: { provisioning: { state: 'provisioned' } },
       }),
+      obj('Metal3DataTemplate', 't', { status: { indexes: { '0': 'm0' }, allocating: {} } }),
+      obj('IPPool', 'pool-1', { status: { indexes: {}, allocating: { b: 'x', a: 'y' } } }),
       obj(
         'Cluster',
         'c',
@@ -76,6 +78,8 @@ describe('checkRelease', () => {
       'BareMetalHost metal3/h1: still consumed by {"name":"m0"}',
       "BareMetalHost metal3/h1: state is 'provisioned', not available",
       'BareMetalHost metal3/h1: image not cleared',
+      'Metal3DataTemplate metal3/t: status.indexes not empty: 0',
+      'IPPool metal3/pool-1: status.allocating not empty: a, b',
       'Cluster metal3/c: deleting but held by finalizers cluster.cluster.x-k8s.io',
     ]);
   });
