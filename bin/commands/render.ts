@@ -27,7 +27,8 @@ import {
 } from '../../shared/api/index.ts';
 import type { AllocatedAddress } from '../../shared/ipam/allocate.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { isMetal3Pool, referencedPools, renderData, toSecretYaml } from '../../shared/render/index.ts';
+import { isMetal3Pool, referencedPools, renderData } from '../../shared/render/index.ts';
+import { toSecretYaml } from '../../shared/render/serialize.ts';
 
 const USAGE = `usage: metal3fn render -f MANIFESTS [--machine NAME] [--index N] [-o json|yaml]
 

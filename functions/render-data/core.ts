@@ -114,7 +114,7 @@ export async function reconcileData(
     const clusterName =
       dataObj.metadata.labels?.[CLUSTER_NAME_LABEL] ??
       (objects.machine.spec as { clusterName?: string } | undefined)?.clusterName;
-    const secrets = buildSecrets(dataObj, names, rendered, clusterName);
+    const secrets = await buildSecrets(dataObj, names, rendered, clusterName);
     if (!(await createSecrets(client, dataObj.metadata.uid, secrets))) {
       return wait(ctx, 'a Secret of an earlier Metal3Data still holds the name');
     }

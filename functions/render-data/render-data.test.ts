@@ -26,13 +26,13 @@ describe('renderData pure parts', () => {
     expect(secretNames('m', 3, false)).toEqual({ metaData: 'm-metadata-3', networkData: undefined });
   });
 
-  it('builds byte-identical Secrets from equal inputs', () => {
+  it('builds byte-identical Secrets from equal inputs', async () => {
     const rendered = {
       metaData: { index: '3', b: 'x', a: '' },
       networkData: { links: [], networks: [], services: [] },
     };
-    const a = buildSecrets(data, secretNames('m', 3, true), rendered as never, 'c1');
-    const b = buildSecrets(data, secretNames('m', 3, true), structuredClone(rendered) as never, 'c1');
+    const a = await buildSecrets(data, secretNames('m', 3, true), rendered as never, 'c1');
+    const b = await buildSecrets(data, secretNames('m', 3, true), structuredClone(rendered) as never, 'c1');
     expect(a).toEqual(b);
     expect(a[0]).toEqual({
       metadata: {

@@ -18,7 +18,7 @@ import { R } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { type RenderedData, serializeMetaData, serializeNetworkData } from '../../shared/render/index.ts';
+import type { RenderedData } from '../../shared/render/index.ts';
 
 export interface SecretNames {
   metaData: string;
@@ -52,13 +52,18 @@ function secret(
   };
 }
 
-/** The Secret objects for rendered data (pure: equal inputs give byte-identical Secrets). */
-export function buildSecrets(
+/**
+ * The Secret objects for rendered data (pure: equal inputs give byte-identical Secrets). The YAML
+ * writer (the `yaml` package, ~115 KB) is imported here, on the first render, not at every Lambda
+ * start: most messages render nothing (docs/adr/011-cold-start.md).
+ */
+export async function buildSecrets(
   dataRaw: KubeObject,
   names: SecretNames,
   rendered: RenderedData,
   clusterName: string | undefined,
-): KubeObject[] {
+): Promise<KubeObject[]> {
+  const { serializeMetaData, serializeNetworkData } = await import('../../shared/render/serialize.ts');
   const out = [
     secret(dataRaw, names.metaData, 'metaData', serializeMetaData(rendered.metaData), clusterName),
   ];

@@ -8,7 +8,8 @@ export type { RenderInputs, RenderObjects, TemplateSpec } from './inputs.ts';
 export { type MetaData, providerIdPath, renderMetaData } from './metadata.ts';
 export * from './networkdata.ts';
 export { isMetal3Pool, METAL3_POOL_KIND, type PoolRef, poolAddress, referencedPools } from './pools.ts';
-export { serializeMetaData, serializeNetworkData, toSecretYaml } from './serialize.ts';
+// serialize.ts is not re-exported: it loads `yaml`, which a renderData Lambda start must not
+// (functions/render-data/secrets.ts imports it on the first render). Import it directly.
 
 export interface RenderedData {
   /** Always rendered: it carries `providerid` even when the template has no metaData. */

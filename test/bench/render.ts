@@ -10,12 +10,8 @@ import { performance } from 'node:perf_hooks';
 import { parse } from 'yaml';
 import { parseMetal3DataTemplate } from '../../shared/api/index.ts';
 import { allocateAddress, type IPPoolSpec, UsedAddresses } from '../../shared/ipam/allocate.ts';
-import {
-  referencedPools,
-  renderData,
-  serializeMetaData,
-  serializeNetworkData,
-} from '../../shared/render/index.ts';
+import { referencedPools, renderData } from '../../shared/render/index.ts';
+import { serializeMetaData, serializeNetworkData } from '../../shared/render/serialize.ts';
 import { inputs } from '../unit/render/helpers.ts';
 import { SEED_TEMPLATE_REAL_MACS } from '../unit/render/seed001-template.ts';
 

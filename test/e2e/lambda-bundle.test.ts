@@ -3,7 +3,8 @@
  * scripts/build.ts into a temporary folder, loaded, one SQS event handled against the embedded API
  * server over https (RBAC on, so a request without the right credentials fails the record). What
  * the build defers to first use (docs/adr/011-cold-start.md) must still work when used, e.g. the
- * OIDC auth provider (a stand-in that loads client-node's own on the first request).
+ * OIDC auth provider (a stand-in that loads client-node's own on the first request), or renderData's
+ * YAML writer (a chunk imported on the first render).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,7 +13,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
 import { type ApiServerHandle, startApiServer } from '../../infra/local/apiserver/index.ts';
+import { R } from '../../shared/api/resources.ts';
+import { startTestCluster } from '../helpers/cluster.ts';
 import { sqsEventFor } from '../helpers/sqs-event.ts';
+import {
+  allocate,
+  createMachine,
+  makeCtx,
+  NS,
+  POOL_1,
+  POOL6_1,
+  render,
+  seedTemplate,
+} from '../integration/data/harness.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const TOKEN = 'lambda-bundle-admin';
@@ -38,8 +51,8 @@ function node(
 }
 
 /** Loads the bundle in a fresh process and hands it one SQS event; prints the response. */
-function handleOne(fn: FunctionName, name: string, kubeconfig: string) {
-  const event = sqsEventFor(fn, name);
+function handleOne(fn: FunctionName, name: string, kubeconfig: string, namespace?: string) {
+  const event = sqsEventFor(fn, name, namespace);
 
   const bundle = join(dir, 'lambda', fn, 'index.mjs');
   const script = `const m = await import(${JSON.stringify(bundle)}); console.log(JSON.stringify(await m.handler(${JSON.stringify(event)})));`;
@@ -79,6 +92,34 @@ describe('the Lambda bundles, each in a fresh process', () => {
     expect(JSON.parse(r.out.trim().split('\n').at(-1)!)).toEqual({
       batchItemFailures: [{ itemIdentifier: 'm-1' }],
     });
+  });
+
+  it('renderData renders in the bundle, byte-identical to the sources (yaml loaded on first render)', async () => {
+    const tc = await startTestCluster({ tls: true, rbac: { tokens: {}, adminToken: TOKEN } });
+    try {
+      const ctx = makeCtx(tc.client);
+      for (const p of [POOL_1, POOL6_1]) await tc.client.create(R.IPPool, p);
+      await tc.client.create(R.Metal3DataTemplate, seedTemplate('nodepool-1'));
+      await createMachine(tc.client, 'worker-a', 'nodepool-1');
+      // Up to the render: the Metal3Data, its IPClaims (a first renderData run) and their addresses.
+      await allocate(ctx, R.Metal3DataClaim, 'worker-a');
+      expect((await render(ctx, 'nodepool-1-0')).kind).toBe('requeue');
+      for (const c of ['nodepool-1-0-pool-1', 'nodepool-1-0-pool6-1']) await allocate(ctx, R.IPClaim, c);
+
+      const r = await handleOne('renderData', 'nodepool-1-0', tc.server.kubeconfig({ token: TOKEN }), NS);
+      expect(r.code, r.out).toBe(0);
+      expect(JSON.parse(r.out.trim().split('\n').at(-1)!)).toEqual({ batchItemFailures: [] });
+      const secrets = ['worker-a-metadata-0', 'worker-a-networkdata-0'];
+      const fromBundle = await Promise.all(secrets.map((n) => tc.client.get(R.Secret, NS, n)));
+      expect(fromBundle.every(Boolean)).toBe(true);
+      // The same Secrets rendered by the sources in this process.
+      for (const n of secrets) await tc.client.delete(R.Secret, NS, n);
+      expect(await render(ctx, 'nodepool-1-0')).toEqual({ kind: 'done', note: 'rendered' });
+      const fromSources = await Promise.all(secrets.map((n) => tc.client.get(R.Secret, NS, n)));
+      expect(fromBundle.map((s) => s!.data)).toEqual(fromSources.map((s) => s!.data));
+    } finally {
+      await tc.stop();
+    }
   });
 
   it('authenticates with an OIDC id-token (the provider is loaded on first use)', async () => {

@@ -10,14 +10,8 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseMetal3DataTemplate } from '../../../shared/api/index.ts';
-import {
-  type NetworkData,
-  RenderError,
-  referencedPools,
-  renderData,
-  serializeMetaData,
-  serializeNetworkData,
-} from '../../../shared/render/index.ts';
+import { type NetworkData, RenderError, referencedPools, renderData } from '../../../shared/render/index.ts';
+import { serializeMetaData, serializeNetworkData } from '../../../shared/render/serialize.ts';
 import { inputs, template } from './helpers.ts';
 import { SEED_TEMPLATE, SEED_TEMPLATE_REAL_MACS } from './seed001-template.ts';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { type NetworkData, serializeMetaData, serializeNetworkData } from '../../../shared/render/index.ts';
+import type { NetworkData } from '../../../shared/render/index.ts';
+import { serializeMetaData, serializeNetworkData } from '../../../shared/render/serialize.ts';
 
 // Strings every YAML 1.1 or 1.2 reader (Go's yaml in baremetal-operator is 1.1) would otherwise
 // turn into numbers, booleans, null, timestamps or sexagesimals.
