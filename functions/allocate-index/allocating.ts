@@ -13,6 +13,7 @@
  */
 import type { ResourceType } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
+import { KubeApiError } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 
 /** Waiting claims read per attempt; more than this is a burst, ranked through the registry. */
@@ -64,14 +65,7 @@ export async function join(
   if (registry[claimName] !== undefined) {
     joined = { owner, ahead: joinedBefore(registry, claimName) };
   } else {
-    const after = await client.patch(
-      kind,
-      owner.metadata.namespace!,
-      owner.metadata.name!,
-      { status: { allocating: { [claimName]: now.toISOString() } } },
-      'merge',
-      { status: true },
-    );
+    const after = await patchRegistry(client, kind, owner, { [claimName]: now.toISOString() });
     if (allocatingOf(after)[claimName] === undefined) {
       unsupported.set(client, (unsupported.get(client) ?? new Set()).add(kind.plural));
       return undefined;
@@ -97,14 +91,38 @@ export async function leave(
   const registry = allocatingOf(owner);
   const present = opts.known ? names : names.filter((n) => registry[n] !== undefined);
   if (present.length === 0) return;
-  await client.patch(
-    kind,
-    owner.metadata.namespace!,
-    owner.metadata.name!,
-    { status: { allocating: Object.fromEntries(present.map((n) => [n, null])) } },
-    'merge',
-    { status: true },
-  );
+  await patchRegistry(client, kind, owner, Object.fromEntries(present.map((n) => [n, null])));
+}
+
+/** Attempts of one registry patch before its error goes to the queue. */
+const PATCH_ATTEMPTS = 3;
+
+/**
+ * A merge patch of registry keys, retried at once on a transient answer (409, 429, 5xx): it sets
+ * or removes only its own keys, so sending it again is harmless. Without this a passing error
+ * would fail the allocation, and the queue's redelivery backoff would hold back every later
+ * claim of the same template or pool (their message group) for seconds.
+ */
+async function patchRegistry(
+  client: KubeClient,
+  kind: ResourceType,
+  owner: KubeObject,
+  entries: Record<string, string | null>,
+): Promise<KubeObject> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.patch(
+        kind,
+        owner.metadata.namespace!,
+        owner.metadata.name!,
+        { status: { allocating: entries } },
+        'merge',
+        { status: true },
+      );
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.transient) || attempt >= PATCH_ATTEMPTS) throw e;
+    }
+  }
 }
 
 /**

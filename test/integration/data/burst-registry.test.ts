@@ -100,6 +100,23 @@ describe('index allocation in a burst', () => {
     expect(await registry(tc.client)).toEqual({});
   });
 
+  it('a passing error on the join is retried at once: the allocation finishes in one delivery', async () => {
+    await putEntry(tc.client, claimName(9), ago(0)); // a burst under way: c-08 joins behind c-09
+    // The join's patch fails twice (409, then 503), then passes.
+    tc.server.faults.failNext({ verb: 'patch', resource: 'metal3datatemplates/status' }, 409);
+    tc.server.faults.failNext({ verb: 'patch', resource: 'metal3datatemplates/status' }, 503);
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(8))).toEqual({
+      kind: 'done',
+      note: 'index 7',
+    });
+    expect(Object.keys(await registry(tc.client))).toEqual([claimName(9)]);
+    tc.server.faults.clear();
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(9))).toEqual({
+      kind: 'done',
+      note: 'index 6',
+    });
+  });
+
   it("the template's reconcile drops old entries of claims that no longer wait, keeps young ones", async () => {
     await putEntry(tc.client, 'gone-long-ago', ago(STALE_ENTRY_MS + 1000));
     await putEntry(tc.client, claimName(2), ago(STALE_ENTRY_MS + 1000)); // served above
@@ -142,7 +159,7 @@ describe('index allocation in a burst', () => {
     expect(await registry(tc.client)).toEqual({});
     const claim = (await tc.client.get<KubeObject>(R.Metal3DataClaim, NS, claimName(5)))!;
     expect((claim.status as { errorMessage?: string }).errorMessage).toMatch(/being deleted/);
-    expect(await indexesOf(tc.client)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(await indexesOf(tc.client)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 });
 
