@@ -19,7 +19,7 @@
  * otherwise only the folders it builds are replaced.
  */
 import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { builtinModules } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -92,11 +92,34 @@ const builtinsViaRequire: Plugin = {
       return { path: args.path.replace(/^node:/, ''), namespace: 'builtin-cjs' };
     });
     b.onLoad({ filter: /.*/, namespace: 'builtin-cjs' }, (args) => ({
-      contents: `module.exports = require(${JSON.stringify(`node:${args.path}`)});`,
+      contents: lazyBuiltin(args.path),
       loader: 'js',
     }));
   },
 };
+
+const requireHere = createRequire(import.meta.url);
+
+/**
+ * A built-in whose exports are a plain object loads on the first read of one of them, not at
+ * import: a cold start then loads only the built-ins it uses. Node loads most of its own modules
+ * (child_process, dgram, fs/promises, crypto, perf_hooks, ...) from source on first require, and a
+ * bundle's static imports pulled in every one that anything in it might use (docs/adr/011). The
+ * names come from this Node (the build's, the runtime's major); each getter reads the real module,
+ * so identities and values are the real ones. A built-in whose exports are a function (assert,
+ * events, stream, ...) may be called or extended at import: it is required at once, as before.
+ */
+function lazyBuiltin(name: string): string {
+  const id = JSON.stringify(`node:${name}`);
+  const real = requireHere(`node:${name}`) as object;
+  if (typeof real !== 'object' || real === null) return `module.exports = require(${id});`;
+  const names = Object.getOwnPropertyNames(real).filter((k) => k !== '__proto__');
+  return `let real;
+const lazy = {};
+for (const k of ${JSON.stringify(names)})
+  Object.defineProperty(lazy, k, { get: () => (real ??= require(${id}))[k], enumerable: true });
+module.exports = lazy;`;
+}
 
 /**
  * @kubernetes/client-node's ESM modules have no import-time side effects we rely on (its only one,
@@ -270,7 +293,8 @@ exports.fetch = async function fetch(init, options = undefined) {
 };
 `,
     }));
-    b.onResolve({ filter: /[\\/]dispatcher[\\/]client-h2\.js$/ }, (args) =>
+    // client.js requires './client-h2.js'.
+    b.onResolve({ filter: /(^|[\\/])client-h2\.js$/ }, (args) =>
       args.importer.startsWith(undiciDir) && args.namespace !== 'undici-lazy-h2'
         ? { path: join(undiciDir, 'lib/dispatcher/client-h2.js'), namespace: 'undici-lazy-h2' }
         : undefined,
