@@ -67,6 +67,8 @@ export async function benchAllocation(): Promise<Record<string, number>> {
       out[`index${tag}AlreadyExistsPerAllocation`] = round(r.alreadyExists / r.allocations);
       out[`index${tag}UpdateConflictsPerAllocation`] = round((r.http409 - r.alreadyExists) / r.allocations);
       out[`index${tag}MsPerAllocation`] = round(r.ms / r.allocations, 2);
+      // Objects listed per allocation: flat in the burst's size (ADR 012), not the backlog.
+      out[`index${tag}ListedPerAllocation`] = round(r.listed / r.allocations, 2);
     } finally {
       await tc.stop();
     }
@@ -88,6 +90,7 @@ export async function benchAllocation(): Promise<Record<string, number>> {
       out[`address${tag}ConflictsPerAllocation`] = round(r.http409 / r.allocations);
       out[`address${tag}AlreadyExistsPerAllocation`] = round(r.alreadyExists / r.allocations);
       out[`address${tag}MsPerAllocation`] = round(r.ms / r.allocations, 2);
+      out[`address${tag}ListedPerAllocation`] = round(r.listed / r.allocations, 2);
     } finally {
       await tc.stop();
     }
