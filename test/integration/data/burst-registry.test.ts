@@ -31,6 +31,20 @@ const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 /** An entry as a claim's join would leave it (a crash before its allocation), at a chosen time. */
 const putEntryOn = (c: KubeClient, kind: ResourceType, owner: string, name: string, at: string) =>
   c.patch(kind, NS, owner, { status: { allocating: { [name]: at } } }, 'merge', { status: true });
+/** A claim as allocateIndex leaves it after joining (its finalizer, its entry), then deleted. */
+async function joinedThenDeleted(
+  c: KubeClient,
+  kind: ResourceType,
+  finalizer: string,
+  ownerKind: ResourceType,
+  owner: string,
+  name: string,
+): Promise<void> {
+  const claim = (await c.get<KubeObject>(kind, NS, name))!;
+  await c.replace(kind, { ...claim, metadata: { ...claim.metadata, finalizers: [finalizer] } });
+  await putEntryOn(c, ownerKind, owner, name, ago(1000));
+  await c.delete(kind, NS, name);
+}
 const putEntry = (c: KubeClient, name: string, at: string) =>
   putEntryOn(c, R.Metal3DataTemplate, TEMPLATE, name, at);
 
@@ -138,13 +152,14 @@ describe('index allocation in a burst', () => {
 
   it('a claim deleted after it joined (before its allocation) is released out of the registry', async () => {
     const name = claimName(7);
-    const c = (await tc.client.get<KubeObject>(R.Metal3DataClaim, NS, name))!;
-    await tc.client.replace(R.Metal3DataClaim, {
-      ...c,
-      metadata: { ...c.metadata, finalizers: [FINALIZER.dataClaim] },
-    });
-    await putEntry(tc.client, name, ago(1000));
-    await tc.client.delete(R.Metal3DataClaim, NS, name);
+    await joinedThenDeleted(
+      tc.client,
+      R.Metal3DataClaim,
+      FINALIZER.dataClaim,
+      R.Metal3DataTemplate,
+      TEMPLATE,
+      name,
+    );
     expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, name)).toMatchObject({ kind: 'done' });
     expect(await tc.client.get(R.Metal3DataClaim, NS, name)).toBeUndefined();
     expect(await registry(tc.client)).toEqual({});
@@ -210,13 +225,7 @@ describe('address allocation in a burst', () => {
 
   it('an IPClaim deleted after it joined (before its allocation) is released out of the registry', async () => {
     const name = ipClaim(4);
-    const c = (await tc.client.get<KubeObject>(R.IPClaim, NS, name))!;
-    await tc.client.replace(R.IPClaim, {
-      ...c,
-      metadata: { ...c.metadata, finalizers: [FINALIZER.ipClaim] },
-    });
-    await putEntryOn(tc.client, R.IPPool, POOL, name, ago(1000));
-    await tc.client.delete(R.IPClaim, NS, name);
+    await joinedThenDeleted(tc.client, R.IPClaim, FINALIZER.ipClaim, R.IPPool, POOL, name);
     expect(await allocate(makeCtx(tc.client), R.IPClaim, name)).toMatchObject({ kind: 'done' });
     expect(await tc.client.get(R.IPClaim, NS, name)).toBeUndefined();
     expect((await poolStatus(tc.client)).allocating ?? {}).toEqual({});
