@@ -33,10 +33,18 @@ import {
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { objectGroup } from '../../shared/queue/message.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import { burstUnderWay, inRegistry, joinRegistry, leaveRegistry, type RegistryState } from './allocating.ts';
+import {
+  allocatingOf,
+  burstUnderWay,
+  inRegistry,
+  joinRegistry,
+  leaveRegistry,
+  type RegistryState,
+} from './allocating.ts';
 import { indexReads } from './data-reads.ts';
 import { indexPlanTuning, planIndex } from './plan-index.ts';
 import { releaseDataClaim, releaseOrphanData } from './release.ts';
@@ -177,6 +185,11 @@ async function allocate(
   const narrowAllowed = !template.spec.templateReference;
   // In a burst: the claims that joined the template's registry before this one (ADR 012).
   let ahead: string[] | undefined;
+  // Delivered in its template's FIFO group (the queued runtimes): no other claim of the template
+  // is being allocated by them meanwhile, so the claim takes the lowest free index (counting only
+  // what other runtimes have in flight: the registry's entries), with no page and no join.
+  const serialized =
+    narrowAllowed && ctx.deliveryGroup === objectGroup('Metal3DataTemplate', ns, template.metadata.name!);
   for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt++) {
     // The template as read at the start of this reconcile, then (narrow reads take the given
     // indexes from its status.indexes) fresh after each AlreadyExists.
@@ -185,13 +198,14 @@ async function allocate(
       if (!fresh) throw new TransientError(`Metal3DataTemplate ${ns}/${template.metadata.name} not found`);
       registry.owner = fresh;
     }
+    if (serialized) ahead = Object.keys(allocatingOf(registry.owner)).filter((n) => n !== claimName);
     const reads = await indexReads(
       client,
       ns,
       template.metadata.name!,
       claimName,
       narrowAllowed,
-      burstUnderWay(registry) && indexPlanTuning.spreadByRank,
+      serialized || (burstUnderWay(registry) && indexPlanTuning.spreadByRank),
     );
     const planFor = () =>
       planIndex({

@@ -27,11 +27,19 @@ import { IpamError } from '../../shared/ipam/errors.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { objectGroup } from '../../shared/queue/message.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { addressReads } from './address-reads.ts';
-import { burstUnderWay, inRegistry, joinRegistry, leaveRegistry, type RegistryState } from './allocating.ts';
+import {
+  allocatingOf,
+  burstUnderWay,
+  inRegistry,
+  joinRegistry,
+  leaveRegistry,
+  type RegistryState,
+} from './allocating.ts';
 import {
   type AddressPlan,
   isAddressOfClaim,
@@ -149,6 +157,9 @@ async function allocate(
   const tried: string[] = [];
   // In a burst: the claims that joined the pool's registry before this one (ADR 012).
   let ahead: string[] | undefined;
+  // Delivered in its pool's FIFO group: the lowest free address (see claim.ts), no page, no join.
+  const serialized =
+    spreadsByRank(pool, claim) && ctx.deliveryGroup === objectGroup('IPPool', ns, pool.metadata.name!);
   // The pool as read before this reconcile's first attempt, then (narrow reads plan from its
   // status) re-read after each failed create; kept in `registry.owner` when the loop ends.
   let poolNow = registry.owner;
@@ -158,13 +169,14 @@ async function allocate(
   for (let attempt = 0; attempt < MAX_ADDRESS_ATTEMPTS; attempt++) {
     if (attempt > 0 && narrow) poolNow = (await client.get(R.IPPool, ns, pool.metadata.name!)) ?? poolNow;
     registry.owner = poolNow;
+    if (serialized) ahead = Object.keys(allocatingOf(poolNow)).filter((n) => n !== claimName);
     const reads = await addressReads(
       client,
       ns,
       pool.metadata.name!,
       claimName,
       narrow,
-      burstUnderWay(registry) && spreadsByRank(pool, claim),
+      serialized || (burstUnderWay(registry) && spreadsByRank(pool, claim)),
     );
     const addresses = (reads.narrow ? reads.own : reads.addresses) as unknown as IPAddress[];
     if (isDeleting(poolNow)) {

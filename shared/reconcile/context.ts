@@ -32,6 +32,13 @@ export interface ReconcileContext {
   log: Logger;
   config: ProductConfig;
   now(): Date;
+  /**
+   * The FIFO message group this message was delivered in, when the transport runs one message
+   * of a group at a time (SQS FIFO, the local worker, the direct runtime); absent where nothing
+   * serializes (HTTP/Knative, replay). allocateIndex uses it: in its template's or pool's group,
+   * no other allocation of that template or pool runs meanwhile (ADR 012).
+   */
+  deliveryGroup?: string | undefined;
 }
 
 export type ReconcileFn = (ctx: ReconcileContext, msg: MessageEnvelope) => Promise<ReconcileResult>;

@@ -224,7 +224,10 @@ export class DirectRunner implements MessageSink {
     const { msg } = entry.routed;
     let outcome: DispatchOutcome;
     try {
-      outcome = await dispatch(this.o.fns, this.o.context, msg, { metrics: this.o.metrics });
+      outcome = await dispatch(this.o.fns, this.o.context, msg, {
+        metrics: this.o.metrics,
+        group: entry.routed.group,
+      });
     } catch (e) {
       outcome = { kind: 'retry', msg, error: e as Error, errorClass: 'unknown' };
     }

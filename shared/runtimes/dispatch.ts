@@ -35,6 +35,8 @@ export interface DispatchOptions {
   metrics?: PipelineMetrics | undefined;
   /** Clock for notBefore checks (tests). */
   now?: () => number;
+  /** The FIFO group the message came in, where the transport serializes by group. */
+  group?: string | undefined;
 }
 
 /** Messages a little early (clock skew, whole-second hops) still run. */
@@ -93,7 +95,7 @@ async function dispatchInner(
 
   const key = msg.namespace ? `${msg.namespace}/${msg.name}` : msg.name;
   const log = ctx.log.child({ function: msg.function, kind: msg.kind, key, reason: msg.reason });
-  const runCtx: ReconcileContext = { ...ctx, log };
+  const runCtx: ReconcileContext = { ...ctx, log, deliveryGroup: opts.group };
   const end = opts.metrics?.duration.startTimer({ function: msg.function });
   try {
     const result = await fn(runCtx, msg);

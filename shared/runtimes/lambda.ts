@@ -106,6 +106,8 @@ export function createSqsHandler(
     const outcome = await dispatch(opts.fns, opts.context(), record.body, {
       expect: owner && !owner.dlq ? owner.fn : undefined,
       metrics: opts.metrics,
+      // A FIFO queue's event source runs one batch of a group at a time, in order.
+      group: source?.name.endsWith('.fifo') ? group : undefined,
     });
     switch (outcome.kind) {
       case 'done':

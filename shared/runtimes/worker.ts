@@ -346,6 +346,7 @@ export class Worker {
       const outcome = await dispatch(this.o.fns, this.o.context, message.Body ?? '', {
         expect: fn,
         metrics: this.o.metrics,
+        group: message.Attributes?.MessageGroupId,
       });
       this.o.onOutcome?.(fn, outcome, message);
       switch (outcome.kind) {

@@ -10,6 +10,7 @@ import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/allocation/o
 import { R, type ResourceType } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import { objectGroup } from '../../../shared/queue/message.ts';
 import { allocate, createClaim, makeCtx, NS, pool } from './harness.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
@@ -238,5 +239,73 @@ describe('address allocation in a burst', () => {
     await tc.client.replace(R.IPClaim, c);
     expect(await allocate(makeCtx(tc.client), R.IPClaim, ipClaim(3))).toMatchObject({ kind: 'terminal' });
     expect((await poolStatus(tc.client)).allocating ?? {}).toEqual({});
+  });
+});
+
+describe("delivered in its template's or pool's FIFO group (the queued runtimes)", () => {
+  const POOL = 'fifo-pool';
+  const tc = useDataCluster({
+    template: { metadata: { name: TEMPLATE, namespace: NS }, spec: {} },
+    seed: async ({ client }) => {
+      await client.create(
+        R.IPPool,
+        pool(POOL, { pools: [{ start: '10.5.0.1', end: '10.5.0.100' }], prefix: 24 }),
+      );
+      for (let i = 0; i < WAITING; i++) {
+        await createClaim(client, claimName(i), TEMPLATE);
+        await client.create(R.IPClaim, {
+          metadata: { name: `ip-${i}`, namespace: NS },
+          spec: { pool: { name: POOL } },
+        });
+      }
+    },
+    timeout: 30_000,
+  });
+  const inGroup = (client: KubeClient, kind: string, owner: string) => ({
+    ...makeCtx(client),
+    deliveryGroup: objectGroup(kind, NS, owner),
+  });
+  const statusPatches = (from: number, resource: string) =>
+    tc.server.log.entries.slice(from).filter((e) => e.resource === resource && e.verb === 'patch').length;
+
+  it('a claim takes the lowest free index: no page of the backlog, no join', async () => {
+    const client = KubeClient.fromString(tc.kubeconfig);
+    const from = tc.server.log.entries.length;
+    const last = claimName(WAITING - 1);
+    expect(await allocate(inGroup(client, 'Metal3DataTemplate', TEMPLATE), R.Metal3DataClaim, last)).toEqual({
+      kind: 'done',
+      note: 'index 0',
+    });
+    expect(listed(client, 'metal3dataclaims')).toBe(0);
+    expect(statusPatches(from, 'metal3datatemplates/status')).toBe(1); // the allocation's own
+  });
+
+  it('still leaves room for what other runtimes have in flight (the registry)', async () => {
+    await putEntry(tc.client, claimName(0), ago(0)); // joined by a concurrent, unserialized allocator
+    const ctx = inGroup(tc.client, 'Metal3DataTemplate', TEMPLATE);
+    expect(await allocate(ctx, R.Metal3DataClaim, claimName(1))).toEqual({ kind: 'done', note: 'index 2' });
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(0))).toEqual({
+      kind: 'done',
+      note: 'index 1',
+    });
+    expect(await registry(tc.client)).toEqual({});
+  });
+
+  it('an IPClaim takes the lowest free address: no page of the backlog, no join', async () => {
+    const client = KubeClient.fromString(tc.kubeconfig);
+    const from = tc.server.log.entries.length;
+    expect(await allocate(inGroup(client, 'IPPool', POOL), R.IPClaim, `ip-${WAITING - 1}`)).toEqual({
+      kind: 'done',
+      note: '10.5.0.1',
+    });
+    expect(listed(client, 'ipclaims')).toBe(0);
+    expect(statusPatches(from, 'ippools/status')).toBe(1);
+  });
+
+  it('another group (a claim grouped by itself) is not taken for serialized', async () => {
+    const client = KubeClient.fromString(tc.kubeconfig);
+    const ctx = inGroup(client, 'Metal3DataClaim', claimName(2));
+    expect(await allocate(ctx, R.Metal3DataClaim, claimName(2))).toMatchObject({ kind: 'done' });
+    expect(listed(client, 'metal3dataclaims')).toBe(PENDING_PAGE);
   });
 });

@@ -143,6 +143,17 @@ describe('dispatch', () => {
     expect(seen.length).toBe(before);
   });
 
+  it('hands the core the FIFO group the message came in, only where the transport gave one', async () => {
+    const groups: (string | undefined)[] = [];
+    const core: ReconcileFn = async (c) => {
+      groups.push(c.deliveryGroup);
+      return { kind: 'done' };
+    };
+    await dispatch({ selectHost: core }, ctx, JSON.stringify(envelope()), { group: 'Metal3Machine/ns/m' });
+    await dispatch({ selectHost: core }, ctx, JSON.stringify(envelope()));
+    expect(groups).toEqual(['Metal3Machine/ns/m', undefined]);
+  });
+
   it('sends an early requeue message round again instead of running it', async () => {
     const now = 1_000_000;
     const out = await dispatch(fns, ctx, envelope({ reason: 'requeue', notBefore: now + 60_000 }), {
@@ -221,6 +232,40 @@ describe('Lambda adapter (Powertools partial batch response)', () => {
     );
     expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['1', '2']);
     expect(seen.map((m) => m.name)).toEqual(['fail-a', 'ok-b']);
+  });
+
+  it("gives the core the record's group from a FIFO queue, none from a standard queue", async () => {
+    const groups: (string | undefined)[] = [];
+    const handler = createSqsHandler({
+      fns: {
+        selectHost: async (c) => {
+          groups.push(c.deliveryGroup);
+          return { kind: 'done' };
+        },
+      },
+      context: offlineContext,
+      sqs: local.sqs,
+      naming: { prefix: 'lambda-' },
+      requeueUrl: urls.requeue,
+    });
+    const fifo = await queueArn(local.sqs, urls.main.selectHost);
+    const record = (arn: string) => ({
+      ...sqsEvent(
+        [
+          {
+            MessageId: 'm',
+            ReceiptHandle: 'm',
+            Body: JSON.stringify(envelope()),
+            MD5OfBody: 'x',
+            Attributes: { MessageGroupId: 'G' },
+          },
+        ],
+        arn,
+      ),
+    });
+    expect((await handler(record(fifo))).batchItemFailures).toEqual([]);
+    expect((await handler(record(fifo.replace(/\.fifo$/, '')))).batchItemFailures).toEqual([]);
+    expect(groups).toEqual(['G', undefined]);
   });
 });
 
