@@ -17,11 +17,15 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { FUNCTIONS_USER, RELAY_USER } from '../infra/local/dev/rbac.ts';
+import { PENDING_PAGE } from '../functions/allocate-index/allocating.ts';
+import { reconcileIPClaim } from '../functions/allocate-index/ipclaim.ts';
+import type { ApiServerHandle } from '../infra/local/apiserver/index.ts';
+import { FUNCTIONS_TOKEN, FUNCTIONS_USER, RELAY_USER } from '../infra/local/dev/rbac.ts';
 import { type DevOptions, runDev } from '../infra/local/dev/run.ts';
 import { R } from '../shared/api/resources.ts';
-import type { KubeClient } from '../shared/kube/client.ts';
+import { KubeClient } from '../shared/kube/client.ts';
 import type { KubeObject } from '../shared/kube/types.ts';
+import { buildContext } from '../shared/runtimes/context.ts';
 import { ROUTING_ROLE_FILE, renderRoutingRoleFile } from './rbac/routing-role.ts';
 import {
   emptyObservation,
@@ -41,6 +45,10 @@ const NS = 'metal3';
 interface Scenario extends ScenarioInfo {
   options: Partial<DevOptions>;
 }
+
+/** More IPClaims than a page of waiting claims (ADR 012), so a replayed one ranks by the registry. */
+const BURST_CLAIMS = PENDING_PAGE + 2;
+let burstServer: ApiServerHandle | undefined;
 
 /** The base scenario first: it is what test/integration/rbac/ runs under enforcement. */
 export const SCENARIOS: Scenario[] = [
@@ -92,7 +100,53 @@ export const SCENARIOS: Scenario[] = [
       },
     },
   },
+  {
+    name: 'replay-in-a-burst',
+    description: `an operator replays allocateIndex (no FIFO group: as replay and the HTTP runtime deliver) for one of ${BURST_CLAIMS} IPClaims waiting on one pool, more than a page: the page of waiting claims, the join to the pool's registry (ADR 012); then the claims are deleted and released; Ready, then scale-down`,
+    options: {
+      machines: 3,
+      hooks: {
+        onServers(management) {
+          burstServer = management;
+        },
+        async onSample(_objects: KubeObject[], admin: KubeClient) {
+          await admin.create(R.IPPool, {
+            metadata: { name: 'rbac-burst-pool', namespace: NS },
+            spec: {
+              namePrefix: 'rbac-burst-pool',
+              pools: [{ start: '10.98.0.1', end: '10.98.0.100' }],
+              prefix: 24,
+            },
+          });
+          for (let i = 0; i < BURST_CLAIMS; i++)
+            await admin.create(R.IPClaim, {
+              metadata: { name: `rbac-burst-${i}`, namespace: NS },
+              spec: { pool: { name: 'rbac-burst-pool' } },
+            });
+          const functions = KubeClient.fromString(burstServer!.kubeconfig({ token: FUNCTIONS_TOKEN }));
+          const replayed = await reconcileIPClaim(
+            buildContext({ client: functions, component: 'replay' }),
+            NS,
+            `rbac-burst-${BURST_CLAIMS - 1}`,
+          );
+          if (replayed.kind !== 'done') throw new Error(`replay in a burst: ${JSON.stringify(replayed)}`);
+          void deleteBurstClaimsWhenAllocated(admin);
+        },
+      },
+    },
+  },
 ];
+
+async function deleteBurstClaimsWhenAllocated(admin: KubeClient): Promise<void> {
+  const until = Date.now() + 60_000;
+  const names = Array.from({ length: BURST_CLAIMS }, (_, i) => `rbac-burst-${i}`);
+  while (Date.now() < until) {
+    const claims = await Promise.all(names.map((n) => admin.get(R.IPClaim, NS, n).catch(() => undefined)));
+    if (claims.every((c) => (c?.status as { address?: unknown } | undefined)?.address)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  for (const n of names) await admin.delete(R.IPClaim, NS, n).catch(() => undefined);
+}
 
 async function deleteProbeClaimsOnFailure(admin: KubeClient): Promise<void> {
   const until = Date.now() + 60_000;
