@@ -25,6 +25,12 @@ export const STALE_ENTRY_MS = 60_000;
 export const allocatingOf = (o: KubeObject | undefined): Record<string, string> =>
   ((o?.status ?? {}) as { allocating?: Record<string, string> }).allocating ?? {};
 
+/** The registry's entries older than STALE_ENTRY_MS: the ones worth checking against their claim. */
+export const oldEntries = (owner: KubeObject, now: Date): string[] =>
+  Object.entries(allocatingOf(owner))
+    .filter(([, at]) => now.getTime() - Date.parse(at) > STALE_ENTRY_MS)
+    .map(([n]) => n);
+
 /** The names that joined before `name` in `registry` (by join time, then name). Pure. */
 export function joinedBefore(registry: Readonly<Record<string, string>>, name: string): string[] {
   const mine = registry[name];
@@ -137,9 +143,7 @@ async function dropStaleEntries(
   now: Date,
   waits: (name: string) => Promise<boolean>,
 ): Promise<string[]> {
-  const old = Object.entries(allocatingOf(owner))
-    .filter(([n, at]) => n !== except && now.getTime() - Date.parse(at) > STALE_ENTRY_MS)
-    .map(([n]) => n);
+  const old = oldEntries(owner, now).filter((n) => n !== except);
   const stale: string[] = [];
   for (const n of old) if (!(await waits(n))) stale.push(n);
   await leave(client, kind, owner, stale);

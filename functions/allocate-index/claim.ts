@@ -48,7 +48,7 @@ import {
 import { indexReads } from './data-reads.ts';
 import { indexPlanTuning, planIndex } from './plan-index.ts';
 import { releaseDataClaim, releaseOrphanData } from './release.ts';
-import { ensureTemplateMeta } from './template.ts';
+import { ensureTemplateMeta, waitsForIndex } from './template.ts';
 
 /** Creates tried per reconcile before giving up (the queue retries later). */
 export const MAX_CREATE_ATTEMPTS = 25;
@@ -157,15 +157,7 @@ export async function reconcileDataClaim(
 /** Does the claim `name` still wait for an index of `template` (for the registry's stale check)? */
 async function claimWaits(client: KubeClient, template: KubeObject, name: string): Promise<boolean> {
   const c = await client.get(R.Metal3DataClaim, template.metadata.namespace!, name);
-  const spec = c?.spec as Metal3DataClaim['spec'] | undefined;
-  const status = c?.status as Metal3DataClaim['status'] | undefined;
-  return Boolean(
-    c &&
-      !isDeleting(c) &&
-      spec?.template?.name === template.metadata.name &&
-      !status?.renderedData?.name &&
-      !status?.errorMessage,
-  );
+  return c !== undefined && waitsForIndex(c, template.metadata.namespace!, template.metadata.name!);
 }
 
 /** Finds or creates the Metal3Data of the claim; undefined when it must wait. */

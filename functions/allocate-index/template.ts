@@ -33,7 +33,7 @@ import { SKIP, sameJson } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
-import { allocatingOf, STALE_ENTRY_MS } from './allocating.ts';
+import { oldEntries } from './allocating.ts';
 import { isDataOfClaim } from './plan-index.ts';
 import { dropFinalizerWhenUnheld, releaseOrphanData } from './release.ts';
 
@@ -71,9 +71,7 @@ export async function reconcileTemplate(
   ]);
   const maps = templateMaps(template, datas.items as unknown as Metal3Data[]);
   const waiting = new Set(
-    claims.items
-      .filter((c) => isClaimOfTemplate(c, namespace, name) && !isDeleting(c) && !claimDone(c))
-      .map((c) => c.metadata.name),
+    claims.items.filter((c) => waitsForIndex(c, namespace, name)).map((c) => c.metadata.name),
   );
   const written = await updateOrGone(
     client,
@@ -84,9 +82,7 @@ export async function reconcileTemplate(
       const status = statusOf(o);
       // Burst registry entries (ADR 012) of claims that no longer wait, old enough that the
       // list above cannot predate their claim.
-      const stale = Object.entries(allocatingOf(o))
-        .filter(([n, at]) => !waiting.has(n) && ctx.now().getTime() - Date.parse(at) > STALE_ENTRY_MS)
-        .map(([n]) => n);
+      const stale = oldEntries(o, ctx.now()).filter((n) => !waiting.has(n));
       if (
         stale.length === 0 &&
         sameJson(status.indexes ?? {}, maps.indexes) &&
@@ -116,11 +112,19 @@ export async function reconcileTemplate(
   return done();
 }
 
-/** Has `claim` its index (status.renderedData) or an error that stops its allocation? */
-const claimDone = (claim: KubeObject): boolean => {
+/**
+ * Does `claim` still wait for an index of the template `namespace/name`: a live claim of it with
+ * neither its index (status.renderedData) nor an error that stops its allocation?
+ */
+export function waitsForIndex(claim: KubeObject, namespace: string, name: string): boolean {
   const status = (claim as unknown as Metal3DataClaim).status;
-  return Boolean(status?.renderedData?.name || status?.errorMessage);
-};
+  return (
+    isClaimOfTemplate(claim, namespace, name) &&
+    !isDeleting(claim) &&
+    !status?.renderedData?.name &&
+    !status?.errorMessage
+  );
+}
 
 /** Is `claim` a claim of the template `namespace/name` (spec.template, namespace defaulted)? */
 export function isClaimOfTemplate(claim: KubeObject, namespace: string, name: string): boolean {
