@@ -15,6 +15,7 @@ import type { ResourceType } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { KubeApiError } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { kindsPerClient } from './kinds-per-client.ts';
 
 /** Waiting claims read per attempt; more than this is a burst, ranked through the registry. */
 export const PENDING_PAGE = 16;
@@ -47,8 +48,8 @@ export interface Joined {
   ahead: string[];
 }
 
-/** Per client, the plurals whose schema has no registry (it prunes status.allocating). */
-const unsupported = new WeakMap<KubeClient, Set<string>>();
+/** Per client, the kinds whose schema has no registry (it prunes status.allocating). */
+const unsupported = kindsPerClient();
 
 /**
  * Joins `claimName` to the registry of `owner` (a template or pool, status subresource) with one
@@ -65,7 +66,7 @@ export async function join(
   now: Date,
   waits: (name: string) => Promise<boolean>,
 ): Promise<Joined | undefined> {
-  if (unsupported.get(client)?.has(kind.plural)) return undefined;
+  if (unsupported.has(client, kind)) return undefined;
   let joined: Joined;
   const registry = allocatingOf(owner);
   if (registry[claimName] !== undefined) {
@@ -73,7 +74,7 @@ export async function join(
   } else {
     const after = await patchRegistry(client, kind, owner, { [claimName]: now.toISOString() });
     if (allocatingOf(after)[claimName] === undefined) {
-      unsupported.set(client, (unsupported.get(client) ?? new Set()).add(kind.plural));
+      unsupported.add(client, kind);
       return undefined;
     }
     // Everyone else in the response joined before us: the server applied their patches first.

@@ -9,15 +9,16 @@ import type { ResourceType } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { kindsPerClient } from './kinds-per-client.ts';
 
-/** Per client, the plurals whose field selectors its server refused. */
-const refused = new WeakMap<KubeClient, Set<string>>();
+/** Per client, the kinds whose field selectors its server refused. */
+const refused = kindsPerClient();
 
 const isRefusedSelector = (e: unknown) => e instanceof InvalidError && e.code === 400;
 
 /** Has this client's server refused field selectors on `kind`? */
 export const selectorsRefused = (client: KubeClient, kind: ResourceType): boolean =>
-  refused.get(client)?.has(kind.plural) ?? false;
+  refused.has(client, kind);
 
 export async function fieldSelected(
   client: KubeClient,
@@ -48,9 +49,7 @@ export async function fieldSelectedPage(
     return { items: page.items, complete: !page.continue };
   } catch (e) {
     if (!isRefusedSelector(e)) throw e;
-    const kinds = refused.get(client) ?? new Set<string>();
-    kinds.add(kind.plural);
-    refused.set(client, kinds);
+    refused.add(client, kind);
     return undefined;
   }
 }
