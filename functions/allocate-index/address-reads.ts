@@ -36,7 +36,8 @@ export type AddressReads =
 
 /**
  * The reads of one allocation attempt for `claimName` on `poolName`; narrow ones only when
- * `narrowAllowed`, and only the claim's own address while a burst is under way (ADR 012).
+ * `narrowAllowed`, and only the claim's own address with `ownOnly` (a burst under way, or the
+ * claim delivered in its pool's FIFO group: ADR 012).
  */
 export async function addressReads(
   client: KubeClient,
@@ -44,11 +45,12 @@ export async function addressReads(
   poolName: string,
   claimName: string,
   narrowAllowed: boolean,
-  burstUnderWay = false,
+  ownOnly = false,
 ): Promise<AddressReads> {
   if (narrowAllowed && !selectorsRefused(client, R.IPAddress) && !selectorsRefused(client, R.IPClaim)) {
-    if (burstUnderWay) {
-      // The claim will join the pool's registry and rank by it: only its own address matters.
+    if (ownOnly) {
+      // The claim ranks by the pool's registry (or is the only allocation of its FIFO group): only
+      // its own address matters.
       const own = await fieldSelected(client, R.IPAddress, namespace, `spec.claim.name=${claimName}`);
       if (own) return { narrow: true, own, pending: [], burst: true };
     }

@@ -51,9 +51,9 @@ export type IndexReads =
  * `narrowAllowed` (the template shares its index space with no other template). Narrow reads are
  * bounded by a page: when more claims wait than it holds, the attempt is a burst, ranked through
  * the template's registry instead of the backlog (allocating.ts), and the unrendered page is only
- * a hint; otherwise the unrendered Metal3Data are read whole (they are given indexes). While a
- * burst is under way (`burstUnderWay`: the template's registry has entries) only the claim's own
- * Metal3Data is read.
+ * a hint; otherwise the unrendered Metal3Data are read whole (they are given indexes). With
+ * `ownOnly` (a burst under way: the template's registry has entries; or the claim delivered in its
+ * template's FIFO group) only the claim's own Metal3Data is read.
  */
 export async function indexReads(
   client: KubeClient,
@@ -61,15 +61,16 @@ export async function indexReads(
   templateName: string,
   claimName: string,
   narrowAllowed: boolean,
-  burstUnderWay = false,
+  ownOnly = false,
 ): Promise<IndexReads> {
   if (
     narrowAllowed &&
     !selectorsRefused(client, R.Metal3Data) &&
     !selectorsRefused(client, R.Metal3DataClaim)
   ) {
-    if (burstUnderWay) {
-      // The claim will join the registry and rank by it: only its own Metal3Data matters.
+    if (ownOnly) {
+      // The claim ranks by the registry (or is the only allocation of its FIFO group): only its
+      // own Metal3Data matters.
       const own = await selected(client, R.Metal3Data, namespace, `spec.claim.name=${claimName}`);
       if (own) return { narrow: true, own, pending: [], burst: true, unrendered: [] };
     }
