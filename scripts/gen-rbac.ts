@@ -95,7 +95,9 @@ export const SCENARIOS: Scenario[] = [
             });
           // Once the failure is recorded, the user deletes both claims: the release runs (the
           // address goes), and the scale-down's release check finds nothing left behind.
-          void deleteProbeClaimsOnFailure(admin);
+          void deleteIPClaimsWhen(admin, ['rbac-probe-a', 'rbac-probe-b'], ([, b]) =>
+            Boolean(ipClaimStatus(b)?.errorMessage),
+          );
         },
       },
     },
@@ -130,34 +132,37 @@ export const SCENARIOS: Scenario[] = [
             `rbac-burst-${BURST_CLAIMS - 1}`,
           );
           if (replayed.kind !== 'done') throw new Error(`replay in a burst: ${JSON.stringify(replayed)}`);
-          void deleteBurstClaimsWhenAllocated(admin);
+          void deleteIPClaimsWhen(
+            admin,
+            Array.from({ length: BURST_CLAIMS }, (_, i) => `rbac-burst-${i}`),
+            (claims) => claims.every((c) => ipClaimStatus(c)?.address),
+          );
         },
       },
     },
   },
 ];
 
-async function deleteBurstClaimsWhenAllocated(admin: KubeClient): Promise<void> {
+/**
+ * Deletes the IPClaims `names` (their release runs, so the scale-down's release check finds nothing
+ * of them) once `ready` says their claims got where the scenario wanted, or after 60 s.
+ */
+async function deleteIPClaimsWhen(
+  admin: KubeClient,
+  names: string[],
+  ready: (claims: (KubeObject | undefined)[]) => boolean,
+): Promise<void> {
   const until = Date.now() + 60_000;
-  const names = Array.from({ length: BURST_CLAIMS }, (_, i) => `rbac-burst-${i}`);
   while (Date.now() < until) {
     const claims = await Promise.all(names.map((n) => admin.get(R.IPClaim, NS, n).catch(() => undefined)));
-    if (claims.every((c) => (c?.status as { address?: unknown } | undefined)?.address)) break;
+    if (ready(claims)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   for (const n of names) await admin.delete(R.IPClaim, NS, n).catch(() => undefined);
 }
 
-async function deleteProbeClaimsOnFailure(admin: KubeClient): Promise<void> {
-  const until = Date.now() + 60_000;
-  while (Date.now() < until) {
-    const b = await admin.get(R.IPClaim, NS, 'rbac-probe-b').catch(() => undefined);
-    if ((b?.status as { errorMessage?: string } | undefined)?.errorMessage) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  for (const name of ['rbac-probe-a', 'rbac-probe-b'])
-    await admin.delete(R.IPClaim, NS, name).catch(() => undefined);
-}
+const ipClaimStatus = (c: KubeObject | undefined) =>
+  c?.status as { address?: unknown; errorMessage?: string } | undefined;
 
 const quiet = new Writable({ write: (_c, _e, cb) => cb() }) as unknown as NodeJS.WriteStream;
 
