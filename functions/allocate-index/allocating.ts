@@ -26,10 +26,14 @@ export const STALE_ENTRY_MS = 60_000;
 export const allocatingOf = (o: KubeObject | undefined): Record<string, string> =>
   ((o?.status ?? {}) as { allocating?: Record<string, string> }).allocating ?? {};
 
-/** The registry's entries older than STALE_ENTRY_MS: the ones worth checking against their claim. */
+/**
+ * The registry's entries older than STALE_ENTRY_MS: the ones worth checking against their claim.
+ * An entry whose time does not parse (written by hand or by another tool) counts as old: it is
+ * checked like any other instead of inflating ranks for ever.
+ */
 export const oldEntries = (owner: KubeObject, now: Date): string[] =>
   Object.entries(allocatingOf(owner))
-    .filter(([, at]) => now.getTime() - Date.parse(at) > STALE_ENTRY_MS)
+    .filter(([, at]) => !(now.getTime() - Date.parse(at) <= STALE_ENTRY_MS))
     .map(([n]) => n);
 
 /** The names that joined before `name` in `registry` (by join time, then name). Pure. */

@@ -7,7 +7,7 @@ import type {
   Metal3DataClaim,
   Metal3DataTemplate,
 } from '../../shared/api/index.ts';
-import { joinedBefore } from './allocating.ts';
+import { joinedBefore, oldEntries, STALE_ENTRY_MS } from './allocating.ts';
 import { planAddress } from './plan-address.ts';
 import { planIndex } from './plan-index.ts';
 import { templateMaps } from './template.ts';
@@ -352,5 +352,26 @@ describe('planAddress in a burst (ADR 012)', () => {
   it('a claim with a requested address is not ranked', () => {
     const req = ipClaim('z', { ipAddress: '10.0.0.11' });
     expect(plan(['a', 'b'], {}, req)).toMatchObject({ allocated: { address: '10.0.0.11' } });
+  });
+});
+
+describe('oldEntries', () => {
+  const now = new Date(Date.UTC(2026, 0, 1, 12));
+  const ago = (ms: number) => new Date(now.getTime() - ms).toISOString();
+  it('the entries older than STALE_ENTRY_MS, and those whose time does not parse', () => {
+    const owner = {
+      metadata: { name: 't' },
+      status: {
+        allocating: {
+          fresh: ago(1000),
+          edge: ago(STALE_ENTRY_MS),
+          old: ago(STALE_ENTRY_MS + 1),
+          garbage: 'yesterday',
+          empty: '',
+        },
+      },
+    };
+    expect(oldEntries(owner, now).sort()).toEqual(['empty', 'garbage', 'old']);
+    expect(oldEntries({ metadata: { name: 't' } }, now)).toEqual([]);
   });
 });
