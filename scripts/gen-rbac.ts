@@ -17,11 +17,11 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { PENDING_PAGE } from '../functions/allocate-index/allocating.ts';
 import { reconcileIPClaim } from '../functions/allocate-index/ipclaim.ts';
 import type { ApiServerHandle } from '../infra/local/apiserver/index.ts';
 import { FUNCTIONS_TOKEN, FUNCTIONS_USER, RELAY_USER } from '../infra/local/dev/rbac.ts';
 import { type DevOptions, runDev } from '../infra/local/dev/run.ts';
+import { PENDING_PAGE } from '../shared/allocation/registry.ts';
 import { R } from '../shared/api/resources.ts';
 import { KubeClient } from '../shared/kube/client.ts';
 import type { KubeObject } from '../shared/kube/types.ts';

@@ -1,7 +1,6 @@
 /** `metal3fn http`: serve the functions over HTTP (CloudEvents, for Knative; shared/runtimes/http.ts). */
 import { readFileSync } from 'node:fs';
 import { serve } from '@hono/node-server';
-import { FUNCTIONS } from '../../functions/registry.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { buildContext, parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
 import { createHttpApp } from '../../shared/runtimes/http.ts';
@@ -12,6 +11,7 @@ import {
   parsePositiveInt,
   untilSignal,
 } from '../../shared/runtimes/options.ts';
+import { FUNCTIONS } from '../function-table.ts';
 
 const HELP = `usage: metal3fn http [options]
 

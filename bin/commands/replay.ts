@@ -8,13 +8,12 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { FUNCTION_NAMES, type FunctionName, type MessageEnvelope } from '../../events/envelope.ts';
-import { FUNCTIONS } from '../../functions/registry.ts';
-import { routeWithApi } from '../../functions/relay/lookup.ts';
-import type { RoutingEvent } from '../../functions/relay/routing.ts';
 import { apiVersionOf, type KindName, R } from '../../shared/api/resources.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { redrive } from '../../shared/queue/dlq.ts';
+import { routeWithApi } from '../../shared/routing/lookup.ts';
+import type { RoutingEvent } from '../../shared/routing/table.ts';
 import { buildContext, parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
 import { dispatch } from '../../shared/runtimes/dispatch.ts';
 import {
@@ -24,6 +23,7 @@ import {
   sqsFromOptions,
   type Values,
 } from '../../shared/runtimes/options.ts';
+import { FUNCTIONS } from '../function-table.ts';
 
 const HELP = `usage: metal3fn replay <function> <namespace>/<name> [--kind K]
        metal3fn replay [<function>] --event FILE

@@ -1,5 +1,5 @@
 /** `metal3fn worker`: long-poll the function queues and run the functions (shared/runtimes/worker.ts). */
-import { FUNCTIONS } from '../../functions/registry.ts';
+
 import { createLogger } from '../../shared/observability/logger.ts';
 import { buildContext, parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
 import { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
@@ -16,6 +16,7 @@ import {
   untilSignal,
 } from '../../shared/runtimes/options.ts';
 import { Worker } from '../../shared/runtimes/worker.ts';
+import { FUNCTIONS } from '../function-table.ts';
 
 const HELP = `usage: metal3fn worker [options]
 

@@ -10,6 +10,7 @@
  */
 
 import { recordClaimError as recordError } from '../../shared/allocation/claim-error.ts';
+import { indexReads } from '../../shared/allocation/data-reads.ts';
 import {
   addFinalizer,
   CLUSTER_NAME_LABEL,
@@ -22,7 +23,14 @@ import {
   statusOf,
   timestamp,
 } from '../../shared/allocation/objects.ts';
-import { updateOrGone } from '../../shared/allocation/update.ts';
+import {
+  allocatingOf,
+  burstUnderWay,
+  inRegistry,
+  joinRegistry,
+  leaveRegistry,
+  type RegistryState,
+} from '../../shared/allocation/registry.ts';
 import {
   type Metal3Data,
   type Metal3DataClaim,
@@ -32,22 +40,14 @@ import {
 } from '../../shared/api/index.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
+import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { objectGroup } from '../../shared/queue/message.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import {
-  allocatingOf,
-  burstUnderWay,
-  inRegistry,
-  joinRegistry,
-  leaveRegistry,
-  type RegistryState,
-} from './allocating.ts';
-import { indexReads } from './data-reads.ts';
+import { releaseDataClaim, releaseOrphanData } from '../../shared/release/data.ts';
 import { indexPlanTuning, planIndex } from './plan-index.ts';
-import { releaseDataClaim, releaseOrphanData } from './release.ts';
 import { ensureTemplateMeta, waitsForIndex } from './template.ts';
 
 /** Creates tried per reconcile before giving up (the queue retries later). */
@@ -96,7 +96,7 @@ export async function reconcileDataClaim(
   // The finalizer first: a claim deleted from now on releases whatever we create below.
   let claimObj = raw;
   if (!(raw.metadata.finalizers ?? []).includes(FINALIZER.dataClaim)) {
-    const r = await updateOrGone(
+    const r = await optimisticUpdate(
       client,
       R.Metal3DataClaim,
       namespace,
@@ -345,7 +345,7 @@ async function recordAllocation(
       { status: true },
     );
   }
-  await updateOrGone(
+  await optimisticUpdate(
     client,
     R.Metal3DataClaim,
     ns,

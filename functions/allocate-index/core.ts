@@ -30,4 +30,4 @@ export const reconcile: ReconcileFn = async (ctx, msg) => {
   }
 };
 
-export { reconcileRelease } from './release.ts';
+export { reconcileRelease } from '../../shared/release/data.ts';

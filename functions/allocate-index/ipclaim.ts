@@ -9,6 +9,7 @@
  * address: the claim gets a terminal (sticky) error instead, and an address it already holds stays.
  */
 
+import { addressReads } from '../../shared/allocation/address-reads.ts';
 import { recordClaimError as recordError } from '../../shared/allocation/claim-error.ts';
 import {
   addFinalizer,
@@ -20,18 +21,6 @@ import {
   statusOf,
   timestamp,
 } from '../../shared/allocation/objects.ts';
-import { updateOrGone } from '../../shared/allocation/update.ts';
-import { type IPAddress, type IPClaim, type IPPool, parseIPPool, R } from '../../shared/api/index.ts';
-import { type AllocatedAddress, ipAddressName } from '../../shared/ipam/allocate.ts';
-import { IpamError } from '../../shared/ipam/errors.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
-import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
-import { objectGroup } from '../../shared/queue/message.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
-import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import { addressReads } from './address-reads.ts';
 import {
   allocatingOf,
   burstUnderWay,
@@ -39,7 +28,19 @@ import {
   joinRegistry,
   leaveRegistry,
   type RegistryState,
-} from './allocating.ts';
+} from '../../shared/allocation/registry.ts';
+import { type IPAddress, type IPClaim, type IPPool, parseIPPool, R } from '../../shared/api/index.ts';
+import { type AllocatedAddress, ipAddressName } from '../../shared/ipam/allocate.ts';
+import { IpamError } from '../../shared/ipam/errors.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
+import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import { objectGroup } from '../../shared/queue/message.ts';
+import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
+import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import { releaseIPClaim } from '../../shared/release/data.ts';
 import {
   type AddressPlan,
   isAddressOfClaim,
@@ -48,7 +49,6 @@ import {
   spreadsByRank,
 } from './plan-address.ts';
 import { ensurePoolFinalizer, isClaimOfPool, poolIndexes, syncPoolIndexes } from './pool.ts';
-import { releaseIPClaim } from './release.ts';
 
 export const MAX_ADDRESS_ATTEMPTS = 40;
 
@@ -88,7 +88,7 @@ export async function reconcileIPClaim(
 
   let claimObj: KubeObject = raw;
   if (!(raw.metadata.finalizers ?? []).includes(FINALIZER.ipClaim)) {
-    const r = await updateOrGone(
+    const r = await optimisticUpdate(
       client,
       R.IPClaim,
       namespace,
@@ -312,7 +312,7 @@ async function recordAllocation(
       { status: true },
     );
   }
-  await updateOrGone(
+  await optimisticUpdate(
     client,
     R.IPClaim,
     ns,

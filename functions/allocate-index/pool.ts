@@ -18,15 +18,14 @@ import {
   statusOf,
   timestamp,
 } from '../../shared/allocation/objects.ts';
-import { updateOrGone } from '../../shared/allocation/update.ts';
 import type { IPAddress, IPClaim, IPPool } from '../../shared/api/index.ts';
 import { R } from '../../shared/api/resources.ts';
-import { SKIP } from '../../shared/kube/optimistic.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
+import { dropFinalizerWhenUnheld, releaseOrphanAddress } from '../../shared/release/data.ts';
 import { isAddressOfClaim, poolAddresses } from './plan-address.ts';
-import { dropFinalizerWhenUnheld, releaseOrphanAddress } from './release.ts';
 
 /** Is `claim` an IPClaim of the pool `namespace/name` (claims are served from the pool's namespace)? */
 export function isClaimOfPool(claim: KubeObject, namespace: string, name: string): boolean {
@@ -47,7 +46,7 @@ export async function ensurePoolFinalizer(
   current: KubeObject,
 ): Promise<KubeObject | undefined> {
   if (isDeleting(current) || hasFinalizer(current, FINALIZER.ipPool)) return current;
-  const r = await updateOrGone(
+  const r = await optimisticUpdate(
     ctx.client,
     R.IPPool,
     current.metadata.namespace,
@@ -163,7 +162,7 @@ export async function syncPoolIndexes(
   const mapped = poolIndexes(poolRaw);
   const drift = indexesDrift(pool, mapped, addresses);
   if (!drift) return poolRaw;
-  const r = await updateOrGone(
+  const r = await optimisticUpdate(
     ctx.client,
     R.IPPool,
     poolRaw.metadata.namespace,

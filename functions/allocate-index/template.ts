@@ -25,17 +25,16 @@ import {
   statusOf,
   timestamp,
 } from '../../shared/allocation/objects.ts';
+import { oldEntries } from '../../shared/allocation/registry.ts';
 import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
-import { updateOrGone } from '../../shared/allocation/update.ts';
 import type { Cluster, Metal3Data, Metal3DataClaim, Metal3DataTemplate } from '../../shared/api/index.ts';
 import { R } from '../../shared/api/resources.ts';
-import { SKIP, sameJson } from '../../shared/kube/optimistic.ts';
+import { optimisticUpdate, SKIP, sameJson } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
-import { oldEntries } from './allocating.ts';
+import { dropFinalizerWhenUnheld, releaseOrphanData } from '../../shared/release/data.ts';
 import { isDataOfClaim } from './plan-index.ts';
-import { dropFinalizerWhenUnheld, releaseOrphanData } from './release.ts';
 
 export interface TemplateMaps {
   indexes: Record<string, string>;
@@ -73,7 +72,7 @@ export async function reconcileTemplate(
   const waiting = new Set(
     claims.items.filter((c) => waitsForIndex(c, namespace, name)).map((c) => c.metadata.name),
   );
-  const written = await updateOrGone(
+  const written = await optimisticUpdate(
     client,
     R.Metal3DataTemplate,
     namespace,
@@ -241,7 +240,7 @@ export async function ensureTemplateMeta(
   if (!opts.always && !templateMetaMissing(current, clusterName)) return current;
   const namespace = current.metadata.namespace!;
   const m3c = clusterName ? await metal3ClusterOf(ctx, namespace, clusterName) : undefined;
-  const r = await updateOrGone(
+  const r = await optimisticUpdate(
     ctx.client,
     R.Metal3DataTemplate,
     namespace,

@@ -6,7 +6,7 @@
 import type { ReconcileFn } from '../../shared/reconcile/context.ts';
 import { MalformedMessageError } from '../../shared/reconcile/errors.ts';
 import { done } from '../../shared/reconcile/result.ts';
-import { reconcileRelease } from '../allocate-index/release.ts';
+import { reconcileRelease } from '../../shared/release/data.ts';
 import { deprovisionMachine } from './machine.ts';
 
 export const reconcile: ReconcileFn = async (ctx, msg) => {

@@ -8,18 +8,7 @@
  */
 import { parseMetal3MachineTemplate } from '../../shared/api/metal3machinetemplate.ts';
 import { R } from '../../shared/api/resources.ts';
-import { SKIP } from '../../shared/kube/optimistic.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import {
-  HOST_ANNOTATION,
-  hostConsumerRef,
-  hostState,
-  isConsumedBy,
-  nodeReuseLabelValue,
-} from '../../shared/selectors/hosts.ts';
-import { unlabelBmcSecret } from '../select-host/bmc-secret.ts';
+import { COND, falseCondition, REASON } from '../../shared/capi/conditions.ts';
 import {
   clusterNameOf,
   getCluster,
@@ -27,14 +16,24 @@ import {
   machineOwnerRef,
   machineTemplateNameOf,
   reuseOwnerOf,
-} from '../select-host/capi.ts';
-import { heldHosts } from '../select-host/claim.ts';
-import { COND, falseCondition, REASON } from '../select-host/conditions.ts';
+} from '../../shared/capi/lookups.ts';
+import { StatusDraft } from '../../shared/capi/status.ts';
+import { unlabelBmcSecret } from '../../shared/hosts/bmc-secret.ts';
+import { heldHosts } from '../../shared/hosts/claim.ts';
+import {
+  HOST_ANNOTATION,
+  hostConsumerRef,
+  hostState,
+  isConsumedBy,
+  nodeReuseLabelValue,
+} from '../../shared/hosts/eligibility.ts';
+import { applyDeprovision, applyRelease, hostReleasable } from '../../shared/hosts/release.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { MACHINE_FINALIZER } from '../select-host/data.ts';
 import { releaseStrays } from '../select-host/machine.ts';
-import { StatusDraft } from '../select-host/status.ts';
-import { updateOrGone } from '../select-host/update.ts';
-import { applyDeprovision, applyRelease, hostReleasable } from './hostrelease.ts';
 
 export async function deprovisionMachine(
   ctx: ReconcileContext,
@@ -82,7 +81,7 @@ export async function deprovisionMachine(
   const hostName = `${host.metadata.namespace}/${host.metadata.name}`;
 
   // 3. Clear image/data, power off (one optimistic update, once).
-  const cleared = await updateOrGone(
+  const cleared = await optimisticUpdate(
     ctx.client,
     R.BareMetalHost,
     host.metadata.namespace,
@@ -126,7 +125,7 @@ export async function deprovisionMachine(
 
   // 6. Release: consumerRef, cluster-name label, our paused annotation; node-reuse label if asked.
   const reuse = await nodeReuseLabel(ctx, raw, machine, clusterName, ns);
-  const released = await updateOrGone(
+  const released = await optimisticUpdate(
     ctx.client,
     R.BareMetalHost,
     host.metadata.namespace,
@@ -194,7 +193,7 @@ async function releaseDataClaim(ctx: ReconcileContext, m3m: KubeObject): Promise
     (o) => o.kind === 'Metal3Machine' && o.uid === m3m.metadata.uid,
   );
   if (!owned) return;
-  const res = await updateOrGone(
+  const res = await optimisticUpdate(
     ctx.client,
     R.Metal3DataClaim,
     ns,
@@ -211,7 +210,7 @@ async function releaseDataClaim(ctx: ReconcileContext, m3m: KubeObject): Promise
 }
 
 async function dropFinalizer(ctx: ReconcileContext, raw: KubeObject, why: string): Promise<ReconcileResult> {
-  await updateOrGone(
+  await optimisticUpdate(
     ctx.client,
     R.Metal3Machine,
     raw.metadata.namespace,

@@ -6,15 +6,14 @@
  */
 import type { Condition } from '../../shared/api/conditions.ts';
 import { R } from '../../shared/api/resources.ts';
-import { SKIP } from '../../shared/kube/optimistic.ts';
+import { COND, falseCondition, setCondition, trueCondition } from '../../shared/capi/conditions.ts';
+import { CAPI_PAUSED_ANNOTATION, ownerOf } from '../../shared/capi/lookups.ts';
+import { CLUSTER_NAME_LABEL } from '../../shared/hosts/eligibility.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { MalformedMessageError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
-import { CLUSTER_NAME_LABEL } from '../../shared/selectors/hosts.ts';
-import { CAPI_PAUSED_ANNOTATION, ownerOf } from '../select-host/capi.ts';
-import { COND, falseCondition, setCondition, trueCondition } from '../select-host/conditions.ts';
-import { updateOrGone } from '../select-host/update.ts';
 import { endpointProblem } from './endpoint.ts';
 
 export const CLUSTER_FINALIZER = 'metal3cluster.infrastructure.cluster.x-k8s.io';
@@ -56,7 +55,7 @@ export async function reconcileMetal3Cluster(
     return requeueAfter(ctx.config.safetyRequeueSeconds, 'paused');
   }
 
-  const withFinalizer = await updateOrGone(
+  const withFinalizer = await optimisticUpdate(
     ctx.client,
     R.Metal3Cluster,
     ns,
@@ -71,7 +70,7 @@ export async function reconcileMetal3Cluster(
   if (withFinalizer.outcome === 'gone') return done('Metal3Cluster gone');
 
   const now = ctx.now();
-  const res = await updateOrGone(
+  const res = await optimisticUpdate(
     ctx.client,
     R.Metal3Cluster,
     ns,
@@ -133,7 +132,7 @@ async function reconcileDelete(
       );
     }
   }
-  await updateOrGone(
+  await optimisticUpdate(
     ctx.client,
     R.Metal3Cluster,
     ns,

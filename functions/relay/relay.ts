@@ -21,9 +21,16 @@ import {
 import { type Logger, silentLogger } from '../../shared/observability/logger.ts';
 import type { RoutedMessage } from '../../shared/queue/message.ts';
 import { type MessageSink, QueueSender, type SenderOptions } from '../../shared/queue/sender.ts';
+import { ObjectStore, RelayCache, stripSecret } from '../../shared/routing/cache.ts';
+import {
+  isDeleting,
+  ROUTES,
+  type Route,
+  type RoutingEvent,
+  route,
+  watchedKinds,
+} from '../../shared/routing/table.ts';
 import type { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
-import { ObjectStore, RelayCache, stripSecret } from './cache.ts';
-import { isDeleting, ROUTES, type Route, type RoutingEvent, route, watchedKinds } from './routing.ts';
 import { ResourceWatcher, type WatcherOptions } from './watcher.ts';
 
 export type WatchTuning = Partial<

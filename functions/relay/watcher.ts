@@ -15,10 +15,10 @@ import { R } from '../../shared/api/resources.ts';
 import type { KubeClient, WatchEvent } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { type Logger, silentLogger } from '../../shared/observability/logger.ts';
+import type { ObjectStore } from '../../shared/routing/cache.ts';
+import { uidOf } from '../../shared/routing/cache.ts';
+import type { RoutingEvent } from '../../shared/routing/table.ts';
 import type { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
-import type { ObjectStore } from './cache.ts';
-import { uidOf } from './cache.ts';
-import type { RoutingEvent } from './routing.ts';
 
 export interface WatcherOptions {
   client: KubeClient;

@@ -12,13 +12,12 @@ import {
   isOwnedBy,
   ownerRef,
 } from '../../shared/allocation/objects.ts';
-import { updateOrGone } from '../../shared/allocation/update.ts';
 import type { IPAddress, IPClaim } from '../../shared/api/index.ts';
 import { R } from '../../shared/api/resources.ts';
 import type { AllocatedAddress } from '../../shared/ipam/allocate.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
-import { SKIP } from '../../shared/kube/optimistic.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { isMetal3Pool, type PoolRef } from '../../shared/render/index.ts';
 
@@ -123,7 +122,7 @@ export async function ensureAddresses(
 }
 
 async function releaseForeign(client: KubeClient, claim: KubeObject): Promise<void> {
-  await updateOrGone(
+  await optimisticUpdate(
     client,
     R.IPClaim,
     claim.metadata.namespace,

@@ -13,16 +13,15 @@ import {
   isDeleting,
   statusOf,
 } from '../../shared/allocation/objects.ts';
-import { updateOrGone } from '../../shared/allocation/update.ts';
 import { type Metal3Data, parseMetal3DataTemplate } from '../../shared/api/index.ts';
 import { R } from '../../shared/api/resources.ts';
-import { SKIP } from '../../shared/kube/optimistic.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { TerminalError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
+import { releaseData, releaseOrphanIPClaims } from '../../shared/release/data.ts';
 import { RenderError, referencedPools, renderData } from '../../shared/render/index.ts';
-import { releaseData, releaseOrphanIPClaims } from '../allocate-index/release.ts';
 import { ensureAddresses } from './addresses.ts';
 import { gatherObjects } from './inputs.ts';
 import { buildSecrets, createSecrets, secretNames, secretStates } from './secrets.ts';
@@ -53,7 +52,7 @@ export async function reconcileData(
 
   let dataObj: KubeObject = raw;
   if (!(raw.metadata.finalizers ?? []).includes(FINALIZER.data)) {
-    const r = await updateOrGone(
+    const r = await optimisticUpdate(
       client,
       R.Metal3Data,
       namespace,
@@ -138,7 +137,7 @@ async function markReady(
 ): Promise<ReconcileResult> {
   const ns = dataObj.metadata.namespace!;
   const name = dataObj.metadata.name!;
-  const specDone = await updateOrGone(
+  const specDone = await optimisticUpdate(
     ctx.client,
     R.Metal3Data,
     ns,
@@ -151,7 +150,7 @@ async function markReady(
     { current: dataObj, expectedUid: dataObj.metadata.uid },
   );
   if (specDone.outcome === 'gone') return done('Metal3Data gone');
-  await updateOrGone(
+  await optimisticUpdate(
     ctx.client,
     R.Metal3Data,
     ns,
@@ -174,7 +173,7 @@ async function recordError(
   reason: string,
   message: string,
 ): Promise<ReconcileResult> {
-  const r = await updateOrGone(
+  const r = await optimisticUpdate(
     ctx.client,
     R.Metal3Data,
     dataObj.metadata.namespace,

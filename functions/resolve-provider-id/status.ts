@@ -6,7 +6,7 @@
 import type { BareMetalHost, Condition, MachineAddress } from '../../shared/api/index.ts';
 // One Ready summary for every function that writes Metal3Machine conditions (selectHost's), so two
 // functions never flip Ready back and forth.
-import { setMachineCondition } from '../select-host/conditions.ts';
+import { setMachineCondition } from '../../shared/capi/conditions.ts';
 
 export const NODE_READY = 'KubernetesNodeReady';
 export const READY = 'Ready';

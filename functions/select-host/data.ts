@@ -9,10 +9,10 @@ import { FINALIZER } from '../../shared/allocation/objects.ts';
 import type { Metal3Machine } from '../../shared/api/metal3machine.ts';
 import type { SecretReference } from '../../shared/api/refs.ts';
 import { apiVersionOf, R } from '../../shared/api/resources.ts';
+import { REASON } from '../../shared/capi/conditions.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { REASON } from './conditions.ts';
 
 export const MACHINE_FINALIZER = 'metal3machine.infrastructure.cluster.x-k8s.io';
 

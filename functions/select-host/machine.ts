@@ -6,12 +6,19 @@
 import type { Cluster, Machine } from '../../shared/api/capi.ts';
 import { type Metal3Machine, parseMetal3Machine } from '../../shared/api/metal3machine.ts';
 import { R } from '../../shared/api/resources.ts';
-import { SKIP } from '../../shared/kube/optimistic.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
-import { parseHostAnnotation } from '../../shared/providerid/ids.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { TerminalError } from '../../shared/reconcile/errors.ts';
-import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import { COND, falseCondition, REASON, trueCondition } from '../../shared/capi/conditions.ts';
+import {
+  clusterInfrastructureReady,
+  clusterNameOf,
+  getCluster,
+  getMachine,
+  isPaused,
+  machineOwnerRef,
+  reuseOwnerOf,
+} from '../../shared/capi/lookups.ts';
+import { recordTerminal, StatusDraft } from '../../shared/capi/status.ts';
+import { labelBmcSecret, unlabelBmcSecret } from '../../shared/hosts/bmc-secret.ts';
+import { findOrClaimHost, heldHosts } from '../../shared/hosts/claim.ts';
 import {
   CAPM3_PAUSE_VALUE,
   CLUSTER_NAME_LABEL,
@@ -23,20 +30,14 @@ import {
   isConsumedBy,
   nodeReuseValues,
   SELECTABLE_STATES,
-} from '../../shared/selectors/hosts.ts';
+} from '../../shared/hosts/eligibility.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import { parseHostAnnotation } from '../../shared/providerid/ids.ts';
+import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import { TerminalError } from '../../shared/reconcile/errors.ts';
+import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { compileHostSelector } from '../../shared/selectors/labels.ts';
-import { labelBmcSecret, unlabelBmcSecret } from './bmc-secret.ts';
-import {
-  clusterInfrastructureReady,
-  clusterNameOf,
-  getCluster,
-  getMachine,
-  isPaused,
-  machineOwnerRef,
-  reuseOwnerOf,
-} from './capi.ts';
-import { findOrClaimHost, heldHosts } from './claim.ts';
-import { COND, falseCondition, REASON, trueCondition } from './conditions.ts';
 import { MACHINE_FINALIZER, needsDataTemplate, resolveData } from './data.ts';
 import {
   applyHostSpec,
@@ -44,8 +45,6 @@ import {
   hostAddresses,
   hostProvisioningRequested,
 } from './hostspec.ts';
-import { recordTerminal, StatusDraft } from './status.ts';
-import { updateOrGone } from './update.ts';
 
 export interface SelectHostOptions {
   random?: () => number;
@@ -273,7 +272,7 @@ export async function reconcileMachine(
   };
   const wasRequested = hostProvisioningRequested(host);
   let notReadyState: string | undefined;
-  const res = await updateOrGone(
+  const res = await optimisticUpdate(
     ctx.client,
     R.BareMetalHost,
     host.metadata.namespace,
@@ -327,7 +326,7 @@ async function ensureFinalizerAndFailureDomain(
   machine: Machine,
 ): Promise<KubeObject | undefined> {
   const fd = machine.spec?.failureDomain;
-  const res = await updateOrGone(
+  const res = await optimisticUpdate(
     ctx.client,
     R.Metal3Machine,
     raw.metadata.namespace,
@@ -350,7 +349,7 @@ async function annotateHost(
   host: KubeObject,
 ): Promise<{ ok: true; m3m: KubeObject } | { ok: false }> {
   const value = `${host.metadata.namespace}/${host.metadata.name}`;
-  const res = await updateOrGone(
+  const res = await optimisticUpdate(
     ctx.client,
     R.Metal3Machine,
     raw.metadata.namespace,
@@ -408,7 +407,7 @@ export async function releaseClaim(
   if (!isConsumedBy(hostConsumerRef(current), machine, current.metadata.namespace)) return false;
   if (hostProvisioningRequested(current)) return false;
   await unlabelBmcSecret(ctx, current, clusterName);
-  const res = await updateOrGone(
+  const res = await optimisticUpdate(
     ctx.client,
     R.BareMetalHost,
     current.metadata.namespace,
@@ -440,7 +439,7 @@ async function syncHostPause(
 ): Promise<KubeObject | undefined> {
   const clusterPaused = cluster.spec?.paused === true;
   const machine = { name: raw.metadata.name!, namespace: raw.metadata.namespace! };
-  const res = await updateOrGone(
+  const res = await optimisticUpdate(
     ctx.client,
     R.BareMetalHost,
     host.metadata.namespace,

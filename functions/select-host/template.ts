@@ -5,13 +5,12 @@
  */
 import { parseMetal3MachineTemplate } from '../../shared/api/metal3machinetemplate.ts';
 import { R } from '../../shared/api/resources.ts';
-import { SKIP } from '../../shared/kube/optimistic.ts';
+import { CLONED_FROM_GROUPKIND, CLONED_FROM_NAME, M3MT_GROUPKIND } from '../../shared/capi/lookups.ts';
+import { HOST_ANNOTATION, hostConsumerRef, isConsumedBy } from '../../shared/hosts/eligibility.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, terminal } from '../../shared/reconcile/result.ts';
-import { HOST_ANNOTATION, hostConsumerRef, isConsumedBy } from '../../shared/selectors/hosts.ts';
-import { CLONED_FROM_GROUPKIND, CLONED_FROM_NAME, M3MT_GROUPKIND } from './capi.ts';
-import { updateOrGone } from './update.ts';
 
 export async function reconcileTemplate(
   ctx: ReconcileContext,
@@ -36,7 +35,7 @@ export async function reconcileTemplate(
     const ann = m.metadata.annotations ?? {};
     if (ann[CLONED_FROM_NAME] !== name || ann[CLONED_FROM_GROUPKIND] !== M3MT_GROUPKIND) continue;
     if (m.metadata.deletionTimestamp) continue;
-    const r = await updateOrGone(
+    const r = await optimisticUpdate(
       ctx.client,
       R.Metal3Machine,
       ns,
@@ -51,7 +50,7 @@ export async function reconcileTemplate(
     const hostRef = ann[HOST_ANNOTATION];
     if (!hostRef?.includes('/')) continue;
     const [hns, hname] = [hostRef.slice(0, hostRef.indexOf('/')), hostRef.slice(hostRef.indexOf('/') + 1)];
-    const h = await updateOrGone(ctx.client, R.BareMetalHost, hns, hname, (o) => {
+    const h = await optimisticUpdate(ctx.client, R.BareMetalHost, hns, hname, (o) => {
       if (!isConsumedBy(hostConsumerRef(o), { name: m.metadata.name!, namespace: ns }, o.metadata.namespace))
         return SKIP;
       (o.spec as Record<string, unknown>).automatedCleaningMode = mode;

@@ -10,8 +10,9 @@
  * resource registry) and renders the overlay's extra ClusterRole; `scripts/gen-rbac.ts` writes it
  * and `--check` compares it.
  */
-import { ROUTES, type Route } from '../../functions/relay/routing.ts';
+
 import { R } from '../../shared/api/resources.ts';
+import { ROUTES, type Route } from '../../shared/routing/table.ts';
 import {
   buildRules,
   clusterRoleBinding,

@@ -3,11 +3,11 @@
  * sticky error, as the reference does), a Warning Event is recorded, and the result is terminal.
  */
 import type { ResourceType } from '../api/resources.ts';
+import { optimisticUpdate } from '../kube/optimistic.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import { type ReconcileResult, terminal } from '../reconcile/result.ts';
 import { statusOf } from './objects.ts';
-import { updateOrGone } from './update.ts';
 
 export async function recordClaimError(
   ctx: ReconcileContext,
@@ -17,7 +17,7 @@ export async function recordClaimError(
   eventReason: string,
   failureReason: string,
 ): Promise<ReconcileResult> {
-  await updateOrGone(
+  await optimisticUpdate(
     ctx.client,
     t,
     raw.metadata.namespace,

@@ -14,11 +14,11 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { type FunctionName, MessageEnvelope } from '../../events/envelope.ts';
-import { routeWithApi } from '../../functions/relay/lookup.ts';
-import type { RoutingEvent } from '../../functions/relay/routing.ts';
 import { resourceFor } from '../api/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
+import { routeWithApi } from '../routing/lookup.ts';
+import type { RoutingEvent } from '../routing/table.ts';
 import { type AuthOptions, authConfigured, authenticate } from './auth.ts';
 import {
   apiServerEventType,

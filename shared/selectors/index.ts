@@ -1,2 +1,2 @@
-export * from './hosts.ts';
+export * from '../hosts/eligibility.ts';
 export * from './labels.ts';

@@ -5,8 +5,8 @@
  * 422 an invalid object gets from the CRD.
  */
 import { expect } from 'vitest';
+import { FUNCTIONS } from '../../bin/function-table.ts';
 import { type MessageEnvelope, MessageEnvelope as MessageEnvelopeSchema } from '../../events/envelope.ts';
-import { FUNCTIONS } from '../../functions/registry.ts';
 import type { RequestLog, RequestLogEntry } from '../../infra/local/apiserver/index.ts';
 import { apiVersionOf, R, type ResourceType } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';

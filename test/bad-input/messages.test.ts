@@ -13,8 +13,8 @@
 import { type Message, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTIONS } from '../../bin/function-table.ts';
 import { MAX_MESSAGE_BYTES } from '../../events/envelope.ts';
-import { FUNCTIONS } from '../../functions/registry.ts';
 import { createSampleHosts } from '../../infra/local/sim/bmo.ts';
 import { R } from '../../shared/api/resources.ts';
 import { ensureQueues, type QueueUrls, queueArn } from '../../shared/queue/ensure.ts';

@@ -19,9 +19,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
-import { RelayCache } from '../../functions/relay/cache.ts';
 import { startRelay } from '../../functions/relay/relay.ts';
-import { route } from '../../functions/relay/routing.ts';
 import { startLocalSqs } from '../../infra/local/sqs.ts';
 import { R } from '../../shared/api/resources.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -32,6 +30,8 @@ import { QueueSender } from '../../shared/queue/sender.ts';
 import { createSqsClient } from '../../shared/queue/sqs.ts';
 import { DEFAULT_CONFIG, type ReconcileFn } from '../../shared/reconcile/context.ts';
 import { done } from '../../shared/reconcile/result.ts';
+import { RelayCache } from '../../shared/routing/cache.ts';
+import { route } from '../../shared/routing/table.ts';
 import { Worker } from '../../shared/runtimes/worker.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
 import { median } from './median.ts';

@@ -7,8 +7,8 @@
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FUNCTIONS } from '../../../bin/function-table.ts';
 import { FUNCTION_NAMES } from '../../../events/envelope.ts';
-import { FUNCTIONS } from '../../../functions/registry.ts';
 import { startRelay } from '../../../functions/relay/relay.ts';
 import type { IPPoolSpec } from '../../../shared/api/index.ts';
 import { R } from '../../../shared/api/resources.ts';

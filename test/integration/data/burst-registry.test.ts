@@ -5,8 +5,8 @@
  * stale entries are removed, and the indexes stay dense and unique.
  */
 import { describe, expect, it } from 'vitest';
-import { join, PENDING_PAGE, STALE_ENTRY_MS } from '../../../functions/allocate-index/allocating.ts';
 import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/allocation/objects.ts';
+import { join, PENDING_PAGE, STALE_ENTRY_MS } from '../../../shared/allocation/registry.ts';
 import { R, type ResourceType } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';

@@ -4,7 +4,7 @@
  * one pool never share an address. The API server's create-by-name is the only arbiter.
  */
 import { describe, expect, it } from 'vitest';
-import { PENDING_PAGE } from '../../../functions/allocate-index/allocating.ts';
+import { PENDING_PAGE } from '../../../shared/allocation/registry.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { addressContention, indexContention } from './contention.ts';
 import { NS, pool } from './harness.ts';

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PENDING_PAGE } from '../../../functions/allocate-index/allocating.ts';
+import { PENDING_PAGE } from '../../../shared/allocation/registry.ts';
 import { selectableFieldPatches } from '../../../shared/api/crd/build.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { ipAddressName } from '../../../shared/ipam/allocate.ts';

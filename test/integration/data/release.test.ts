@@ -4,8 +4,8 @@
  * and pool status entries, and the freed index and address are reused by the next claim.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_POOL_GETS } from '../../../functions/allocate-index/data-dependents.ts';
 import { R } from '../../../shared/api/resources.ts';
+import { MAX_POOL_GETS } from '../../../shared/release/dependents.ts';
 import { converge, createMachine, NS, names, pool, release, seedTemplate } from './harness.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 

@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { releaseClaim } from '../../../functions/select-host/machine.ts';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { apiVersionOf, R } from '../../../shared/api/resources.ts';
+import { CONSUMER_LABEL } from '../../../shared/hosts/eligibility.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { CONSUMER_LABEL } from '../../../shared/selectors/hosts.ts';
 import { CLUSTER, createMachinePair, deprovision, NS, selectHost } from './harness.ts';
 import { bmcName, useHostCluster } from './use-host-cluster.ts';
 

@@ -9,9 +9,9 @@
 import { describe, expect, it } from 'vitest';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { apiVersionOf, R } from '../../../shared/api/resources.ts';
+import { CLUSTER_NAME_LABEL, CONSUMER_LABEL, consumerLabelValue } from '../../../shared/hosts/eligibility.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { CLUSTER_NAME_LABEL, CONSUMER_LABEL, consumerLabelValue } from '../../../shared/selectors/hosts.ts';
 import { CLUSTER, createMachinePair, deprovision, NS, selectHost } from './harness.ts';
 import { bmcName, useHostCluster } from './use-host-cluster.ts';
 

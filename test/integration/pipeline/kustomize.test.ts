@@ -9,8 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { kindsReadFor, watchedKinds } from '../../../functions/relay/routing.ts';
 import { R, resourceFor } from '../../../shared/api/resources.ts';
+import { kindsReadFor, watchedKinds } from '../../../shared/routing/table.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const KUBECTL = ['/usr/bin/kubectl', '/usr/local/bin/kubectl'].find((p) => existsSync(p));

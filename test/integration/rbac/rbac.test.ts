@@ -137,7 +137,7 @@ describe('the committed role files', () => {
 
 /**
  * A static cross-check of the observation: every direct API call in the code whose resource is
- * named (`client.get(R.Kind, …)`, `updateOrGone(client, R.Kind, …)`) and what verb it needs, by
+ * named (`client.get(R.Kind, …)`, `optimisticUpdate(client, R.Kind, …)`) and what verb it needs, by
  * identity (functions/relay/ is the relay; Nodes are the workload identity). A call on a path
  * no scenario reaches would show here as an ungranted verb.
  */
@@ -150,7 +150,7 @@ function codeCalls(): { identity: Identity; kind: string; verb: string; where: s
     delete: 'delete',
     replace: 'update',
     replaceStatus: 'update',
-    updateOrGone: 'update',
+    optimisticUpdate: 'update',
   };
   const calls: { identity: Identity; kind: string; verb: string; where: string }[] = [];
   for (const dir of ['functions', 'shared']) {
@@ -158,7 +158,7 @@ function codeCalls(): { identity: Identity; kind: string; verb: string; where: s
       if (!file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
       const text = readFileSync(`${ROOT}${dir}/${file}`, 'utf8');
       const re =
-        /(?:\.(get|list|create|patch|delete|replace|replaceStatus)\s*(?:<[^>()]*>)?\(\s*R\.(\w+)|(updateOrGone)\(\s*[\w.]+,\s*R\.(\w+))/g;
+        /(?:\.(get|list|create|patch|delete|replace|replaceStatus)\s*(?:<[^>()]*>)?\(\s*R\.(\w+)|(optimisticUpdate)\(\s*[\w.]+,\s*R\.(\w+))/g;
       for (const m of text.matchAll(re)) {
         const method = m[1] ?? m[3]!;
         const kind = m[2] ?? m[4]!;

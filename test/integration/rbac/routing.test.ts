@@ -22,8 +22,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_NAMES } from '../../../events/envelope.ts';
-import { routeWithApi } from '../../../functions/relay/lookup.ts';
-import { ROUTES, type RoutingEvent } from '../../../functions/relay/routing.ts';
 import { applyRbacFile, FUNCTIONS_USER, RBAC_FILES, readManifests } from '../../../infra/local/dev/rbac.ts';
 import { applyObjects, loadManifests } from '../../../infra/local/manifests.ts';
 import {
@@ -37,6 +35,8 @@ import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
 import { done } from '../../../shared/reconcile/result.ts';
+import { routeWithApi } from '../../../shared/routing/lookup.ts';
+import { ROUTES, type RoutingEvent } from '../../../shared/routing/table.ts';
 import { createHttpApp } from '../../../shared/runtimes/http.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
 import { CLUSTER, converge, createMachine, makeCtx, NS } from '../data/harness.ts';

@@ -1,16 +1,16 @@
 /** The routing table on its own: events in, messages out, no I/O. */
 import { describe, expect, it } from 'vitest';
 import { deduplicationId } from '../../../events/envelope.ts';
-import { RelayCache } from '../../../functions/relay/cache.ts';
+import type { KindName } from '../../../shared/api/resources.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import { RelayCache } from '../../../shared/routing/cache.ts';
 import {
   kindsReadFor,
   ROUTES,
   type RoutingEvent,
   route,
   watchedKinds,
-} from '../../../functions/relay/routing.ts';
-import type { KindName } from '../../../shared/api/resources.ts';
-import type { KubeObject } from '../../../shared/kube/types.ts';
+} from '../../../shared/routing/table.ts';
 
 const NS = 'metal3';
 let rv = 100;

@@ -3,8 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnvelope } from '../../../events/envelope.ts';
-import { RelayCache } from '../../../functions/relay/cache.ts';
-import { ROUTES, route } from '../../../functions/relay/routing.ts';
+import { RelayCache } from '../../../shared/routing/cache.ts';
+import { ROUTES, route } from '../../../shared/routing/table.ts';
 import { parseCloudEvent } from '../../../shared/runtimes/cloudevents.ts';
 
 const DIR = new URL('../../../events/samples/', import.meta.url).pathname;

@@ -5,10 +5,10 @@
  * per client and resource, so a process sends one refused request per kind, not one per claim;
  * the caller then lists the namespace, as the reference does.
  */
-import type { ResourceType } from '../../shared/api/resources.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
-import { InvalidError } from '../../shared/kube/errors.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ResourceType } from '../api/resources.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { InvalidError } from '../kube/errors.ts';
+import type { KubeObject } from '../kube/types.ts';
 import { kindsPerClient } from './kinds-per-client.ts';
 
 /** Per client, the kinds whose field selectors its server refused. */

@@ -1,9 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import type { Metal3Machine } from '../../shared/api/metal3machine.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
-import { COND, setCondition, setMachineCondition, summarizeMachineReady } from './conditions.ts';
-import { needsDataTemplate } from './data.ts';
-import { applyHostSpec, crossNamespaceProblem, hostAddresses } from './hostspec.ts';
+import { needsDataTemplate } from '../../../functions/select-host/data.ts';
+import {
+  applyHostSpec,
+  crossNamespaceProblem,
+  hostAddresses,
+} from '../../../functions/select-host/hostspec.ts';
+import type { Metal3Machine } from '../../../shared/api/metal3machine.ts';
+import {
+  COND,
+  setCondition,
+  setMachineCondition,
+  summarizeMachineReady,
+} from '../../../shared/capi/conditions.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
 
 const m3m = (spec: Partial<Metal3Machine['spec']>): Metal3Machine => ({
   metadata: { name: 'm', namespace: 'ns' },

@@ -2,14 +2,14 @@
  * Metal3Machine status writes: changes are collected during a pass and written once, through the
  * optimistic helper on /status (skipped when nothing changed, so a repeat pass writes nothing).
  */
-import type { Condition } from '../../shared/api/conditions.ts';
-import { R } from '../../shared/api/resources.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import type { TerminalError } from '../../shared/reconcile/errors.ts';
-import { type ReconcileResult, terminal } from '../../shared/reconcile/result.ts';
+import type { Condition } from '../api/conditions.ts';
+import { R } from '../api/resources.ts';
+import { optimisticUpdate } from '../kube/optimistic.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { ReconcileContext } from '../reconcile/context.ts';
+import type { TerminalError } from '../reconcile/errors.ts';
+import { type ReconcileResult, terminal } from '../reconcile/result.ts';
 import { COND, type ConditionInput, falseCondition, setMachineCondition } from './conditions.ts';
-import { updateOrGone } from './update.ts';
 
 export type StatusEdit = (status: Record<string, unknown>, now: Date) => void;
 
@@ -45,7 +45,7 @@ export class StatusDraft {
   async flush(ctx: ReconcileContext, current: KubeObject): Promise<KubeObject> {
     if (this.empty) return current;
     const now = ctx.now();
-    const res = await updateOrGone(
+    const res = await optimisticUpdate(
       ctx.client,
       R.Metal3Machine,
       current.metadata.namespace,

@@ -6,6 +6,10 @@
  * Nothing here relies on garbage collection, although every object we create is also owned.
  */
 
+import { isAddressOfClaim } from '../../functions/allocate-index/plan-address.ts';
+import { isDataOfClaim } from '../../functions/allocate-index/plan-index.ts';
+import { addressesOfClaimCandidates } from '../allocation/address-reads.ts';
+import { dataOfClaimCandidates } from '../allocation/data-reads.ts';
 import {
   FINALIZER,
   hasFinalizer,
@@ -13,20 +17,15 @@ import {
   isOwnedBy,
   keyOf,
   removeFinalizer,
-} from '../../shared/allocation/objects.ts';
-import { updateOrGone } from '../../shared/allocation/update.ts';
-import type { IPAddress, IPClaim, Metal3Data, Metal3DataClaim } from '../../shared/api/index.ts';
-import { R, type ResourceType } from '../../shared/api/resources.ts';
-import { isConflict } from '../../shared/kube/errors.ts';
-import { SKIP } from '../../shared/kube/optimistic.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
-import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
-import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import { addressesOfClaimCandidates } from './address-reads.ts';
-import { ipClaimsOfData, secretsOfData } from './data-dependents.ts';
-import { dataOfClaimCandidates } from './data-reads.ts';
-import { isAddressOfClaim } from './plan-address.ts';
-import { isDataOfClaim } from './plan-index.ts';
+} from '../allocation/objects.ts';
+import type { IPAddress, IPClaim, Metal3Data, Metal3DataClaim } from '../api/index.ts';
+import { R, type ResourceType } from '../api/resources.ts';
+import { isConflict } from '../kube/errors.ts';
+import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { ReconcileContext, ReconcileFn } from '../reconcile/context.ts';
+import { done, type ReconcileResult, requeueAfter } from '../reconcile/result.ts';
+import { ipClaimsOfData, secretsOfData } from './dependents.ts';
 
 /** Deletes `obj` if it is still the same object (uid precondition); false when already gone/replaced. */
 async function deleteExact(ctx: ReconcileContext, t: ResourceType, obj: KubeObject): Promise<boolean> {
@@ -53,7 +52,7 @@ async function dropFinalizer(
   finalizer: string,
 ): Promise<void> {
   if (!hasFinalizer(obj, finalizer)) return;
-  await updateOrGone(
+  await optimisticUpdate(
     ctx.client,
     t,
     obj.metadata.namespace,
@@ -108,7 +107,7 @@ export async function releaseDataClaim(
   }
   const templateName = claim.spec?.template?.name;
   if (templateName) {
-    await updateOrGone(
+    await optimisticUpdate(
       client,
       R.Metal3DataTemplate,
       namespace,
@@ -233,7 +232,7 @@ export async function releaseIPClaim(
   });
   for (const a of addresses) await deleteAndUnblock(ctx, R.IPAddress, a, FINALIZER.ipAddress);
   if (poolName) {
-    await updateOrGone(
+    await optimisticUpdate(
       client,
       R.IPPool,
       namespace,
@@ -307,7 +306,7 @@ export async function dropFinalizerWhenUnheld(
       `${t.kind} ${key} is being deleted: waiting for ${h.handedOut.length} ${h.handedOutNoun} to be released (${listed(h.handedOut)})`,
     );
   }
-  await updateOrGone(
+  await optimisticUpdate(
     ctx.client,
     t,
     raw.metadata.namespace,

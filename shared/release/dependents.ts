@@ -13,16 +13,11 @@
  *    the functions' role does not let them enumerate Secrets.
  * Only objects owned by this Metal3Data (by uid) are returned.
  */
-import {
-  ipClaimName,
-  isOwnedBy,
-  metaDataSecretName,
-  networkDataSecretName,
-} from '../../shared/allocation/objects.ts';
-import type { Metal3Data } from '../../shared/api/index.ts';
-import { R } from '../../shared/api/resources.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
+import { ipClaimName, isOwnedBy, metaDataSecretName, networkDataSecretName } from '../allocation/objects.ts';
+import type { Metal3Data } from '../api/index.ts';
+import { R } from '../api/resources.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { KubeObject } from '../kube/types.ts';
 
 /** Beyond this many pools in the namespace, one IPClaim list instead of a GET per pool. */
 export const MAX_POOL_GETS = 16;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { INFRA_GROUP } from '../api/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { type CompiledSelector, labelValueProblem, matchesSelector } from './labels.ts';
+import { type CompiledSelector, labelValueProblem, matchesSelector } from '../selectors/labels.ts';
 
 export const HOST_ANNOTATION = 'metal3.io/BareMetalHost';
 export const NODE_REUSE_LABEL = 'infrastructure.cluster.x-k8s.io/node-reuse';

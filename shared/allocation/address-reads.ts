@@ -10,11 +10,11 @@
  * own) make the server answer 400: then every IPAddress and IPClaim of the namespace is listed, as
  * before, for the rest of this process.
  */
-import { R } from '../../shared/api/index.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
-import { PENDING_PAGE } from './allocating.ts';
+import { R } from '../api/index.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { KubeObject } from '../kube/types.ts';
 import { fieldSelected, fieldSelectedOrAll, fieldSelectedPage, selectorsRefused } from './field-selected.ts';
+import { PENDING_PAGE } from './registry.ts';
 
 /** The IPAddresses that may belong to `claimName` (narrow), or every one of the namespace. */
 export const addressesOfClaimCandidates = (

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpointProblem } from './endpoint.ts';
+import { endpointProblem } from '../../../functions/metal3-cluster/endpoint.ts';
 
 describe('endpointProblem', () => {
   it.each([

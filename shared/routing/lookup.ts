@@ -3,11 +3,11 @@
  * ApiServerSource, `replay --event`) have no watch cache, so they load just the kinds the routes
  * for the event's kind read, in the event's namespace, and route against that.
  */
-import { type KindName, R } from '../../shared/api/resources.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { RoutedMessage } from '../../shared/queue/message.ts';
+import { type KindName, R } from '../api/resources.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { RoutedMessage } from '../queue/message.ts';
 import { RelayCache, stripSecret } from './cache.ts';
-import { kindsReadFor, ROUTES, type Route, type RoutingEvent, route } from './routing.ts';
+import { kindsReadFor, ROUTES, type Route, type RoutingEvent, route } from './table.ts';
 
 export async function loadCacheFor(
   client: KubeClient,

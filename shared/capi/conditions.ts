@@ -3,7 +3,7 @@
  * A condition's lastTransitionTime moves only when its status changes, so a repeat pass that
  * decides the same thing writes nothing (idempotency).
  */
-import type { Condition } from '../../shared/api/conditions.ts';
+import type { Condition } from '../api/conditions.ts';
 
 export const COND = {
   Ready: 'Ready',

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../shared/kube/types.ts';
-import { newIPClaim } from './addresses.ts';
-import { parseHostAnnotation } from './inputs.ts';
-import { buildSecrets, secretNames, secretState } from './secrets.ts';
+import { newIPClaim } from '../../../functions/render-data/addresses.ts';
+import { parseHostAnnotation } from '../../../functions/render-data/inputs.ts';
+import { buildSecrets, secretNames, secretState } from '../../../functions/render-data/secrets.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
 
 const data: KubeObject = {
   metadata: {

@@ -1,4 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { planAddress } from '../../../functions/allocate-index/plan-address.ts';
+import { planIndex } from '../../../functions/allocate-index/plan-index.ts';
+import { templateMaps } from '../../../functions/allocate-index/template.ts';
+import { joinedBefore, oldEntries, STALE_ENTRY_MS } from '../../../shared/allocation/registry.ts';
 import type {
   IPAddress,
   IPClaim,
@@ -6,11 +10,7 @@ import type {
   Metal3Data,
   Metal3DataClaim,
   Metal3DataTemplate,
-} from '../../shared/api/index.ts';
-import { joinedBefore, oldEntries, STALE_ENTRY_MS } from './allocating.ts';
-import { planAddress } from './plan-address.ts';
-import { planIndex } from './plan-index.ts';
-import { templateMaps } from './template.ts';
+} from '../../../shared/api/index.ts';
 
 const template = (name: string, templateReference?: string) =>
   ({

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../../shared/kube/types.ts';
 import {
   chooseHost,
   classifyHost,
@@ -10,7 +9,8 @@ import {
   nodeReuseValues,
   pickRandom,
   type SelectionInput,
-} from '../../../shared/selectors/hosts.ts';
+} from '../../../shared/hosts/eligibility.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
 import { compileHostSelector, labelValueProblem } from '../../../shared/selectors/labels.ts';
 
 const M3M = { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'Metal3Machine' };

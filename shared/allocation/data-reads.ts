@@ -15,16 +15,16 @@
  * every Metal3Data and claim of the namespace is listed, as the reference does, for the rest of
  * this process (field-selected.ts: one refused request, not one per claim).
  */
-import { R } from '../../shared/api/index.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
-import { PENDING_PAGE } from './allocating.ts';
+import { R } from '../api/index.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { KubeObject } from '../kube/types.ts';
 import {
   fieldSelectedOrAll,
   fieldSelectedPage as page,
   fieldSelected as selected,
   selectorsRefused,
 } from './field-selected.ts';
+import { PENDING_PAGE } from './registry.ts';
 
 /** The Metal3Data that may belong to `claimName` (narrow), or every one of the namespace. */
 export const dataOfClaimCandidates = (

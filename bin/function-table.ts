@@ -3,13 +3,13 @@
  * dispatch to. (Each Lambda bundle imports only its own core; see scripts/build.ts.)
  */
 import type { FunctionName } from '../events/envelope.ts';
+import { reconcile as allocateIndex } from '../functions/allocate-index/core.ts';
+import { reconcile as deprovision } from '../functions/deprovision/core.ts';
+import { reconcile as reconcileCluster } from '../functions/metal3-cluster/core.ts';
+import { reconcile as renderData } from '../functions/render-data/core.ts';
+import { reconcile as resolveProviderID } from '../functions/resolve-provider-id/core.ts';
+import { reconcile as selectHost } from '../functions/select-host/core.ts';
 import type { ReconcileFn } from '../shared/reconcile/context.ts';
-import { reconcile as allocateIndex } from './allocate-index/core.ts';
-import { reconcile as deprovision } from './deprovision/core.ts';
-import { reconcile as reconcileCluster } from './metal3-cluster/core.ts';
-import { reconcile as renderData } from './render-data/core.ts';
-import { reconcile as resolveProviderID } from './resolve-provider-id/core.ts';
-import { reconcile as selectHost } from './select-host/core.ts';
 
 export const FUNCTIONS: Record<FunctionName, ReconcileFn> = {
   selectHost,

@@ -3,8 +3,8 @@
  * field selectors on it", "this CRD prunes that status field". Remembered so that a process asks
  * once per kind, not once per claim; per client, as each client may talk to another server.
  */
-import type { ResourceType } from '../../shared/api/resources.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
+import type { ResourceType } from '../api/resources.ts';
+import type { KubeClient } from '../kube/client.ts';
 
 export interface KindsPerClient {
   has(client: KubeClient, kind: ResourceType): boolean;

@@ -11,10 +11,10 @@
  * (a claim deleted or failed before it left, a crash) only makes later ranks larger, never gives
  * an index twice; stale entries are checked and removed by the claims that see them.
  */
-import type { ResourceType } from '../../shared/api/resources.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
-import { KubeApiError } from '../../shared/kube/errors.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ResourceType } from '../api/resources.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { KubeApiError } from '../kube/errors.ts';
+import type { KubeObject } from '../kube/types.ts';
 import { kindsPerClient } from './kinds-per-client.ts';
 
 /** Waiting claims read per attempt; more than this is a burst, ranked through the registry. */

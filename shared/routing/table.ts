@@ -10,10 +10,10 @@
  * deduplicated away by SQS.
  */
 import { type FunctionName, MessageEnvelope } from '../../events/envelope.ts';
-import { FINALIZER } from '../../shared/allocation/objects.ts';
-import { apiVersionOf, INFRA_GROUP, type KindName, R } from '../../shared/api/resources.ts';
-import type { KubeObject, OwnerReference } from '../../shared/kube/types.ts';
-import { groupId, objectGroup, type RoutedMessage } from '../../shared/queue/message.ts';
+import { FINALIZER } from '../allocation/objects.ts';
+import { apiVersionOf, INFRA_GROUP, type KindName, R } from '../api/resources.ts';
+import type { KubeObject, OwnerReference } from '../kube/types.ts';
+import { groupId, objectGroup, type RoutedMessage } from '../queue/message.ts';
 import type { CacheView } from './cache.ts';
 
 export type RoutingEventType = 'ADDED' | 'MODIFIED' | 'DELETED';

@@ -3,8 +3,8 @@
  * needs) and by namespace/name (what routing looks up). Related lookups in the routing table read
  * this, so routing one event costs no API call. Secrets are kept without their data.
  */
-import type { KindName } from '../../shared/api/resources.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
+import type { KindName } from '../api/resources.ts';
+import type { KubeObject } from '../kube/types.ts';
 
 /** What the routing table may read: synchronous, side-effect free. */
 export interface CacheView {

@@ -12,11 +12,12 @@
  * enough eligible hosts are known; the choice among them is uniformly random (spreads concurrent
  * claims). Client-side checks stay authoritative (the server filter is only a narrowing).
  */
-import { apiVersionOf, R } from '../../shared/api/resources.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
-import { isConflict } from '../../shared/kube/errors.ts';
-import { SKIP } from '../../shared/kube/optimistic.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
+import { apiVersionOf, R } from '../api/resources.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { isConflict } from '../kube/errors.ts';
+import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { labelValueProblem, selectorMentions, serverLabelSelector } from '../selectors/labels.ts';
 import {
   type Choice,
   CLUSTER_NAME_LABEL,
@@ -30,9 +31,7 @@ import {
   type MachineKey,
   NODE_REUSE_LABEL,
   type SelectionInput,
-} from '../../shared/selectors/hosts.ts';
-import { labelValueProblem, selectorMentions, serverLabelSelector } from '../../shared/selectors/labels.ts';
-import { updateOrGone } from './update.ts';
+} from './eligibility.ts';
 
 export interface ClaimInput extends SelectionInput {
   client: KubeClient;
@@ -201,7 +200,7 @@ async function claimLoop(
     const picked = choice.host;
     pool.splice(pool.indexOf(picked), 1);
     try {
-      const res = await updateOrGone(
+      const res = await optimisticUpdate(
         input.client,
         R.BareMetalHost,
         picked.metadata.namespace,

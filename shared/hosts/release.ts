@@ -1,7 +1,7 @@
 /**
  * Pure decisions of the host release (spec §9 steps 4-7).
  */
-import type { KubeObject } from '../../shared/kube/types.ts';
+import type { KubeObject } from '../kube/types.ts';
 import {
   CAPM3_PAUSE_VALUE,
   CLUSTER_NAME_LABEL,
@@ -9,7 +9,7 @@ import {
   HOST_PAUSED_ANNOTATION,
   hostState,
   NODE_REUSE_LABEL,
-} from '../../shared/selectors/hosts.ts';
+} from './eligibility.ts';
 
 /** States in which a host no longer runs the machine's image (spec §9 step 5). */
 export const RELEASABLE_STATES: ReadonlySet<string> = new Set([

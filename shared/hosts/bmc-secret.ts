@@ -10,12 +10,11 @@
  * it must never block association or release. Only the label is changed; the Secret's data is
  * never looked at, logged or put in an Event (log fields name the Secret, nothing more).
  */
-import { R } from '../../shared/api/resources.ts';
-import { SKIP } from '../../shared/kube/optimistic.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { CLUSTER_NAME_LABEL } from '../../shared/selectors/hosts.ts';
-import { updateOrGone } from './update.ts';
+import { R } from '../api/resources.ts';
+import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { ReconcileContext } from '../reconcile/context.ts';
+import { CLUSTER_NAME_LABEL } from './eligibility.ts';
 
 /** What happened to the BMC Secret's label. */
 export type BmcSecretOutcome =
@@ -48,7 +47,7 @@ export async function labelBmcSecret(
 ): Promise<BmcSecretOutcome> {
   const ref = bmcSecretRef(host);
   if (!ref) return 'no-secret-ref';
-  const res = await updateOrGone(ctx.client, R.Secret, ref.namespace, ref.name, (s) => {
+  const res = await optimisticUpdate(ctx.client, R.Secret, ref.namespace, ref.name, (s) => {
     if (s.metadata.labels?.[CLUSTER_NAME_LABEL] === clusterName) return SKIP;
     s.metadata.labels = { ...(s.metadata.labels ?? {}), [CLUSTER_NAME_LABEL]: clusterName };
   });
@@ -79,7 +78,7 @@ export async function unlabelBmcSecret(
   if (!ref) return 'no-secret-ref';
   if (!clusterName) return 'foreign';
   let foreign = false;
-  const res = await updateOrGone(ctx.client, R.Secret, ref.namespace, ref.name, (s) => {
+  const res = await optimisticUpdate(ctx.client, R.Secret, ref.namespace, ref.name, (s) => {
     const value = s.metadata.labels?.[CLUSTER_NAME_LABEL];
     foreign = value !== undefined && value !== clusterName;
     if (value !== clusterName) return SKIP;

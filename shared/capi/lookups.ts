@@ -2,11 +2,11 @@
  * The Cluster API side of a Metal3Machine: its owner Machine, its Cluster, pause, and the
  * KubeadmControlPlane / MachineDeployment that owns the Machine (node reuse).
  */
-import { type Cluster, type Machine, parseCluster, parseMachine } from '../../shared/api/capi.ts';
-import { CAPI_GROUP, CONTROLPLANE_GROUP, R } from '../../shared/api/resources.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { KubeObject, OwnerReference } from '../../shared/kube/types.ts';
-import { CLUSTER_NAME_LABEL } from '../../shared/selectors/hosts.ts';
+import { type Cluster, type Machine, parseCluster, parseMachine } from '../api/capi.ts';
+import { CAPI_GROUP, CONTROLPLANE_GROUP, R } from '../api/resources.ts';
+import { CLUSTER_NAME_LABEL } from '../hosts/eligibility.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { KubeObject, OwnerReference } from '../kube/types.ts';
 
 export const CAPI_PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
 export const CLONED_FROM_NAME = 'cluster.x-k8s.io/cloned-from-name';

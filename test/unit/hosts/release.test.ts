@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../shared/kube/types.ts';
-import { applyDeprovision, applyRelease, deprovisionOnline, hostReleasable } from './hostrelease.ts';
+import {
+  applyDeprovision,
+  applyRelease,
+  deprovisionOnline,
+  hostReleasable,
+} from '../../../shared/hosts/release.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
 
 const host = (
   spec: Record<string, unknown>,
