@@ -1,6 +1,7 @@
 /**
- * Every function's reconcile core by name: what the local worker, the HTTP runtime and replay
- * dispatch to. (Each Lambda bundle imports only its own core; see scripts/build.ts.)
+ * The function table, the one place that lists every function: its reconcile core by name (what
+ * the local worker, the HTTP runtime, the direct runtime and replay are given to dispatch to) and
+ * its folder (whose lambda.ts the build bundles; each Lambda bundle holds only its own core).
  */
 import type { FunctionName } from '../events/envelope.ts';
 import { reconcile as allocateIndex } from '../functions/allocate-index/core.ts';

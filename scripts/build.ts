@@ -24,56 +24,12 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type BuildOptions, build, type Plugin } from 'esbuild';
+import { FUNCTION_DIRS } from '../bin/function-table.ts';
 import { ASSETS } from '../infra/local/assets.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** The folder beside the CLI bundle that holds its data files (infra/local/assets.ts). */
 const CLI_ASSETS = 'assets';
-
-/** FunctionName -> folder of its core (kept here and in functions/registry.ts). */
-const FUNCTIONS: Record<string, string> = {
-  selectHost: 'select-host',
-  allocateIndex: 'allocate-index',
-  renderData: 'render-data',
-  resolveProviderID: 'resolve-provider-id',
-  deprovision: 'deprovision',
-  reconcileCluster: 'metal3-cluster',
-};
-
-// The AWS SDK is imported on first use (a requeue or a dead letter), into a chunk of its own.
-const sqsFactory = `async () => new (await import('@aws-sdk/client-sqs')).SQSClient({})`;
-
-const lambdaEntry = (fn: string, dir: string) => `
-import { createSqsHandler } from './shared/runtimes/lambda.ts';
-import { buildContext } from './shared/runtimes/context.ts';
-import { reconcile } from './functions/${dir}/core.ts';
-let context;
-export const handler = createSqsHandler({
-  fns: { ${fn}: reconcile },
-  context: () => (context ??= buildContext({ component: '${fn}' })),
-  sqs: ${sqsFactory},
-  naming: { prefix: process.env.QUEUE_PREFIX },
-  requeueUrl: process.env.REQUEUE_QUEUE_URL ?? '',
-});
-`;
-
-const forwarderEntry = `
-import { createRequeueForwarder } from './shared/runtimes/lambda.ts';
-export const handler = createRequeueForwarder({ sqs: ${sqsFactory}, naming: { prefix: process.env.QUEUE_PREFIX } });
-`;
-
-/** Generated Lambda entries as virtual modules (`lambda-entry:<name>`), for code splitting. */
-const lambdaEntries = (entries: Record<string, string>): Plugin => ({
-  name: 'lambda-entries',
-  setup(b) {
-    b.onResolve({ filter: /^lambda-entry:/ }, (args) => ({ path: args.path, namespace: 'lambda-entry' }));
-    b.onLoad({ filter: /.*/, namespace: 'lambda-entry' }, (args) => ({
-      contents: entries[args.path.slice('lambda-entry:'.length)]!,
-      resolveDir: root,
-      loader: 'ts',
-    }));
-  },
-});
 
 /**
  * Node built-ins imported with `import` (ESM) go through `require` instead. An ESM import of a
@@ -371,16 +327,17 @@ export async function buildBundles(opts: BuildBundlesOptions = {}): Promise<void
   const out = resolve(opts.out ?? join(root, 'dist'));
   const only = opts.only?.length ? opts.only : undefined;
   const jobs: { name: string; file: string; options: BuildOptions }[] = [];
-  const entries: Record<string, string> = { requeueForwarder: forwarderEntry };
-  for (const [fn, dir] of Object.entries(FUNCTIONS)) entries[fn] = lambdaEntry(fn, dir);
-  for (const fn of Object.keys(entries)) {
+  // Each Lambda's entry is its committed functions/<folder>/lambda.ts.
+  const entries: Record<string, string> = { requeueForwarder: 'requeue-forwarder' };
+  for (const [fn, dir] of Object.entries(FUNCTION_DIRS)) entries[fn] = dir;
+  for (const [fn, dir] of Object.entries(entries)) {
     // Split: what a cold start needs is index.mjs and the chunks it imports statically; the
     // rest (the AWS SDK, ...) sits in chunks loaded by import() when first used.
     jobs.push({
       name: `lambda/${fn}`,
       file: join(out, 'lambda', fn, 'index.mjs'),
       options: {
-        entryPoints: [{ in: `lambda-entry:${fn}`, out: 'index' }],
+        entryPoints: [{ in: join(root, 'functions', dir, 'lambda.ts'), out: 'index' }],
         outdir: join(out, 'lambda', fn),
         splitting: true,
         chunkNames: 'chunks/[name]-[hash]',
@@ -391,7 +348,6 @@ export async function buildBundles(opts: BuildBundlesOptions = {}): Promise<void
           clientNodeWithoutSideEffects,
           narrowUndici,
           shakableZod,
-          lambdaEntries(entries),
         ],
       },
     });

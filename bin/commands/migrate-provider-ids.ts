@@ -8,6 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { R } from '../../shared/api/resources.ts';
+import { CLUSTER_NAME_LABEL } from '../../shared/api/wellknown.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { createWorkloadClientCache, type WorkloadClientCache } from '../../shared/kube/workload.ts';
@@ -28,8 +29,6 @@ providerIDs: --apply sets spec.rolloutAfter on the owning KubeadmControlPlane / 
 so Cluster API replaces them; replacements get metal3://<namespace>/<host>/<machine>.
   --wait        after --apply, report progress until no legacy ID remains (or --timeout, default 1800 s)
 exit codes: 0 done/nothing to do, 1 error, 2 usage, 3 some machines refused, 4 --wait timed out`;
-
-const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
 
 export async function run(argv: string[]): Promise<number> {
   let args: ReturnType<typeof parse>;

@@ -6,13 +6,14 @@
  * and the addresses are allocated as the live system would (lowest free index, unless --index;
  * lowest free address over the existing IPAddresses), and the same code renders.
  */
+
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { planAddress } from '../../functions/allocate-index/plan-address.ts';
 import { lowestFreeIndex } from '../../shared/allocation/index-allocation.ts';
-import { dataName, HOST_ANNOTATION, ipClaimName, ownerOfKind } from '../../shared/allocation/objects.ts';
+import { dataName, ipClaimName, ownerOfKind } from '../../shared/allocation/objects.ts';
 import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
 import {
   type BareMetalHost,
@@ -25,6 +26,7 @@ import {
   parseIPPool,
   parseMetal3DataTemplate,
 } from '../../shared/api/index.ts';
+import { HOST_ANNOTATION } from '../../shared/api/wellknown.ts';
 import type { AllocatedAddress } from '../../shared/ipam/allocate.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { isMetal3Pool, referencedPools, renderData } from '../../shared/render/index.ts';

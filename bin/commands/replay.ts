@@ -12,8 +12,8 @@ import { apiVersionOf, type KindName, R } from '../../shared/api/resources.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { redrive } from '../../shared/queue/dlq.ts';
+import type { RoutingEvent } from '../../shared/routing/index.ts';
 import { routeWithApi } from '../../shared/routing/lookup.ts';
-import type { RoutingEvent } from '../../shared/routing/table.ts';
 import { buildContext, parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
 import { dispatch } from '../../shared/runtimes/dispatch.ts';
 import {

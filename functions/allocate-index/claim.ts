@@ -13,10 +13,8 @@ import { recordClaimError as recordError } from '../../shared/allocation/claim-e
 import { indexReads } from '../../shared/allocation/data-reads.ts';
 import {
   addFinalizer,
-  CLUSTER_NAME_LABEL,
   copyLabels,
   dataName,
-  FINALIZER,
   isDeleting,
   keyOf,
   ownerRef,
@@ -38,6 +36,7 @@ import {
   parseMetal3DataClaim,
   R,
 } from '../../shared/api/index.ts';
+import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
 import { optimisticUpdate } from '../../shared/kube/optimistic.ts';

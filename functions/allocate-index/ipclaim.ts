@@ -14,7 +14,6 @@ import { recordClaimError as recordError } from '../../shared/allocation/claim-e
 import {
   addFinalizer,
   copyLabels,
-  FINALIZER,
   isDeleting,
   keyOf,
   ownerRef,
@@ -29,7 +28,9 @@ import {
   leaveRegistry,
   type RegistryState,
 } from '../../shared/allocation/registry.ts';
+import { isAddressOfClaim } from '../../shared/allocation/serves.ts';
 import { type IPAddress, type IPClaim, type IPPool, parseIPPool, R } from '../../shared/api/index.ts';
+import { FINALIZER } from '../../shared/api/wellknown.ts';
 import { type AllocatedAddress, ipAddressName } from '../../shared/ipam/allocate.ts';
 import { IpamError } from '../../shared/ipam/errors.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
@@ -41,13 +42,7 @@ import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { releaseIPClaim } from '../../shared/release/data.ts';
-import {
-  type AddressPlan,
-  isAddressOfClaim,
-  planAddress,
-  poolAddresses,
-  spreadsByRank,
-} from './plan-address.ts';
+import { type AddressPlan, planAddress, poolAddresses, spreadsByRank } from './plan-address.ts';
 import { ensurePoolFinalizer, isClaimOfPool, poolIndexes, syncPoolIndexes } from './pool.ts';
 
 export const MAX_ADDRESS_ATTEMPTS = 40;

@@ -7,8 +7,10 @@
  */
 
 import { rankAmong } from '../../shared/allocation/index-allocation.ts';
-import { isDeleting, isOwnedBy, REQUESTED_IP_ANNOTATION } from '../../shared/allocation/objects.ts';
+import { isDeleting, isOwnedBy } from '../../shared/allocation/objects.ts';
+import { isAddressOfClaim } from '../../shared/allocation/serves.ts';
 import type { IPAddress, IPClaim, IPPool } from '../../shared/api/index.ts';
+import { REQUESTED_IP_ANNOTATION } from '../../shared/api/wellknown.ts';
 import { type AllocatedAddress, allocateAddress, UsedAddresses } from '../../shared/ipam/allocate.ts';
 import { IpamError } from '../../shared/ipam/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -30,13 +32,6 @@ export function poolAddresses(pool: IPPool, addresses: readonly IPAddress[]): IP
   return addresses.filter(
     (a) => a.metadata.namespace === pool.metadata.namespace && a.spec?.pool?.name === pool.metadata.name,
   );
-}
-
-/** Is `address` the IPAddress of `claim` (spec.claim names it; owned by it when it has a claim owner)? */
-export function isAddressOfClaim(address: IPAddress, claim: IPClaim): boolean {
-  if (address.spec?.claim?.name !== claim.metadata.name) return false;
-  const claimOwners = (address.metadata.ownerReferences ?? []).filter((r) => r.kind === 'IPClaim');
-  return claimOwners.length === 0 || isOwnedBy(meta(address), claim.metadata.uid);
 }
 
 const requestedIp = (c: IPClaim): string | undefined =>

@@ -7,6 +7,7 @@
 
 import { nthFreeIndex, rankAmong } from '../../shared/allocation/index-allocation.ts';
 import { isDeleting, isOwnedBy } from '../../shared/allocation/objects.ts';
+import { isDataOfClaim } from '../../shared/allocation/serves.ts';
 import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
 import type { Metal3Data, Metal3DataClaim, Metal3DataTemplate } from '../../shared/api/index.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -23,17 +24,6 @@ export type IndexPlan =
   | { kind: 'create'; index: number; rank: number };
 
 const meta = (o: { metadata: unknown }) => o as unknown as KubeObject;
-
-/** Is `data` the Metal3Data of `claim` (spec.claim names it and no other claim object owns it)? */
-export function isDataOfClaim(data: Metal3Data, claim: Metal3DataClaim): boolean {
-  if (data.spec?.claim?.name !== claim.metadata.name) return false;
-  const claimNs = data.spec.claim?.namespace || data.metadata.namespace;
-  if (claimNs !== claim.metadata.namespace) return false;
-  const claimOwners = (data.metadata.ownerReferences ?? []).filter((r) => r.kind === 'Metal3DataClaim');
-  // A Metal3Data written by the reference (or restored without owners) is matched by name alone;
-  // one owned by an earlier claim of the same name is not ours.
-  return claimOwners.length === 0 || isOwnedBy(meta(data), claim.metadata.uid);
-}
 
 /**
  * Claims of this template that still wait for an index (the current one always counts): not

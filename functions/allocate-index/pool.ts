@@ -12,20 +12,21 @@
 
 import {
   addFinalizer,
-  FINALIZER,
   hasFinalizer,
   isDeleting,
   statusOf,
   timestamp,
 } from '../../shared/allocation/objects.ts';
+import { isAddressOfClaim } from '../../shared/allocation/serves.ts';
 import type { IPAddress, IPClaim, IPPool } from '../../shared/api/index.ts';
 import { R } from '../../shared/api/resources.ts';
+import { FINALIZER } from '../../shared/api/wellknown.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
 import { dropFinalizerWhenUnheld, releaseOrphanAddress } from '../../shared/release/data.ts';
-import { isAddressOfClaim, poolAddresses } from './plan-address.ts';
+import { poolAddresses } from './plan-address.ts';
 
 /** Is `claim` an IPClaim of the pool `namespace/name` (claims are served from the pool's namespace)? */
 export function isClaimOfPool(claim: KubeObject, namespace: string, name: string): boolean {

@@ -14,9 +14,7 @@
 
 import {
   addFinalizer,
-  CLUSTER_NAME_LABEL,
   controllerOf,
-  FINALIZER,
   hasFinalizer,
   isDeleting,
   isOwnedBy,
@@ -26,15 +24,16 @@ import {
   timestamp,
 } from '../../shared/allocation/objects.ts';
 import { oldEntries } from '../../shared/allocation/registry.ts';
+import { isDataOfClaim } from '../../shared/allocation/serves.ts';
 import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
 import type { Cluster, Metal3Data, Metal3DataClaim, Metal3DataTemplate } from '../../shared/api/index.ts';
 import { R } from '../../shared/api/resources.ts';
+import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
 import { optimisticUpdate, SKIP, sameJson } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
 import { dropFinalizerWhenUnheld, releaseOrphanData } from '../../shared/release/data.ts';
-import { isDataOfClaim } from './plan-index.ts';
 
 export interface TemplateMaps {
   indexes: Record<string, string>;

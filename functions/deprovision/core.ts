@@ -1,6 +1,6 @@
 /**
  * deprovision: a deleting Metal3Machine is released here; deleting Metal3DataClaim, Metal3Data and
- * IPClaim objects go to the data path's release functions (functions/allocate-index/release.ts).
+ * IPClaim objects go to the data path's release functions (shared/release/data.ts).
  */
 
 import type { ReconcileFn } from '../../shared/reconcile/context.ts';

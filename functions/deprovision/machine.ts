@@ -8,6 +8,7 @@
  */
 import { parseMetal3MachineTemplate } from '../../shared/api/metal3machinetemplate.ts';
 import { R } from '../../shared/api/resources.ts';
+import { FINALIZER, NODE_REUSE_LABEL, validHostRef } from '../../shared/api/wellknown.ts';
 import { COND, falseCondition, REASON } from '../../shared/capi/conditions.ts';
 import {
   clusterNameOf,
@@ -18,22 +19,15 @@ import {
   reuseOwnerOf,
 } from '../../shared/capi/lookups.ts';
 import { StatusDraft } from '../../shared/capi/status.ts';
-import { unlabelBmcSecret } from '../../shared/hosts/bmc-secret.ts';
 import { heldHosts } from '../../shared/hosts/claim.ts';
-import {
-  HOST_ANNOTATION,
-  hostConsumerRef,
-  hostState,
-  isConsumedBy,
-  nodeReuseLabelValue,
-} from '../../shared/hosts/eligibility.ts';
-import { applyDeprovision, applyRelease, hostReleasable } from '../../shared/hosts/release.ts';
+import { hostHeldBy, metal3MachineConsumer } from '../../shared/hosts/consumer.ts';
+import { hostState, nodeReuseLabelValue } from '../../shared/hosts/eligibility.ts';
+import { applyDeprovision, hostReleasable, releaseHost } from '../../shared/hosts/release.ts';
+import { releaseStrays } from '../../shared/hosts/strays.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import { MACHINE_FINALIZER } from '../select-host/data.ts';
-import { releaseStrays } from '../select-host/machine.ts';
 
 export async function deprovisionMachine(
   ctx: ReconcileContext,
@@ -43,13 +37,13 @@ export async function deprovisionMachine(
   const raw = await ctx.client.get(R.Metal3Machine, ns, name);
   if (!raw) return done('Metal3Machine gone');
   if (!raw.metadata.deletionTimestamp) return done('not deleting');
-  if (!raw.metadata.finalizers?.includes(MACHINE_FINALIZER)) return done('finalizer already removed');
-  const me = { name, namespace: ns };
+  if (!raw.metadata.finalizers?.includes(FINALIZER.machine)) return done('finalizer already removed');
 
   if (!machineOwnerRef(raw)) return dropFinalizer(ctx, raw, 'no owner Machine: nothing was provisioned');
 
   const machine = await getMachine(ctx.client, raw);
   const clusterName = clusterNameOf(machine, raw);
+  const me = metal3MachineConsumer({ name, namespace: ns }, clusterName);
 
   // 1. Data: delete the claim (the data path releases index, addresses and Secrets); clear refs.
   await releaseDataClaim(ctx, raw);
@@ -63,14 +57,10 @@ export async function deprovisionMachine(
 
   // 2. Host: the associated one (or one a crashed pass claimed without annotating); any other
   //    host this machine holds is a stray claim of a concurrent pass and is given back now.
-  const ann = raw.metadata.annotations?.[HOST_ANNOTATION];
-  const key = ann?.includes('/')
-    ? { namespace: ann.slice(0, ann.indexOf('/')), name: ann.slice(ann.indexOf('/') + 1) }
-    : undefined;
-  const found = await heldHosts(ctx.client, me, key);
+  const found = await heldHosts(ctx.client, me, validHostRef(raw));
   let host: KubeObject | undefined = found.host;
-  await releaseStrays(ctx, raw, found.held, host, clusterName);
-  if (!host || !isConsumedBy(hostConsumerRef(host), me, host.metadata.namespace)) {
+  await releaseStrays(ctx, raw, me, found.held, host);
+  if (!host || !hostHeldBy(host, me)) {
     await draft.flush(ctx, raw);
     return dropFinalizer(
       ctx,
@@ -87,7 +77,7 @@ export async function deprovisionMachine(
     host.metadata.namespace,
     host.metadata.name!,
     (h) => {
-      if (!isConsumedBy(hostConsumerRef(h), me, h.metadata.namespace)) return SKIP;
+      if (!hostHeldBy(h, me)) return SKIP;
       if (!applyDeprovision(h, ctx.config.fastTrack)) return SKIP;
     },
     { current: host, expectedUid: host.metadata.uid },
@@ -118,25 +108,13 @@ export async function deprovisionMachine(
     );
   }
 
-  // 5. The BMC credentials Secret loses the cluster label when it is this cluster's (before the
-  //    host is released: a pass that stops in between still finds the host ours and repeats it).
-  if (isConsumedBy(hostConsumerRef(host), me, host.metadata.namespace))
-    await unlabelBmcSecret(ctx, host, clusterName);
-
-  // 6. Release: consumerRef, cluster-name label, our paused annotation; node-reuse label if asked.
+  // 5. Release: the BMC Secret's cluster label, then consumerRef, our labels and paused
+  //    annotation, and the node-reuse booking if the template asks for it.
   const reuse = await nodeReuseLabel(ctx, raw, machine, clusterName, ns);
-  const released = await optimisticUpdate(
-    ctx.client,
-    R.BareMetalHost,
-    host.metadata.namespace,
-    host.metadata.name!,
-    (h) => {
-      if (!isConsumedBy(hostConsumerRef(h), me, h.metadata.namespace)) return SKIP;
-      applyRelease(h, clusterName, reuse);
-    },
-    { current: host, expectedUid: host.metadata.uid },
-  );
-  if (released.outcome === 'updated') {
+  const released = await releaseHost(ctx, host, me, {
+    addLabels: reuse ? { [NODE_REUSE_LABEL]: reuse } : {},
+  });
+  if (released) {
     await ctx.events.record(
       raw,
       'Normal',
@@ -199,8 +177,8 @@ async function releaseDataClaim(ctx: ReconcileContext, m3m: KubeObject): Promise
     ns,
     name,
     (c) => {
-      if (!c.metadata.finalizers?.includes(MACHINE_FINALIZER)) return SKIP;
-      c.metadata.finalizers = c.metadata.finalizers.filter((f) => f !== MACHINE_FINALIZER);
+      if (!c.metadata.finalizers?.includes(FINALIZER.machine)) return SKIP;
+      c.metadata.finalizers = c.metadata.finalizers.filter((f) => f !== FINALIZER.machine);
     },
     { current: claim, expectedUid: claim.metadata.uid },
   );
@@ -216,8 +194,8 @@ async function dropFinalizer(ctx: ReconcileContext, raw: KubeObject, why: string
     raw.metadata.namespace,
     raw.metadata.name!,
     (o) => {
-      if (!o.metadata.finalizers?.includes(MACHINE_FINALIZER)) return SKIP;
-      o.metadata.finalizers = o.metadata.finalizers.filter((f) => f !== MACHINE_FINALIZER);
+      if (!o.metadata.finalizers?.includes(FINALIZER.machine)) return SKIP;
+      o.metadata.finalizers = o.metadata.finalizers.filter((f) => f !== FINALIZER.machine);
     },
     { expectedUid: raw.metadata.uid },
   );

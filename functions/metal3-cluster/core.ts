@@ -6,17 +6,15 @@
  */
 import type { Condition } from '../../shared/api/conditions.ts';
 import { R } from '../../shared/api/resources.ts';
+import { CAPI_PAUSED_ANNOTATION, CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
 import { COND, falseCondition, setCondition, trueCondition } from '../../shared/capi/conditions.ts';
-import { CAPI_PAUSED_ANNOTATION, ownerOf } from '../../shared/capi/lookups.ts';
-import { CLUSTER_NAME_LABEL } from '../../shared/hosts/eligibility.ts';
+import { ownerOf } from '../../shared/capi/lookups.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { MalformedMessageError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
 import { endpointProblem } from './endpoint.ts';
-
-export const CLUSTER_FINALIZER = 'metal3cluster.infrastructure.cluster.x-k8s.io';
 
 export const reconcileCluster: ReconcileFn = async (ctx, msg) => {
   if (msg.kind !== 'Metal3Cluster') return done(`reconcileCluster ignores kind ${msg.kind}`);
@@ -61,9 +59,9 @@ export async function reconcileMetal3Cluster(
     ns,
     name,
     (o) => {
-      if (!clusterName || o.metadata.deletionTimestamp || o.metadata.finalizers?.includes(CLUSTER_FINALIZER))
+      if (!clusterName || o.metadata.deletionTimestamp || o.metadata.finalizers?.includes(FINALIZER.cluster))
         return SKIP;
-      o.metadata.finalizers = [...(o.metadata.finalizers ?? []), CLUSTER_FINALIZER];
+      o.metadata.finalizers = [...(o.metadata.finalizers ?? []), FINALIZER.cluster];
     },
     { current: raw, expectedUid: raw.metadata.uid },
   );
@@ -120,7 +118,7 @@ async function reconcileDelete(
   clusterName: string | undefined,
 ): Promise<ReconcileResult> {
   const ns = raw.metadata.namespace!;
-  if (!raw.metadata.finalizers?.includes(CLUSTER_FINALIZER)) return done('finalizer already removed');
+  if (!raw.metadata.finalizers?.includes(FINALIZER.cluster)) return done('finalizer already removed');
   if (clusterName) {
     const { items } = await ctx.client.list(R.Metal3Machine, ns, {
       labelSelector: `${CLUSTER_NAME_LABEL}=${clusterName}`,
@@ -138,8 +136,8 @@ async function reconcileDelete(
     ns,
     raw.metadata.name!,
     (o) => {
-      if (!o.metadata.finalizers?.includes(CLUSTER_FINALIZER)) return SKIP;
-      o.metadata.finalizers = o.metadata.finalizers.filter((f) => f !== CLUSTER_FINALIZER);
+      if (!o.metadata.finalizers?.includes(FINALIZER.cluster)) return SKIP;
+      o.metadata.finalizers = o.metadata.finalizers.filter((f) => f !== FINALIZER.cluster);
     },
     { current: raw, expectedUid: raw.metadata.uid },
   );

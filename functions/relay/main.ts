@@ -2,7 +2,7 @@
  * Entry of the relay bundle (`dist/relay/index.mjs`, run by the relay Deployment): the same as
  * `metal3fn relay`, with the process's arguments.
  */
-import { run } from '../../bin/commands/relay.ts';
+import { run } from './command.ts';
 
 run(process.argv.slice(2)).then(
   (code) => {

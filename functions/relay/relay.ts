@@ -29,7 +29,7 @@ import {
   type RoutingEvent,
   route,
   watchedKinds,
-} from '../../shared/routing/table.ts';
+} from '../../shared/routing/index.ts';
 import type { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
 import { ResourceWatcher, type WatcherOptions } from './watcher.ts';
 

@@ -17,7 +17,7 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import { type Logger, silentLogger } from '../../shared/observability/logger.ts';
 import type { ObjectStore } from '../../shared/routing/cache.ts';
 import { uidOf } from '../../shared/routing/cache.ts';
-import type { RoutingEvent } from '../../shared/routing/table.ts';
+import type { RoutingEvent } from '../../shared/routing/index.ts';
 import type { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
 
 export interface WatcherOptions {

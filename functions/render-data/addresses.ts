@@ -4,16 +4,10 @@
  * the Metal3Data (its controller owner).
  */
 
-import {
-  copyLabels,
-  FINALIZER,
-  ipClaimName,
-  isDeleting,
-  isOwnedBy,
-  ownerRef,
-} from '../../shared/allocation/objects.ts';
+import { copyLabels, ipClaimName, isDeleting, isOwnedBy, ownerRef } from '../../shared/allocation/objects.ts';
 import type { IPAddress, IPClaim } from '../../shared/api/index.ts';
 import { R } from '../../shared/api/resources.ts';
+import { FINALIZER } from '../../shared/api/wellknown.ts';
 import type { AllocatedAddress } from '../../shared/ipam/allocate.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';

@@ -6,15 +6,10 @@
  * Rendered data never changes: a deleted Secret is recreated from the same index and addresses.
  */
 
-import {
-  addFinalizer,
-  CLUSTER_NAME_LABEL,
-  FINALIZER,
-  isDeleting,
-  statusOf,
-} from '../../shared/allocation/objects.ts';
+import { addFinalizer, isDeleting, statusOf } from '../../shared/allocation/objects.ts';
 import { type Metal3Data, parseMetal3DataTemplate } from '../../shared/api/index.ts';
 import { R } from '../../shared/api/resources.ts';
+import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';

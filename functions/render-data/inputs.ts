@@ -5,9 +5,10 @@
  * (the object's event wakes us); a claim without a Metal3Machine owner is bad input.
  */
 
-import { HOST_ANNOTATION, ownerOfKind } from '../../shared/allocation/objects.ts';
+import { ownerOfKind } from '../../shared/allocation/objects.ts';
 import type { BareMetalHost, Machine, Metal3Data, Metal3Machine } from '../../shared/api/index.ts';
 import { CAPI_GROUP, INFRA_GROUP, R } from '../../shared/api/resources.ts';
+import { hostRefOf } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { TerminalError } from '../../shared/reconcile/errors.ts';
@@ -16,17 +17,6 @@ import type { RenderObjects } from '../../shared/render/index.ts';
 export type GatherResult =
   | { kind: 'ready'; objects: RenderObjects; claim: KubeObject }
   | { kind: 'wait'; reason: string };
-
-/** Parses `ns/name` (the host annotation); a bare name means the machine's namespace. */
-export function parseHostAnnotation(
-  value: string,
-  defaultNs: string,
-): { namespace: string; name: string } | undefined {
-  const parts = value.split('/');
-  if (parts.length === 1 && parts[0]) return { namespace: defaultNs, name: parts[0] };
-  if (parts.length === 2 && parts[0] && parts[1]) return { namespace: parts[0], name: parts[1] };
-  return undefined;
-}
 
 export async function gatherObjects(client: KubeClient, data: Metal3Data): Promise<GatherResult> {
   const ns = data.metadata.namespace!;
@@ -46,16 +36,11 @@ export async function gatherObjects(client: KubeClient, data: Metal3Data): Promi
   if (!machineRef) return { kind: 'wait', reason: `Metal3Machine ${m3mRef.name} has no Machine owner yet` };
   const machine = await client.get(R.Machine, m3m.metadata.namespace, machineRef.name);
   if (!machine) return { kind: 'wait', reason: `Machine ${machineRef.name} not found` };
-  const hostValue = m3m.metadata.annotations?.[HOST_ANNOTATION];
-  if (!hostValue)
+  const hostRef = hostRefOf(m3m);
+  if (hostRef.kind === 'absent')
     return { kind: 'wait', reason: `Metal3Machine ${m3mRef.name} is not associated with a host yet` };
-  const hostKey = parseHostAnnotation(hostValue, m3m.metadata.namespace!);
-  if (!hostKey) {
-    throw new TerminalError(
-      'InvalidConfiguration',
-      `Metal3Machine ${m3mRef.name} annotation ${HOST_ANNOTATION}=${JSON.stringify(hostValue)} is not <namespace>/<name>`,
-    );
-  }
+  if (hostRef.kind === 'invalid') throw new TerminalError('InvalidConfiguration', hostRef.message);
+  const hostKey = hostRef.host;
   const bmh = await client.get(R.BareMetalHost, hostKey.namespace, hostKey.name);
   if (!bmh) return { kind: 'wait', reason: `BareMetalHost ${hostKey.namespace}/${hostKey.name} not found` };
   return {

@@ -6,8 +6,6 @@
  */
 
 import {
-  CLUSTER_NAME_LABEL,
-  DATA_SECRET_TYPE,
   isOwnedBy,
   metaDataSecretName,
   networkDataSecretName,
@@ -15,6 +13,7 @@ import {
   ownerRef,
 } from '../../shared/allocation/objects.ts';
 import { R } from '../../shared/api/resources.ts';
+import { CLUSTER_NAME_LABEL, DATA_SECRET_TYPE } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';

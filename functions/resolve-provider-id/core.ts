@@ -7,6 +7,7 @@
  * Woken by the host's events and the workload cluster's Node events (the relay maps both to the
  * machine key); a requeue-after is only a safety net.
  */
+
 import type { MessageEnvelope } from '../../events/envelope.ts';
 import {
   type BareMetalHost,
@@ -22,6 +23,7 @@ import {
   parseMetal3Machine,
   R,
 } from '../../shared/api/index.ts';
+import { CAPI_PAUSED_ANNOTATION, CLUSTER_NAME_LABEL, hostRefOf } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isConflict } from '../../shared/kube/errors.ts';
 import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
@@ -31,9 +33,7 @@ import {
   cloudProviderEnabled,
   type Decision,
   decideProviderID,
-  HOST_ANNOTATION,
   type NodeView,
-  parseHostAnnotation,
 } from '../../shared/providerid/index.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
@@ -41,8 +41,6 @@ import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared
 import { nodesConcerning } from './nodes.ts';
 import { addressesFromHost, editStatus, hostnamesOf, NODE_READY, REASON, type StatusEdit } from './status.ts';
 
-const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
-const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
 /** failureReason for every terminal error of this step (CAPI capierrors). */
 const FAILURE_REASON = 'InvalidConfiguration';
 const OWN_ERROR_REASONS: ReadonlySet<string> = new Set([
@@ -341,13 +339,13 @@ async function load(
   if (!raw) return { result: done('Metal3Machine not found') };
   if (msg.uid && raw.metadata.uid !== msg.uid) return { result: done('Metal3Machine was replaced') };
   if (raw.metadata.deletionTimestamp) return { result: done('Metal3Machine is being deleted') };
-  if (raw.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined) return { result: done('paused') };
+  if (raw.metadata.annotations?.[CAPI_PAUSED_ANNOTATION] !== undefined) return { result: done('paused') };
   const now = ctx.now();
 
-  const annotation = raw.metadata.annotations?.[HOST_ANNOTATION];
-  if (annotation === undefined) return { result: done('not associated with a host yet') };
-  const ref = parseHostAnnotation(annotation, ns);
-  if (!ref.ok) return { result: await fail(ctx, raw, 'InvalidHostAnnotation', ref.message, now) };
+  const ref = hostRefOf(raw);
+  if (ref.kind === 'absent') return { result: done('not associated with a host yet') };
+  if (ref.kind === 'invalid')
+    return { result: await fail(ctx, raw, 'InvalidHostAnnotation', ref.message, now) };
 
   let machine: Metal3Machine;
   try {
@@ -368,12 +366,12 @@ async function load(
   }
 
   const hostRaw = await ctx.client.get(R.BareMetalHost, ref.host.namespace, ref.host.name);
-  if (!hostRaw) return { result: done(`BareMetalHost ${annotation} not found`) };
+  if (!hostRaw) return { result: done(`BareMetalHost ${ref.host.namespace}/${ref.host.name} not found`) };
   const host = parseBareMetalHost(hostRaw);
   if (host.status?.provisioning?.state !== 'provisioned') {
     return {
       result: done(
-        `host ${annotation} is ${host.status?.provisioning?.state || 'not provisioned'}; its event wakes us`,
+        `host ${ref.host.namespace}/${ref.host.name} is ${host.status?.provisioning?.state || 'not provisioned'}; its event wakes us`,
       ),
     };
   }

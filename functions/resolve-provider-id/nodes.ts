@@ -11,9 +11,9 @@
  * the provider gave our ID, so every Node is read, as before.
  */
 import { R } from '../../shared/api/index.ts';
+import { HOSTNAME_LABEL, NODE_UUID_LABEL } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { HOSTNAME_LABEL, UUID_LABEL } from '../../shared/providerid/index.ts';
 import { labelValueProblem } from '../../shared/selectors/labels.ts';
 
 export interface NodeQuery {
@@ -26,7 +26,7 @@ export interface NodeQuery {
 export function nodeSelectors(q: NodeQuery): string[] | undefined {
   if (q.cloudProvider) return undefined;
   const out: string[] = [];
-  if (q.hostUID && !labelValueProblem(q.hostUID)) out.push(`${UUID_LABEL}=${q.hostUID}`);
+  if (q.hostUID && !labelValueProblem(q.hostUID)) out.push(`${NODE_UUID_LABEL}=${q.hostUID}`);
   // A hostname that is not a valid label value can be no Node's hostname label.
   const names = [...new Set(q.hostnames)].filter((h) => !labelValueProblem(h));
   if (names.length > 0) out.push(`${HOSTNAME_LABEL} in (${names.join(',')})`);

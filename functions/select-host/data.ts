@@ -5,16 +5,14 @@
  * event-driven: the claim's, the Metal3Data's or the Secret's event wakes the machine again.
  */
 
-import { FINALIZER } from '../../shared/allocation/objects.ts';
 import type { Metal3Machine } from '../../shared/api/metal3machine.ts';
 import type { SecretReference } from '../../shared/api/refs.ts';
 import { apiVersionOf, R } from '../../shared/api/resources.ts';
+import { FINALIZER } from '../../shared/api/wellknown.ts';
 import { REASON } from '../../shared/capi/conditions.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-
-export const MACHINE_FINALIZER = 'metal3machine.infrastructure.cluster.x-k8s.io';
 
 export type DataOutcome =
   | {
@@ -43,7 +41,7 @@ export function desiredDataClaim(m3m: Metal3Machine): KubeObject {
       namespace: ns,
       labels: { ...(m3m.metadata.labels ?? {}) },
       // allocateIndex's finalizer too: it would add it as its first write (one write fewer per machine).
-      finalizers: [MACHINE_FINALIZER, FINALIZER.dataClaim],
+      finalizers: [FINALIZER.machine, FINALIZER.dataClaim],
       ownerReferences: [
         {
           apiVersion: apiVersionOf(R.Metal3Machine),

@@ -61,11 +61,6 @@ function imageOf(img: NonNullable<Metal3Machine['spec']['image']>): Record<strin
   };
 }
 
-/** Whether the host's image is this machine's (url equal), i.e. provisioning was requested. */
-export function hostProvisioningRequested(host: KubeObject): boolean {
-  return hasImage(host.spec as HostSpec | undefined);
-}
-
 /** InternalIP per NIC with an IP, then Hostname and InternalDNS from the hardware hostname. */
 export function hostAddresses(host: KubeObject): MachineAddress[] {
   const hw = (host.status as { hardware?: { nics?: { ip?: string }[]; hostname?: string } } | undefined)

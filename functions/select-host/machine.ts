@@ -6,6 +6,14 @@
 import type { Cluster, Machine } from '../../shared/api/capi.ts';
 import { type Metal3Machine, parseMetal3Machine } from '../../shared/api/metal3machine.ts';
 import { R } from '../../shared/api/resources.ts';
+import {
+  CAPM3_PAUSE_VALUE,
+  CLUSTER_NAME_LABEL,
+  FINALIZER,
+  HOST_ANNOTATION,
+  HOST_PAUSED_ANNOTATION,
+  hostRefOf,
+} from '../../shared/api/wellknown.ts';
 import { COND, falseCondition, REASON, trueCondition } from '../../shared/capi/conditions.ts';
 import {
   clusterInfrastructureReady,
@@ -17,48 +25,30 @@ import {
   reuseOwnerOf,
 } from '../../shared/capi/lookups.ts';
 import { recordTerminal, StatusDraft } from '../../shared/capi/status.ts';
-import { labelBmcSecret, unlabelBmcSecret } from '../../shared/hosts/bmc-secret.ts';
+import { labelBmcSecret } from '../../shared/hosts/bmc-secret.ts';
 import { findOrClaimHost, heldHosts } from '../../shared/hosts/claim.ts';
+import { type HostConsumer, hostHeldBy, metal3MachineConsumer } from '../../shared/hosts/consumer.ts';
 import {
-  CAPM3_PAUSE_VALUE,
-  CLUSTER_NAME_LABEL,
-  CONSUMER_LABEL,
-  HOST_ANNOTATION,
-  HOST_PAUSED_ANNOTATION,
-  hostConsumerRef,
+  hostProvisioningRequested,
   hostState,
-  isConsumedBy,
   nodeReuseValues,
   SELECTABLE_STATES,
 } from '../../shared/hosts/eligibility.ts';
+import { releaseHost } from '../../shared/hosts/release.ts';
+import { releaseStrays } from '../../shared/hosts/strays.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { parseHostAnnotation } from '../../shared/providerid/ids.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { compileHostSelector } from '../../shared/selectors/labels.ts';
-import { MACHINE_FINALIZER, needsDataTemplate, resolveData } from './data.ts';
-import {
-  applyHostSpec,
-  crossNamespaceProblem,
-  hostAddresses,
-  hostProvisioningRequested,
-} from './hostspec.ts';
+import { needsDataTemplate, resolveData } from './data.ts';
+import { applyHostSpec, crossNamespaceProblem, hostAddresses } from './hostspec.ts';
 
 export interface SelectHostOptions {
   random?: () => number;
   pageSize?: number;
 }
-
-const hostKeyOf = (raw: KubeObject): { namespace: string; name: string } | undefined => {
-  const v = raw.metadata.annotations?.[HOST_ANNOTATION];
-  if (!v) return undefined;
-  const i = v.indexOf('/');
-  return i > 0
-    ? { namespace: v.slice(0, i), name: v.slice(i + 1) }
-    : { namespace: raw.metadata.namespace!, name: v };
-};
 
 export async function reconcileMachine(
   ctx: ReconcileContext,
@@ -80,9 +70,8 @@ export async function reconcileMachine(
     const cross = crossNamespaceProblem(m3m);
     if (cross) throw new TerminalError('InvalidConfiguration', cross);
     // A malformed or foreign host annotation can never name our host: refuse it before any read.
-    const ann = raw.metadata.annotations?.[HOST_ANNOTATION];
-    const parsedAnn = ann ? parseHostAnnotation(ann, ns) : undefined;
-    if (parsedAnn && !parsedAnn.ok) throw new TerminalError('InvalidConfiguration', parsedAnn.message);
+    const hostRef = hostRefOf(raw);
+    if (hostRef.kind === 'invalid') throw new TerminalError('InvalidConfiguration', hostRef.message);
   } catch (e) {
     if (e instanceof TerminalError) return recordTerminal(ctx, raw, e);
     throw e;
@@ -116,14 +105,16 @@ export async function reconcileMachine(
 
   // 3. Pause (Cluster spec.paused or the paused annotation on the machine).
   const paused = isPaused(cluster, raw);
-  const key = hostKeyOf(raw);
+  const hostRef = hostRefOf(raw);
+  const key = hostRef.kind === 'ok' ? hostRef.host : undefined;
+  const me = metal3MachineConsumer({ name, namespace: ns }, clusterName);
   // The associated host comes from the list of hosts this machine holds (the same one request as
   // a GET, and it shows strays). Without the annotation, findOrClaimHost looks below.
   const { held, host: associatedHost } = key
-    ? await heldHosts(ctx.client, { name, namespace: ns }, key)
+    ? await heldHosts(ctx.client, me, key)
     : { held: [], host: undefined };
   let host: KubeObject | undefined = associatedHost;
-  if (host) host = await syncHostPause(ctx, raw, cluster, paused, host);
+  if (host) host = await syncHostPause(ctx, me, cluster, paused, host);
   if (paused) {
     draft.condition({
       type: COND.Paused,
@@ -174,11 +165,7 @@ export async function reconcileMachine(
 
   // 7. Host: the associated one, else find or claim one.
   if (key) {
-    if (
-      !host ||
-      host.metadata.deletionTimestamp ||
-      !isConsumedBy(hostConsumerRef(host), { name, namespace: ns }, host.metadata.namespace)
-    ) {
+    if (!host || host.metadata.deletionTimestamp || !hostHeldBy(host, me)) {
       const what = !host
         ? 'was deleted'
         : host.metadata.deletionTimestamp
@@ -190,7 +177,7 @@ export async function reconcileMachine(
         `BareMetalHost ${key.namespace}/${key.name} associated with this machine ${what}`,
       );
     }
-    await releaseStrays(ctx, raw, held, host, clusterName);
+    await releaseStrays(ctx, raw, me, held, host);
   } else {
     if (needsDataTemplate(m3m)) {
       const t = m3m.spec.dataTemplate!;
@@ -209,8 +196,7 @@ export async function reconcileMachine(
     const reuseOwner = await reuseOwnerOf(ctx.client, machine);
     const outcome = await findOrClaimHost({
       client: ctx.client,
-      machine: { name, namespace: ns },
-      clusterName,
+      consumer: me,
       selector,
       reuseValues: nodeReuseValues(reuseOwner),
       failureDomain: m3m.spec.failureDomain || machine.spec?.failureDomain,
@@ -232,7 +218,7 @@ export async function reconcileMachine(
     const associated = await annotateHost(ctx, raw, host);
     if (!associated.ok) {
       // A concurrent pass of this machine associated another host first: give ours back.
-      if (outcome.kind === 'claimed') await releaseClaim(ctx, host, { name, namespace: ns }, clusterName);
+      if (outcome.kind === 'claimed') await releaseHost(ctx, host, me, { onlyUnprovisioned: true });
       return done('another pass associated this machine first');
     }
     raw = associated.m3m;
@@ -279,7 +265,7 @@ export async function reconcileMachine(
     host.metadata.name!,
     (h) => {
       notReadyState = undefined;
-      if (!isConsumedBy(hostConsumerRef(h), { name, namespace: ns }, h.metadata.namespace)) return SKIP;
+      if (!hostHeldBy(h, me)) return SKIP;
       // The first provisioning write only goes to a ready/available host: a host without image in
       // another state is being deprovisioned (a stale pass must not provision it again) or inspected.
       if (!hostProvisioningRequested(h) && !SELECTABLE_STATES.has(hostState(h))) {
@@ -334,7 +320,7 @@ async function ensureFinalizerAndFailureDomain(
     (o) => {
       if (o.metadata.deletionTimestamp) return SKIP;
       const f = o.metadata.finalizers ?? [];
-      if (!f.includes(MACHINE_FINALIZER)) o.metadata.finalizers = [...f, MACHINE_FINALIZER];
+      if (!f.includes(FINALIZER.machine)) o.metadata.finalizers = [...f, FINALIZER.machine];
       if (fd) (o.spec as Record<string, unknown>).failureDomain = fd;
     },
     { current: raw, expectedUid: raw.metadata.uid },
@@ -367,85 +353,24 @@ async function annotateHost(
 }
 
 /**
- * Gives back every host this machine holds besides `kept`: a concurrent pass of the same machine
- * (a duplicated or replayed message) claimed it, lost the association race, and stopped before
- * giving it back. Without this it would stay held until the machine is deleted.
- */
-export async function releaseStrays(
-  ctx: ReconcileContext,
-  raw: KubeObject,
-  held: KubeObject[],
-  kept: KubeObject | undefined,
-  clusterName: string | undefined,
-): Promise<void> {
-  const machine = { name: raw.metadata.name!, namespace: raw.metadata.namespace! };
-  for (const stray of held) {
-    if (stray.metadata.uid === kept?.metadata.uid) continue;
-    if (!(await releaseClaim(ctx, stray, machine, clusterName))) continue;
-    await ctx.events.record(
-      raw,
-      'Normal',
-      'ReleasedStrayHost',
-      `released BareMetalHost ${stray.metadata.namespace}/${stray.metadata.name}: a concurrent pass of this machine claimed it and lost the association`,
-    );
-  }
-}
-
-/**
- * Gives back a host this pass claimed but could not associate: its BMC Secret's cluster label
- * (when it is this cluster's), then consumerRef and our labels on the host. Never a host whose
- * provisioning was requested. Returns whether this call released it.
- */
-export async function releaseClaim(
-  ctx: ReconcileContext,
-  host: KubeObject,
-  machine: { name: string; namespace: string },
-  clusterName: string | undefined,
-): Promise<boolean> {
-  const current = await ctx.client.get(R.BareMetalHost, host.metadata.namespace, host.metadata.name!);
-  if (!current || current.metadata.uid !== host.metadata.uid) return false;
-  if (!isConsumedBy(hostConsumerRef(current), machine, current.metadata.namespace)) return false;
-  if (hostProvisioningRequested(current)) return false;
-  await unlabelBmcSecret(ctx, current, clusterName);
-  const res = await optimisticUpdate(
-    ctx.client,
-    R.BareMetalHost,
-    current.metadata.namespace,
-    current.metadata.name!,
-    (h) => {
-      if (!isConsumedBy(hostConsumerRef(h), machine, h.metadata.namespace)) return SKIP;
-      if (hostProvisioningRequested(h)) return SKIP;
-      delete (h.spec as Record<string, unknown>).consumerRef;
-      if (h.metadata.labels) {
-        delete h.metadata.labels[CLUSTER_NAME_LABEL];
-        delete h.metadata.labels[CONSUMER_LABEL];
-      }
-    },
-    { current, expectedUid: current.metadata.uid },
-  );
-  return res.outcome === 'updated';
-}
-
-/**
  * Cluster paused => the associated host gets the paused annotation (value metal3.io/capm3) so the
  * baremetal-operator leaves it alone; unpaused => ours is removed (only ours, only on our cluster's host).
  */
 async function syncHostPause(
   ctx: ReconcileContext,
-  raw: KubeObject,
+  me: HostConsumer,
   cluster: Cluster,
   paused: boolean,
   host: KubeObject,
 ): Promise<KubeObject | undefined> {
   const clusterPaused = cluster.spec?.paused === true;
-  const machine = { name: raw.metadata.name!, namespace: raw.metadata.namespace! };
   const res = await optimisticUpdate(
     ctx.client,
     R.BareMetalHost,
     host.metadata.namespace,
     host.metadata.name!,
     (h) => {
-      if (!isConsumedBy(hostConsumerRef(h), machine, h.metadata.namespace)) return SKIP;
+      if (!hostHeldBy(h, me)) return SKIP;
       const ann = h.metadata.annotations ?? {};
       if (clusterPaused && paused) {
         if (Object.hasOwn(ann, HOST_PAUSED_ANNOTATION)) return SKIP;

@@ -5,8 +5,13 @@
  */
 import { parseMetal3MachineTemplate } from '../../shared/api/metal3machinetemplate.ts';
 import { R } from '../../shared/api/resources.ts';
-import { CLONED_FROM_GROUPKIND, CLONED_FROM_NAME, M3MT_GROUPKIND } from '../../shared/capi/lookups.ts';
-import { HOST_ANNOTATION, hostConsumerRef, isConsumedBy } from '../../shared/hosts/eligibility.ts';
+import {
+  CLONED_FROM_GROUPKIND_ANNOTATION,
+  CLONED_FROM_NAME_ANNOTATION,
+  validHostRef,
+} from '../../shared/api/wellknown.ts';
+import { M3MT_GROUPKIND } from '../../shared/capi/lookups.ts';
+import { hostHeldBy, metal3MachineConsumer } from '../../shared/hosts/consumer.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError } from '../../shared/reconcile/errors.ts';
@@ -33,7 +38,8 @@ export async function reconcileTemplate(
   let hosts = 0;
   for (const m of items) {
     const ann = m.metadata.annotations ?? {};
-    if (ann[CLONED_FROM_NAME] !== name || ann[CLONED_FROM_GROUPKIND] !== M3MT_GROUPKIND) continue;
+    if (ann[CLONED_FROM_NAME_ANNOTATION] !== name || ann[CLONED_FROM_GROUPKIND_ANNOTATION] !== M3MT_GROUPKIND)
+      continue;
     if (m.metadata.deletionTimestamp) continue;
     const r = await optimisticUpdate(
       ctx.client,
@@ -47,12 +53,11 @@ export async function reconcileTemplate(
       { current: m, expectedUid: m.metadata.uid },
     );
     if (r.outcome === 'updated') machines++;
-    const hostRef = ann[HOST_ANNOTATION];
-    if (!hostRef?.includes('/')) continue;
-    const [hns, hname] = [hostRef.slice(0, hostRef.indexOf('/')), hostRef.slice(hostRef.indexOf('/') + 1)];
-    const h = await optimisticUpdate(ctx.client, R.BareMetalHost, hns, hname, (o) => {
-      if (!isConsumedBy(hostConsumerRef(o), { name: m.metadata.name!, namespace: ns }, o.metadata.namespace))
-        return SKIP;
+    const hostRef = validHostRef(m);
+    if (!hostRef) continue;
+    const me = metal3MachineConsumer({ name: m.metadata.name!, namespace: ns });
+    const h = await optimisticUpdate(ctx.client, R.BareMetalHost, hostRef.namespace, hostRef.name, (o) => {
+      if (!hostHeldBy(o, me)) return SKIP;
       (o.spec as Record<string, unknown>).automatedCleaningMode = mode;
     });
     if (h.outcome === 'updated') hosts++;

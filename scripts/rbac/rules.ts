@@ -271,7 +271,7 @@ const INTRO: Record<Identity, string[]> = {
   ],
   relay: [
     'The relay (ServiceAccount metal3fn-relay): list + watch of what the routing table reads',
-    '(functions/relay/routing.ts: watchedKinds), get of <cluster>-kubeconfig Secrets to watch',
+    '(shared/routing: watchedKinds), get of <cluster>-kubeconfig Secrets to watch',
     'workload Nodes. It never writes to the cluster.',
   ],
   workload: [

@@ -6,29 +6,6 @@
 import { apiVersionOf, type ResourceType } from '../api/resources.ts';
 import type { KubeObject, OwnerReference } from '../kube/types.ts';
 
-export const FINALIZER = {
-  /** On a Metal3DataClaim (allocateIndex) and on the Metal3Data it created. */
-  dataClaim: 'metal3dataclaim.infrastructure.cluster.x-k8s.io',
-  /** On a Metal3Data (renderData) and on the IPClaims it created. */
-  data: 'metal3data.infrastructure.cluster.x-k8s.io',
-  /** On an IPClaim (IPAM). */
-  ipClaim: 'ipclaim.ipam.metal3.io',
-  /** On an IPAddress (IPAM). */
-  ipAddress: 'ipaddress.ipam.metal3.io',
-  /**
-   * On a Metal3DataTemplate (allocateIndex): deletion protection, dropped once no live claim and
-   * no Metal3Data of the template is left (CAPM3's DataTemplateFinalizer).
-   */
-  dataTemplate: 'metal3datatemplate.infrastructure.cluster.x-k8s.io',
-  /** On an IPPool (IPAM): deletion protection, dropped once no IPAddress and no live IPClaim is left. */
-  ipPool: 'ippool.ipam.metal3.io',
-} as const;
-
-export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
-export const HOST_ANNOTATION = 'metal3.io/BareMetalHost';
-export const REQUESTED_IP_ANNOTATION = 'ipAddress';
-export const DATA_SECRET_TYPE = 'infrastructure.cluster.x-k8s.io/secret';
-
 export const isDeleting = (o: KubeObject): boolean => Boolean(o.metadata.deletionTimestamp);
 
 export const hasFinalizer = (o: KubeObject, f: string): boolean => (o.metadata.finalizers ?? []).includes(f);

@@ -91,7 +91,7 @@ export function hostRefOf(obj: {
   if (namespace !== obj.metadata.namespace) {
     return {
       kind: 'invalid',
-      message: `annotation ${HOST_ANNOTATION}=${JSON.stringify(value)} names a host in namespace ${namespace}, but the object is in ${obj.metadata.namespace}`,
+      message: `annotation ${HOST_ANNOTATION}=${JSON.stringify(value)} names a host in namespace ${namespace}, but the Metal3Machine is in ${obj.metadata.namespace}`,
     };
   }
   return { kind: 'ok', host: { namespace, name } };

@@ -4,15 +4,18 @@
  */
 import { type Cluster, type Machine, parseCluster, parseMachine } from '../api/capi.ts';
 import { CAPI_GROUP, CONTROLPLANE_GROUP, R } from '../api/resources.ts';
-import { CLUSTER_NAME_LABEL } from '../hosts/eligibility.ts';
+import {
+  CAPI_PAUSED_ANNOTATION,
+  CLONED_FROM_GROUPKIND_ANNOTATION,
+  CLONED_FROM_NAME_ANNOTATION,
+  CLUSTER_NAME_LABEL,
+  DEPLOYMENT_NAME_LABEL,
+} from '../api/wellknown.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject, OwnerReference } from '../kube/types.ts';
 
-export const CAPI_PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
-export const CLONED_FROM_NAME = 'cluster.x-k8s.io/cloned-from-name';
-export const CLONED_FROM_GROUPKIND = 'cluster.x-k8s.io/cloned-from-groupkind';
+/** The value of the cloned-from-groupkind annotation on a machine cloned from a Metal3MachineTemplate. */
 export const M3MT_GROUPKIND = 'Metal3MachineTemplate.infrastructure.cluster.x-k8s.io';
-export const DEPLOYMENT_NAME_LABEL = 'cluster.x-k8s.io/deployment-name';
 
 const groupOf = (apiVersion: string | undefined): string =>
   apiVersion?.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
@@ -112,6 +115,7 @@ export async function machineTemplateNameOf(
     }
   }
   const ann = m3m.metadata.annotations ?? {};
-  if (ann[CLONED_FROM_NAME] && ann[CLONED_FROM_GROUPKIND] === M3MT_GROUPKIND) return ann[CLONED_FROM_NAME];
+  if (ann[CLONED_FROM_NAME_ANNOTATION] && ann[CLONED_FROM_GROUPKIND_ANNOTATION] === M3MT_GROUPKIND)
+    return ann[CLONED_FROM_NAME_ANNOTATION];
   return undefined;
 }

@@ -11,10 +11,10 @@
  * never looked at, logged or put in an Event (log fields name the Secret, nothing more).
  */
 import { R } from '../api/resources.ts';
+import { CLUSTER_NAME_LABEL } from '../api/wellknown.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
-import { CLUSTER_NAME_LABEL } from './eligibility.ts';
 
 /** What happened to the BMC Secret's label. */
 export type BmcSecretOutcome =

@@ -12,30 +12,30 @@
  * enough eligible hosts are known; the choice among them is uniformly random (spreads concurrent
  * claims). Client-side checks stay authoritative (the server filter is only a narrowing).
  */
-import { apiVersionOf, R } from '../api/resources.ts';
+import { R } from '../api/resources.ts';
+import {
+  CLUSTER_NAME_LABEL,
+  CONSUMER_LABEL,
+  FAILURE_DOMAIN_LABEL,
+  NODE_REUSE_LABEL,
+} from '../api/wellknown.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { labelValueProblem, selectorMentions, serverLabelSelector } from '../selectors/labels.ts';
 import {
-  type Choice,
-  CLUSTER_NAME_LABEL,
-  CONSUMER_LABEL,
-  chooseHost,
-  classifyHost,
   consumerLabelValue,
-  FAILURE_DOMAIN_LABEL,
+  consumerRefOf,
+  type HostConsumer,
   hostConsumerRef,
-  isConsumedBy,
-  type MachineKey,
-  NODE_REUSE_LABEL,
-  type SelectionInput,
-} from './eligibility.ts';
+  hostHeldBy,
+  isHeldBy,
+} from './consumer.ts';
+import { type Choice, chooseHost, classifyHost, type SelectionInput } from './eligibility.ts';
 
 export interface ClaimInput extends SelectionInput {
   client: KubeClient;
-  clusterName: string;
   failureDomain?: string | undefined;
   random?: () => number;
   /** Page size of the candidate list (default 250). */
@@ -53,27 +53,18 @@ export type ClaimOutcome =
   | { kind: 'none'; reason: string }
   | { kind: 'contention'; reason: string; conflicts: number };
 
-/** The consumerRef a claim writes. */
-export const consumerRefFor = (m: { name: string; namespace: string; uid?: string | undefined }) => ({
-  apiVersion: apiVersionOf(R.Metal3Machine),
-  kind: 'Metal3Machine',
-  name: m.name,
-  namespace: m.namespace,
-  ...(m.uid ? { uid: m.uid } : {}),
-});
-
 /**
- * Every host whose consumerRef names this machine, found by the consumer label (one list of about
- * one host), in name order. Normally one; more only when a concurrent pass of the same machine
+ * Every host whose consumerRef names this consumer, found by the consumer label (one list of about
+ * one host), in name order. Normally one; more only when a concurrent pass of the same consumer
  * claimed a host and then lost the association race without giving it back (a crash or an error
- * between the two writes) — the caller releases those strays.
+ * between the two writes) — the caller releases those strays (strays.ts).
  */
-export async function hostsHeldBy(client: KubeClient, machine: MachineKey): Promise<KubeObject[]> {
-  const { items } = await client.list(R.BareMetalHost, machine.namespace, {
-    labelSelector: `${CONSUMER_LABEL}=${consumerLabelValue(machine.name)}`,
+export async function hostsHeldBy(client: KubeClient, consumer: HostConsumer): Promise<KubeObject[]> {
+  const { items } = await client.list(R.BareMetalHost, consumer.namespace, {
+    labelSelector: `${CONSUMER_LABEL}=${consumerLabelValue(consumer.name)}`,
   });
   return items
-    .filter((h) => isConsumedBy(hostConsumerRef(h), machine, h.metadata.namespace))
+    .filter((h) => hostHeldBy(h, consumer))
     .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
 }
 
@@ -85,10 +76,10 @@ export async function hostsHeldBy(client: KubeClient, machine: MachineKey): Prom
  */
 export async function heldHosts(
   client: KubeClient,
-  machine: MachineKey,
+  consumer: HostConsumer,
   key: { namespace: string; name: string } | undefined,
 ): Promise<{ held: KubeObject[]; host: KubeObject | undefined }> {
-  const held = await hostsHeldBy(client, machine);
+  const held = await hostsHeldBy(client, consumer);
   if (!key) return { held, host: held[0] };
   const host =
     held.find((h) => h.metadata.namespace === key.namespace && h.metadata.name === key.name) ??
@@ -97,15 +88,15 @@ export async function heldHosts(
 }
 
 export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> {
-  const { client, machine } = input;
-  // A host already held by this machine (a pass that stopped between claim and annotation).
-  const [own] = await hostsHeldBy(client, machine);
+  const { client, consumer } = input;
+  // A host already held by this consumer (a pass that stopped between claim and association).
+  const [own] = await hostsHeldBy(client, consumer);
   if (own) return { kind: 'own', host: own };
 
   // Hosts booked for node reuse by this machine's KCP/MD come first and are never passed over.
   const reuseValues = input.reuseValues.filter((v) => !labelValueProblem(v));
   if (reuseValues.length > 0) {
-    const { items } = await client.list(R.BareMetalHost, machine.namespace, {
+    const { items } = await client.list(R.BareMetalHost, consumer.namespace, {
       labelSelector: serverLabelSelector(input.selector.matchLabels, [
         `${NODE_REUSE_LABEL} in (${reuseValues.join(',')})`,
       ]),
@@ -153,7 +144,7 @@ class CandidateSampler {
   async fill(): Promise<void> {
     const enough = this.input.enoughCandidates ?? 64;
     while (this.eligible.length < enough && !this.exhausted) {
-      const page = await this.input.client.list(R.BareMetalHost, this.input.machine.namespace, {
+      const page = await this.input.client.list(R.BareMetalHost, this.input.consumer.namespace, {
         labelSelector: this.labelSelector,
         limit: this.input.pageSize ?? 250,
         maxPages: 1,
@@ -209,22 +200,14 @@ async function claimLoop(
           const c = classifyHost(h, input);
           if (c.kind === 'own') return SKIP;
           if (c.kind === 'excluded' || (c.kind === 'reuse' && !c.ready)) return SKIP;
-          h.spec ??= {};
-          const spec = h.spec as Record<string, unknown>;
-          spec.consumerRef = consumerRefFor(input.machine);
-          h.metadata.labels = {
-            ...(h.metadata.labels ?? {}),
-            [CLUSTER_NAME_LABEL]: input.clusterName,
-            [CONSUMER_LABEL]: consumerLabelValue(input.machine.name),
-          };
-          delete h.metadata.labels[NODE_REUSE_LABEL];
+          takeHost(h, input.consumer);
         },
         { current: picked, retries: 1, expectedUid: picked.metadata.uid },
       );
       if (res.outcome === 'updated') return { kind: 'claimed', host: res.object, via, conflicts };
       if (
         res.outcome === 'skipped' &&
-        isConsumedBy(hostConsumerRef(res.object), input.machine, res.object.metadata.namespace)
+        isHeldBy(hostConsumerRef(res.object), input.consumer, res.object.metadata.namespace)
       ) {
         return { kind: 'own', host: res.object };
       }
@@ -240,4 +223,19 @@ async function claimLoop(
     reason: `could not claim a host after ${attempts} attempts (${conflicts} conflicts)`,
     conflicts,
   };
+}
+
+/**
+ * The claim, in place: consumerRef, the consumer label and the consumer's own labels; a node-reuse
+ * booking is consumed. Only called inside a resourceVersion-checked update of a host that was
+ * eligible as read: that write is the lock.
+ */
+export function takeHost(h: KubeObject, consumer: HostConsumer): void {
+  h.spec ??= {};
+  (h.spec as Record<string, unknown>).consumerRef = consumerRefOf(consumer);
+  const labels: Record<string, string> = { ...(h.metadata.labels ?? {}) };
+  for (const [k, v] of Object.entries(consumer.labels ?? {})) if (v !== undefined) labels[k] = v;
+  labels[CONSUMER_LABEL] = consumerLabelValue(consumer.name);
+  delete labels[NODE_REUSE_LABEL];
+  h.metadata.labels = labels;
 }

@@ -4,75 +4,29 @@
  * choice among ready/available hosts, narrowed to the machine's failure domain.
  * Hosts are read as the API returns them (another controller owns their schema).
  */
-import { createHash } from 'node:crypto';
-import { INFRA_GROUP } from '../api/resources.ts';
+import {
+  FAILURE_DOMAIN_LABEL,
+  HOST_PAUSED_ANNOTATION,
+  NODE_REUSE_LABEL,
+  UNHEALTHY_ANNOTATIONS,
+} from '../api/wellknown.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { type CompiledSelector, labelValueProblem, matchesSelector } from '../selectors/labels.ts';
+import { type CompiledSelector, matchesSelector } from '../selectors/labels.ts';
+import { type HostConsumer, hostConsumerRef, isHeldBy } from './consumer.ts';
 
-export const HOST_ANNOTATION = 'metal3.io/BareMetalHost';
-export const NODE_REUSE_LABEL = 'infrastructure.cluster.x-k8s.io/node-reuse';
-export const FAILURE_DOMAIN_LABEL = 'infrastructure.cluster.x-k8s.io/failure-domain';
-export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
-/**
- * Written with the consumerRef when a host is claimed, removed when it is released: consumerRef is
- * not selectable, so this label makes "the hosts this Metal3Machine holds" one small list instead
- * of a list of every host of the cluster. The consumerRef stays authoritative.
- */
-export const CONSUMER_LABEL = 'infrastructure.cluster.x-k8s.io/consumer';
-export const UNHEALTHY_ANNOTATIONS = ['capm3.metal3.io/unhealthy', 'capi.metal3.io/unhealthy'] as const;
-export const HOST_PAUSED_ANNOTATION = 'baremetalhost.metal3.io/paused';
-/** The value CAPM3 writes into the paused annotation when it pauses a host itself. */
-export const CAPM3_PAUSE_VALUE = 'metal3.io/capm3';
 /** States from which a host can be provisioned. */
 export const SELECTABLE_STATES: ReadonlySet<string> = new Set(['ready', 'available']);
-
-export interface ConsumerRef {
-  apiVersion?: string;
-  kind?: string;
-  name?: string;
-  namespace?: string;
-  uid?: string;
-}
-
-export interface MachineKey {
-  name: string;
-  namespace: string;
-}
 
 /** Field access on a raw host (plain JSON from the API server). */
 export const hostState = (h: KubeObject): string =>
   String((h.status as { provisioning?: { state?: string } } | undefined)?.provisioning?.state ?? '');
+/** Whether the host carries an image (or a custom deploy): its provisioning was requested. */
+export function hostProvisioningRequested(host: KubeObject): boolean {
+  const spec = host.spec as { image?: { url?: string }; customDeploy?: { method?: string } } | undefined;
+  return Boolean(spec?.image?.url || spec?.customDeploy?.method);
+}
 export const hostErrorMessage = (h: KubeObject): string =>
   String((h.status as { errorMessage?: string } | undefined)?.errorMessage ?? '');
-export const hostConsumerRef = (h: KubeObject): ConsumerRef | undefined =>
-  ((h.spec as { consumerRef?: ConsumerRef | null } | undefined)?.consumerRef ?? undefined) || undefined;
-
-/**
- * The consumer label's value for a Metal3Machine: its name, or (a name over 63 characters is not a
- * valid label value) `sha256-` and 56 hex digits of the name's digest.
- */
-export function consumerLabelValue(machineName: string): string {
-  if (!labelValueProblem(machineName)) return machineName;
-  return `sha256-${createHash('sha256').update(machineName).digest('hex').slice(0, 56)}`;
-}
-
-const groupOf = (apiVersion: string | undefined): string =>
-  apiVersion?.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
-
-/** consumerRef names this Metal3Machine (name, namespace, kind, API group; the version is ignored). */
-export function isConsumedBy(
-  ref: ConsumerRef | undefined,
-  machine: MachineKey,
-  hostNamespace?: string,
-): boolean {
-  if (!ref) return false;
-  return (
-    ref.kind === 'Metal3Machine' &&
-    ref.name === machine.name &&
-    (ref.namespace || hostNamespace) === machine.namespace &&
-    groupOf(ref.apiVersion) === INFRA_GROUP
-  );
-}
 
 /** The node-reuse label values accepted for a KubeadmControlPlane or MachineDeployment name. */
 export function nodeReuseValues(
@@ -92,7 +46,7 @@ export type HostClass =
   | { kind: 'excluded'; reason: string };
 
 export interface SelectionInput {
-  machine: MachineKey;
+  consumer: HostConsumer;
   selector: CompiledSelector;
   /** Accepted node-reuse label values; empty when the machine has no KCP/MD owner. */
   reuseValues: readonly string[];
@@ -111,7 +65,7 @@ export function hostExclusion(h: KubeObject): string | undefined {
 /** Classifies one host for one machine. */
 export function classifyHost(h: KubeObject, input: SelectionInput): HostClass {
   const ref = hostConsumerRef(h);
-  if (isConsumedBy(ref, input.machine, h.metadata.namespace)) return { kind: 'own' };
+  if (isHeldBy(ref, input.consumer, h.metadata.namespace)) return { kind: 'own' };
   if (!matchesSelector(h.metadata.labels, input.selector))
     return { kind: 'excluded', reason: 'does not match hostSelector' };
   const reuse = h.metadata.labels?.[NODE_REUSE_LABEL];

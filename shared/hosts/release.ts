@@ -1,15 +1,22 @@
 /**
- * Pure decisions of the host release (spec §9 steps 4-7).
+ * Giving a host back: the one rule set (applyRelease) and the one release (releaseHost) for every
+ * consumer and every path: a deleted machine's host after deprovisioning (spec §9 steps 4-7), a
+ * claim a pass could not associate, a stray claim of a concurrent pass. Also the pure deprovision
+ * decisions (what to clear, the power state, when the host is back).
  */
-import type { KubeObject } from '../kube/types.ts';
+import { R } from '../api/resources.ts';
 import {
   CAPM3_PAUSE_VALUE,
   CLUSTER_NAME_LABEL,
   CONSUMER_LABEL,
   HOST_PAUSED_ANNOTATION,
-  hostState,
-  NODE_REUSE_LABEL,
-} from './eligibility.ts';
+} from '../api/wellknown.ts';
+import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { ReconcileContext } from '../reconcile/context.ts';
+import { unlabelBmcSecret } from './bmc-secret.ts';
+import { type HostConsumer, hostHeldBy } from './consumer.ts';
+import { hostProvisioningRequested, hostState } from './eligibility.ts';
 
 /** States in which a host no longer runs the machine's image (spec §9 step 5). */
 export const RELEASABLE_STATES: ReadonlySet<string> = new Set([
@@ -59,21 +66,23 @@ export function applyDeprovision(host: KubeObject, fastTrack: boolean): boolean 
 }
 
 /**
- * Releases the host, in place: consumerRef, the consumer label, the cluster-name label (when it is this cluster's), our
- * paused annotation; writes the node-reuse label when the template asks for it.
+ * Releases the host, in place: consumerRef, the consumer label, the consumer's own labels while
+ * they still carry its values, our paused annotation (a foreign one stays); writes `addLabels`
+ * (the node-reuse booking). The caller has checked the host is held by `consumer`.
  */
 export function applyRelease(
   host: KubeObject,
-  clusterName: string | undefined,
-  nodeReuseValue: string | undefined,
+  consumer: Pick<HostConsumer, 'labels'>,
+  addLabels: Readonly<Record<string, string>> = {},
 ): void {
   const s = (host.spec ?? {}) as Record<string, unknown>;
   delete s.consumerRef;
   const labels = { ...(host.metadata.labels ?? {}) };
-  if (clusterName === undefined || labels[CLUSTER_NAME_LABEL] === clusterName)
-    delete labels[CLUSTER_NAME_LABEL];
+  for (const [k, v] of Object.entries(consumer.labels ?? {})) {
+    if (v === undefined || labels[k] === v) delete labels[k];
+  }
   delete labels[CONSUMER_LABEL];
-  if (nodeReuseValue) labels[NODE_REUSE_LABEL] = nodeReuseValue;
+  Object.assign(labels, addLabels);
   host.metadata.labels = labels;
   const ann = host.metadata.annotations;
   if (ann?.[HOST_PAUSED_ANNOTATION] === CAPM3_PAUSE_VALUE) {
@@ -81,3 +90,46 @@ export function applyRelease(
     host.metadata.annotations = rest;
   }
 }
+
+export interface ReleaseOptions {
+  /** Labels written on release (the node-reuse booking). */
+  addLabels?: Readonly<Record<string, string>>;
+  /**
+   * Give the host back only while its provisioning was never requested (a claim that a pass could
+   * not associate): a host being provisioned is left to the consumer's deprovisioning.
+   */
+  onlyUnprovisioned?: boolean;
+}
+
+/**
+ * Gives `host` back when `consumer` still holds it: first the cluster label of its BMC credentials
+ * Secret (when it names the consumer's cluster; a pass that stops in between finds the host still
+ * held and repeats it), then the release itself in one resourceVersion-checked update. Returns
+ * whether this call released it.
+ */
+export async function releaseHost(
+  ctx: ReconcileContext,
+  host: KubeObject,
+  consumer: HostConsumer,
+  opts: ReleaseOptions = {},
+): Promise<boolean> {
+  const held = (h: KubeObject) =>
+    hostHeldBy(h, consumer) && !(opts.onlyUnprovisioned && hostProvisioningRequested(h));
+  if (!held(host)) return false;
+  await unlabelBmcSecret(ctx, host, consumerClusterName(consumer));
+  const res = await optimisticUpdate(
+    ctx.client,
+    R.BareMetalHost,
+    host.metadata.namespace,
+    host.metadata.name!,
+    (h) => {
+      if (!held(h)) return SKIP;
+      applyRelease(h, consumer, opts.addLabels);
+    },
+    { current: host, expectedUid: host.metadata.uid },
+  );
+  return res.outcome === 'updated';
+}
+
+/** The cluster a consumer's claim labelled the host with (CAPM3), if any. */
+const consumerClusterName = (c: HostConsumer): string | undefined => c.labels?.[CLUSTER_NAME_LABEL];

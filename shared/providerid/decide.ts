@@ -6,14 +6,8 @@
  * Order: duplicate check, Step 1 (a Node already carries one of this machine's IDs), Step 2 (cloud
  * provider: wait for it), Step 3 (the `metal3.io/uuid` label), Step 4 (hostname fallback).
  */
-import {
-  HOSTNAME_LABEL,
-  hostProviderIDPrefix,
-  legacyProviderID,
-  newProviderID,
-  parseProviderID,
-  UUID_LABEL,
-} from './ids.ts';
+import { HOSTNAME_LABEL, NODE_UUID_LABEL } from '../api/wellknown.ts';
+import { hostProviderIDPrefix, legacyProviderID, newProviderID, parseProviderID } from './ids.ts';
 
 export interface NodeView {
   name: string;
@@ -153,13 +147,13 @@ export function decideProviderID(input: DecisionInput): Decision {
   }
 
   // Step 3: the metal3.io/uuid label.
-  const labelled = input.nodes.filter((n) => n.labels?.[UUID_LABEL] === input.hostUID);
+  const labelled = input.nodes.filter((n) => n.labels?.[NODE_UUID_LABEL] === input.hostUID);
   if (labelled.length > 1) {
     return {
       kind: 'error',
       step: 3,
       reason: 'MultipleNodesWithUUIDLabel',
-      message: `more than one Node is labelled ${UUID_LABEL}=${input.hostUID} (${names(labelled)}): misconfiguration`,
+      message: `more than one Node is labelled ${NODE_UUID_LABEL}=${input.hostUID} (${names(labelled)}): misconfiguration`,
     };
   }
   const node = labelled[0];
@@ -187,7 +181,7 @@ export function decideProviderID(input: DecisionInput): Decision {
       kind: 'error',
       step: 3,
       reason: 'ForeignProviderID',
-      message: `Node ${node.name} (labelled ${UUID_LABEL}=${input.hostUID}) carries providerID ${node.providerID}, which is neither ${expected} nor ${legacy}`,
+      message: `Node ${node.name} (labelled ${NODE_UUID_LABEL}=${input.hostUID}) carries providerID ${node.providerID}, which is neither ${expected} nor ${legacy}`,
     };
   }
 
@@ -197,14 +191,18 @@ export function decideProviderID(input: DecisionInput): Decision {
   const candidates = input.nodes.filter(
     (n) =>
       !n.providerID &&
-      n.labels?.[UUID_LABEL] === undefined &&
+      n.labels?.[NODE_UUID_LABEL] === undefined &&
       hostnames.has(n.labels?.[HOSTNAME_LABEL] ?? '\0'),
   );
   if (input.hasBootstrapConfigRef && candidates.length !== 1) {
     // The Node has not joined yet (or cloud-init has not finished): its event wakes us. A single
     // unlabelled Node with our hostname means the label was not configured: it will never come,
     // so fall through to Step 4.
-    return { kind: 'wait', step: 3, reason: `waiting for a Node labelled ${UUID_LABEL}=${input.hostUID}` };
+    return {
+      kind: 'wait',
+      step: 3,
+      reason: `waiting for a Node labelled ${NODE_UUID_LABEL}=${input.hostUID}`,
+    };
   }
 
   // Step 4: hostname fallback.

@@ -4,12 +4,6 @@
  * refused with `--legacy-provider-ids=refuse` (the v1.14 behaviour). Pure functions only.
  */
 export const PROVIDER_ID_SCHEME = 'metal3://';
-/** Annotation on a Metal3Machine naming its host: `<namespace>/<name>`. */
-export const HOST_ANNOTATION = 'metal3.io/BareMetalHost';
-/** Node label carrying the BareMetalHost's metadata.uid (set by kubelet from ds.meta_data.uuid). */
-export const UUID_LABEL = 'metal3.io/uuid';
-/** Node label kubelet sets to its hostname. */
-export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 
 export type ParsedProviderID =
   | { format: 'empty' }
@@ -46,30 +40,3 @@ export function parseProviderID(id: string | undefined | null): ParsedProviderID
 
 export const isLegacyProviderID = (id: string | undefined): boolean =>
   parseProviderID(id).format === 'legacy';
-
-export type HostRef = { namespace: string; name: string };
-
-/**
- * Reads the host annotation of a machine. It must be `<machine namespace>/<host name>`; anything
- * else is bad input and the message names the annotation.
- */
-export function parseHostAnnotation(
-  value: string | undefined,
-  machineNamespace: string,
-): { ok: true; host: HostRef } | { ok: false; message: string } {
-  if (value === undefined) return { ok: false, message: `annotation ${HOST_ANNOTATION} is missing` };
-  const parts = value.split('/');
-  if (parts.length !== 2 || !parts[0] || !parts[1] || !SEGMENT.test(parts[0]) || !SEGMENT.test(parts[1])) {
-    return {
-      ok: false,
-      message: `unable to retrieve BareMetalHost name: annotation ${HOST_ANNOTATION}=${JSON.stringify(value)} is malformed (want "<namespace>/<name>")`,
-    };
-  }
-  if (parts[0] !== machineNamespace) {
-    return {
-      ok: false,
-      message: `annotation ${HOST_ANNOTATION}=${JSON.stringify(value)} names a host in namespace ${parts[0]}, but the Metal3Machine is in ${machineNamespace}`,
-    };
-  }
-  return { ok: true, host: { namespace: parts[0], name: parts[1] } };
-}

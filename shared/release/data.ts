@@ -6,20 +6,13 @@
  * Nothing here relies on garbage collection, although every object we create is also owned.
  */
 
-import { isAddressOfClaim } from '../../functions/allocate-index/plan-address.ts';
-import { isDataOfClaim } from '../../functions/allocate-index/plan-index.ts';
 import { addressesOfClaimCandidates } from '../allocation/address-reads.ts';
 import { dataOfClaimCandidates } from '../allocation/data-reads.ts';
-import {
-  FINALIZER,
-  hasFinalizer,
-  isDeleting,
-  isOwnedBy,
-  keyOf,
-  removeFinalizer,
-} from '../allocation/objects.ts';
+import { hasFinalizer, isDeleting, isOwnedBy, keyOf, removeFinalizer } from '../allocation/objects.ts';
+import { isAddressOfClaim, isDataOfClaim } from '../allocation/serves.ts';
 import type { IPAddress, IPClaim, Metal3Data, Metal3DataClaim } from '../api/index.ts';
 import { R, type ResourceType } from '../api/resources.ts';
+import { FINALIZER } from '../api/wellknown.ts';
 import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import type { KubeObject } from '../kube/types.ts';

@@ -7,7 +7,7 @@ import { type KindName, R } from '../api/resources.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { RoutedMessage } from '../queue/message.ts';
 import { RelayCache, stripSecret } from './cache.ts';
-import { kindsReadFor, ROUTES, type Route, type RoutingEvent, route } from './table.ts';
+import { kindsReadFor, ROUTES, type Route, type RoutingEvent, route } from './index.ts';
 
 export async function loadCacheFor(
   client: KubeClient,

@@ -17,8 +17,8 @@ import { type FunctionName, MessageEnvelope } from '../../events/envelope.ts';
 import { resourceFor } from '../api/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
+import type { RoutingEvent } from '../routing/index.ts';
 import { routeWithApi } from '../routing/lookup.ts';
-import type { RoutingEvent } from '../routing/table.ts';
 import { type AuthOptions, authConfigured, authenticate } from './auth.ts';
 import {
   apiServerEventType,

@@ -27,6 +27,10 @@ import type { PipelineMetrics } from './metrics.ts';
  */
 export type SqsClientSource = SQSClient | (() => SQSClient | Promise<SQSClient>);
 
+/** The Lambda's own SQS client, from the AWS SDK imported on first use (a chunk of its own, ADR 011). */
+export const sqsClientOnFirstUse = async (): Promise<SQSClient> =>
+  new (await import('@aws-sdk/client-sqs')).SQSClient({});
+
 /** The SQS parts the handlers use, loaded on first use (a separate chunk in the Lambda bundles). */
 const sqsParts = () =>
   Promise.all([import('@aws-sdk/client-sqs'), import('../queue/dlq.ts'), import('../queue/requeue.ts')]).then(
@@ -200,3 +204,7 @@ export function createRequeueForwarder(
       { throwOnFullBatchFailure: false },
     );
 }
+
+/** The requeue forwarder's Lambda handler, configured from its environment (ADR 002). */
+export const requeueForwarderHandler = () =>
+  createRequeueForwarder({ sqs: sqsClientOnFirstUse, naming: { prefix: process.env.QUEUE_PREFIX } });

@@ -31,7 +31,7 @@ import { createSqsClient } from '../../shared/queue/sqs.ts';
 import { DEFAULT_CONFIG, type ReconcileFn } from '../../shared/reconcile/context.ts';
 import { done } from '../../shared/reconcile/result.ts';
 import { RelayCache } from '../../shared/routing/cache.ts';
-import { route } from '../../shared/routing/table.ts';
+import { route } from '../../shared/routing/index.ts';
 import { Worker } from '../../shared/runtimes/worker.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
 import { median } from './median.ts';

@@ -15,7 +15,9 @@
  *   Metal3MachineTemplate up to `spec.replicas` (a MachineSet `<md>` for deployments), newest
  *   deleted first on scale-down.
  */
+
 import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import { CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL } from '../../../shared/api/wellknown.ts';
 import type { KubeClient, WatchEvent } from '../../../shared/kube/client.ts';
 import { isAlreadyExists } from '../../../shared/kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../../../shared/kube/optimistic.ts';
@@ -24,10 +26,8 @@ import { createWorkloadClientCache } from '../../../shared/kube/workload.ts';
 import type { Logger } from '../../../shared/observability/logger.ts';
 import {
   bootstrapSecret,
-  CLUSTER_NAME_LABEL,
   CONTROL_PLANE_NAME_LABEL,
   cloneMetal3Machine,
-  DEPLOYMENT_NAME_LABEL,
   MACHINE_FINALIZER,
   type MachineOwner,
   newMachine,

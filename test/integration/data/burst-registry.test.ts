@@ -4,10 +4,11 @@
  * bounded by the page, ranks come from the join's response, entries leave with the allocation,
  * stale entries are removed, and the indexes stay dense and unique.
  */
+
 import { describe, expect, it } from 'vitest';
-import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/allocation/objects.ts';
 import { join, PENDING_PAGE, STALE_ENTRY_MS } from '../../../shared/allocation/registry.ts';
 import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/api/wellknown.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { objectGroup } from '../../../shared/queue/message.ts';

@@ -178,7 +178,7 @@ describe('Metal3DataTemplate deletion protection', () => {
       reason: 'Metal3DataTemplate tpl-late not found',
     });
     expect(writes()).toEqual([]);
-    // The template's creation wakes the claim (functions/relay/routing.ts).
+    // The template's creation wakes the claim (shared/routing/table.ts).
     await tc.client.create(R.Metal3DataTemplate, seedTemplate('tpl-late'));
     expect(await allocate(tc.ctx, R.Metal3DataClaim, 'tl-a')).toMatchObject({ kind: 'done' });
     const renderedData = status(await get(R.Metal3DataClaim, 'tl-a')).renderedData;

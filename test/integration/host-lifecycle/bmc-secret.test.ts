@@ -4,11 +4,13 @@
  * re-written on a replay, a missing Secret tolerated, removed on deprovision only when it names
  * the machine's cluster, another cluster's value left alone, a claim given back unlabels it.
  */
+
 import { describe, expect, it } from 'vitest';
-import { releaseClaim } from '../../../functions/select-host/machine.ts';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { apiVersionOf, R } from '../../../shared/api/resources.ts';
-import { CONSUMER_LABEL } from '../../../shared/hosts/eligibility.ts';
+import { CONSUMER_LABEL } from '../../../shared/api/wellknown.ts';
+import { metal3MachineConsumer } from '../../../shared/hosts/consumer.ts';
+import { releaseHost } from '../../../shared/hosts/release.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { CLUSTER, createMachinePair, deprovision, NS, selectHost } from './harness.ts';
@@ -146,7 +148,14 @@ describe('selectHost: the BMC Secret gets the cluster label', () => {
       for (const k of ['image', 'userData', 'metaData', 'networkData']) delete (h.spec as any)[k];
     });
     expect((await getSecret(secret))!.metadata.labels?.[LABEL]).toBe(CLUSTER);
-    await releaseClaim(freshCtx(), host, { name: 'giveback', namespace: NS }, CLUSTER);
+    expect(
+      await releaseHost(
+        freshCtx(),
+        (await getHost(host.metadata.name!))!,
+        metal3MachineConsumer({ name: 'giveback', namespace: NS }, CLUSTER),
+        { onlyUnprovisioned: true },
+      ),
+    ).toBe(true);
     const h = await getHost(host.metadata.name!);
     expect((h!.spec as { consumerRef?: unknown }).consumerRef).toBeUndefined();
     expect(h!.metadata.labels?.[LABEL]).toBeUndefined();

@@ -6,10 +6,12 @@
  * The state such a pass leaves is built here directly (claim written, annotation not), so every
  * case runs deterministically.
  */
+
 import { describe, expect, it } from 'vitest';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { apiVersionOf, R } from '../../../shared/api/resources.ts';
-import { CLUSTER_NAME_LABEL, CONSUMER_LABEL, consumerLabelValue } from '../../../shared/hosts/eligibility.ts';
+import { CLUSTER_NAME_LABEL, CONSUMER_LABEL } from '../../../shared/api/wellknown.ts';
+import { consumerLabelValue } from '../../../shared/hosts/consumer.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { CLUSTER, createMachinePair, deprovision, NS, selectHost } from './harness.ts';

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { R, resourceFor } from '../../../shared/api/resources.ts';
-import { kindsReadFor, watchedKinds } from '../../../shared/routing/table.ts';
+import { kindsReadFor, watchedKinds } from '../../../shared/routing/index.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const KUBECTL = ['/usr/bin/kubectl', '/usr/local/bin/kubectl'].find((p) => existsSync(p));

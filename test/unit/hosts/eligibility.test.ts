@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { consumerLabelValue, isHeldBy, metal3MachineConsumer } from '../../../shared/hosts/consumer.ts';
 import {
   chooseHost,
   classifyHost,
-  consumerLabelValue,
-  isConsumedBy,
   narrowToFailureDomain,
   nodeReuseValues,
   pickRandom,
@@ -42,14 +41,14 @@ function host(
 }
 
 const input = (over: Partial<SelectionInput> = {}): SelectionInput => ({
-  machine: { name: 'm1', namespace: 'metal3' },
+  consumer: metal3MachineConsumer({ name: 'm1', namespace: 'metal3' }),
   selector: compileHostSelector({}),
   reuseValues: [],
   ...over,
 });
 
-describe('isConsumedBy', () => {
-  const me = { name: 'm1', namespace: 'metal3' };
+describe('isHeldBy', () => {
+  const me = metal3MachineConsumer({ name: 'm1', namespace: 'metal3' });
   it.each([
     [{ ...M3M, name: 'm1', namespace: 'metal3' }, true],
     [
@@ -68,7 +67,7 @@ describe('isConsumedBy', () => {
     [{ ...M3M, kind: 'Machine', name: 'm1', namespace: 'metal3' }, false],
     [undefined, false],
   ])('%j -> %s', (ref, expected) => {
-    expect(isConsumedBy(ref, me, 'metal3')).toBe(expected);
+    expect(isHeldBy(ref, me, 'metal3')).toBe(expected);
   });
 });
 

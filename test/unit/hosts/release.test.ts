@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { NODE_REUSE_LABEL } from '../../../shared/api/wellknown.ts';
+import { metal3MachineConsumer } from '../../../shared/hosts/consumer.ts';
 import {
   applyDeprovision,
   applyRelease,
@@ -101,7 +103,11 @@ describe('applyRelease', () => {
       {},
       { labels: { ...labels }, annotations: ann },
     );
-    applyRelease(h, cluster, reuse);
+    applyRelease(
+      h,
+      metal3MachineConsumer({ name: 'm1', namespace: 'ns' }, cluster),
+      reuse ? { [NODE_REUSE_LABEL]: reuse } : {},
+    );
     expect(h.spec).toEqual({ online: false });
     expect(h.metadata.labels).toEqual(expectedLabels);
     expect(h.metadata.annotations ?? {}).toEqual(expectedAnn);

@@ -10,7 +10,7 @@ import {
   type RoutingEvent,
   route,
   watchedKinds,
-} from '../../../shared/routing/table.ts';
+} from '../../../shared/routing/index.ts';
 
 const NS = 'metal3';
 let rv = 100;

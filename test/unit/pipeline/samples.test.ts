@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnvelope } from '../../../events/envelope.ts';
 import { RelayCache } from '../../../shared/routing/cache.ts';
-import { ROUTES, route } from '../../../shared/routing/table.ts';
+import { ROUTES, route } from '../../../shared/routing/index.ts';
 import { parseCloudEvent } from '../../../shared/runtimes/cloudevents.ts';
 
 const DIR = new URL('../../../events/samples/', import.meta.url).pathname;

@@ -3,7 +3,6 @@ import {
   cloudProviderEnabled,
   legacyProviderID,
   newProviderID,
-  parseHostAnnotation,
   parseProviderID,
 } from '../../../shared/providerid/index.ts';
 
@@ -34,23 +33,6 @@ describe('provider ID formats', () => {
     ['metal3://Upper/b/c', { format: 'unsupported' }],
   ])('parses %j', (id, want) => {
     expect(parseProviderID(id as string | undefined)).toMatchObject(want);
-  });
-
-  it('reads the host annotation', () => {
-    expect(parseHostAnnotation('metal3/node-0', 'metal3')).toEqual({
-      ok: true,
-      host: { namespace: 'metal3', name: 'node-0' },
-    });
-    for (const bad of ['node-0', 'metal3/', '/node-0', 'a/b/c', 'metal3/Node_0', '']) {
-      const r = parseHostAnnotation(bad, 'metal3');
-      expect(r.ok).toBe(false);
-      expect(!r.ok && r.message).toContain('metal3.io/BareMetalHost');
-    }
-    expect(parseHostAnnotation('other/node-0', 'metal3')).toMatchObject({ ok: false });
-    expect(parseHostAnnotation(undefined, 'metal3')).toMatchObject({
-      ok: false,
-      message: 'annotation metal3.io/BareMetalHost is missing',
-    });
   });
 
   it('cloud provider switch: cloudProviderEnabled true or noCloudProvider explicitly false', () => {

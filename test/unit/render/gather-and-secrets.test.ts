@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { newIPClaim } from '../../../functions/render-data/addresses.ts';
-import { parseHostAnnotation } from '../../../functions/render-data/inputs.ts';
 import { buildSecrets, secretNames, secretState } from '../../../functions/render-data/secrets.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 
@@ -14,13 +13,6 @@ const data: KubeObject = {
 };
 
 describe('renderData pure parts', () => {
-  it('parses the host annotation', () => {
-    expect(parseHostAnnotation('metal3/node-1', 'x')).toEqual({ namespace: 'metal3', name: 'node-1' });
-    expect(parseHostAnnotation('node-1', 'x')).toEqual({ namespace: 'x', name: 'node-1' });
-    expect(parseHostAnnotation('a/b/c', 'x')).toBeUndefined();
-    expect(parseHostAnnotation('/b', 'x')).toBeUndefined();
-  });
-
   it('names the Secrets after the Metal3Machine and the index; networkdata only with a networkData part', () => {
     expect(secretNames('m', 3, true)).toEqual({ metaData: 'm-metadata-3', networkData: 'm-networkdata-3' });
     expect(secretNames('m', 3, false)).toEqual({ metaData: 'm-metadata-3', networkData: undefined });

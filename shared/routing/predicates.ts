@@ -1,0 +1,110 @@
+/**
+ * Predicates over events and small readers over raw objects, for the routes' `when`: the relay must
+ * not choke on objects a function would reject, so nothing here parses.
+ */
+import type { KubeObject, OwnerReference } from '../kube/types.ts';
+import type { RoutingEvent } from './types.ts';
+
+export type Any = Record<string, any>;
+export const spec = (o: KubeObject): Any => ((o as Any).spec ?? {}) as Any;
+export const status = (o: KubeObject): Any => ((o as Any).status ?? {}) as Any;
+export const nsOf = (o: KubeObject): string => o.metadata.namespace ?? '';
+export const isDeleting = (o: KubeObject): boolean => Boolean(o.metadata.deletionTimestamp);
+export const live = (ev: RoutingEvent): boolean => ev.type !== 'DELETED';
+export const liveNotDeleting = (ev: RoutingEvent): boolean => ev.type !== 'DELETED' && !isDeleting(ev.object);
+export const liveDeleting = (ev: RoutingEvent): boolean => ev.type !== 'DELETED' && isDeleting(ev.object);
+export const groupOf = (apiVersion: string | undefined): string =>
+  apiVersion?.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+
+export function ownerOfKind(o: KubeObject, kind: string, controllerOnly = false): OwnerReference | undefined {
+  return o.metadata.ownerReferences?.find(
+    (r) => r.kind === kind && (!controllerOnly || r.controller === true),
+  );
+}
+
+export const json = (v: unknown): string => JSON.stringify(v ?? null);
+/** True when there is no previous state, the event is a resync or a deletion, or `pick` changed. */
+export const changed =
+  (pick: (o: KubeObject) => unknown) =>
+  (ev: RoutingEvent): boolean =>
+    !ev.old || ev.resync === true || ev.type === 'DELETED' || json(pick(ev.old)) !== json(pick(ev.object));
+
+/**
+ * Like `changed`, but an ADDED object without a previous state counts as changed from nothing: a
+ * new object whose picked part is still empty (a claim just created, nothing allocated yet) wakes
+ * nobody — the step that created it is already running.
+ */
+export const changedFromEmpty =
+  (pick: (o: KubeObject) => unknown) =>
+  (ev: RoutingEvent): boolean =>
+    ev.type === 'ADDED' && !ev.old && ev.resync !== true
+      ? json(pick(ev.object)) !== json(pick({ metadata: {} } as KubeObject))
+      : changed(pick)(ev);
+
+/**
+ * For a step's own object: a change of anything but status, or a status change other than the one
+ * transition the step itself writes (`ownTransition(old, new)`: e.g. a claim's renderedData going
+ * from unset to set). The step that wrote that transition is the one that would be woken; it has
+ * already gone on. Any other status change (a status lost, an error cleared) still wakes it.
+ */
+export const changedBesidesOwnStatus =
+  (ownTransition: (oldStatus: Any, newStatus: Any) => boolean, ownSpecFields: readonly string[] = []) =>
+  (ev: RoutingEvent): boolean => {
+    if (!ev.old || ev.resync === true || ev.type === 'DELETED') return true;
+    // Spec fields the step writes itself: their appearance is its own write, their loss or
+    // replacement is not.
+    const so0 = spec(ev.old);
+    const sn0 = spec(ev.object);
+    for (const f of ownSpecFields) {
+      if (so0[f] !== undefined && json(so0[f]) !== json(sn0[f])) return true;
+    }
+    const strip = (o: Any): Any =>
+      ownSpecFields.length === 0
+        ? o
+        : {
+            ...o,
+            spec: Object.fromEntries(
+              Object.entries(spec(o as KubeObject)).filter(([k]) => !ownSpecFields.includes(k)),
+            ),
+          };
+    const { status: so, metadata: mo, ...restOld } = strip(ev.old as Any);
+    const { status: sn, metadata: mn, ...restNew } = strip(ev.object as Any);
+    const meta = (m: Any) => [
+      m?.labels,
+      m?.annotations,
+      m?.finalizers,
+      m?.ownerReferences,
+      m?.deletionTimestamp,
+    ];
+    if (json([restOld, meta(mo)]) !== json([restNew, meta(mn)])) return true;
+    if (json(so) === json(sn)) return false;
+    return !ownTransition((so ?? {}) as Any, (sn ?? {}) as Any);
+  };
+
+/**
+ * `changed(pick)`, or a part the function writes itself (`own`) changed other than by appearing: its
+ * appearance (unset → set) is that function's own write, whose pass has already gone on; its loss
+ * or replacement (someone else's doing) still wakes it.
+ */
+export const changedOrOwnLost =
+  (pick: (o: KubeObject) => unknown, own: (o: KubeObject) => readonly unknown[]) =>
+  (ev: RoutingEvent): boolean => {
+    if (changed(pick)(ev)) return true;
+    if (ev.old === undefined) return false;
+    const before = own(ev.old);
+    const after = own(ev.object);
+    // Each own part on its own: one appearing while another stays put is still only our write.
+    return before.some((v, i) => v !== undefined && json(v) !== json(after[i]));
+  };
+
+export const hostState = (bmh: KubeObject): string => String(status(bmh).provisioning?.state ?? '');
+
+export function isFreeHost(bmh: KubeObject): boolean {
+  const state = hostState(bmh);
+  return !spec(bmh).consumerRef && !isDeleting(bmh) && (state === 'ready' || state === 'available');
+}
+
+export function isMachineReady(m3m: KubeObject): boolean {
+  const st = status(m3m);
+  return Boolean(spec(m3m).providerID) && (st.ready === true || st.initialization?.provisioned === true);
+}
