@@ -3,7 +3,7 @@
  * object at most); and what the table implies for watching (the kinds to watch, the kinds a
  * cache-less runtime must pre-load).
  */
-import { type FunctionName, MessageEnvelope } from '../../events/envelope.ts';
+import { MessageEnvelope } from '../../events/envelope.ts';
 import { apiVersionOf, type KindName, R } from '../api/resources.ts';
 import { groupId, objectGroup, type RoutedMessage } from '../queue/message.ts';
 import type { CacheView } from './cache.ts';
