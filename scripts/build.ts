@@ -323,6 +323,13 @@ export interface BuildBundlesOptions {
   only?: string[];
 }
 
+/** Inputs of a bundle (esbuild metafile paths, relative to the working directory) under infra/local/ or test/. */
+export function localModulesIn(inputs: Record<string, unknown>): string[] {
+  return Object.keys(inputs)
+    .map((f) => relative(root, resolve(f)).split(sep).join('/'))
+    .filter((f) => /^(infra\/local|test)\//.test(f));
+}
+
 export async function buildBundles(opts: BuildBundlesOptions = {}): Promise<void> {
   const out = resolve(opts.out ?? join(root, 'dist'));
   const only = opts.only?.length ? opts.only : undefined;
@@ -378,7 +385,6 @@ export async function buildBundles(opts: BuildBundlesOptions = {}): Promise<void
   if (!only && !opts.out) await rm(out, { recursive: true, force: true });
   else for (const job of selected) await rm(dirname(job.file), { recursive: true, force: true });
 
-  const assetsModule = join(root, 'infra/local/assets.ts');
   /** bytes: everything shipped (.mjs); startBytes: what an import loads (the entry and its static imports). */
   const sizes: { name: string; bytes: number; startBytes: number }[] = [];
   for (const job of selected) {
@@ -390,14 +396,16 @@ export async function buildBundles(opts: BuildBundlesOptions = {}): Promise<void
       ...(split ? {} : { outfile: job.file }),
       metafile: true,
     });
-    const readsAssets = Object.keys(result.metafile.inputs).some((f) => resolve(f) === assetsModule);
     if (job.name === 'cli') {
       for (const a of ASSETS)
         await cp(join(root, a), join(dirname(job.file), CLI_ASSETS, a), { recursive: true });
-    } else if (readsAssets) {
-      throw new Error(
-        `${job.name} bundles infra/local/assets.ts: it would read data files that only the CLI bundle carries`,
-      );
+    } else {
+      // A deployed bundle carries no embedded part (API server, simulators, local assets) and no
+      // test code: the import rule (ADR 013) keeps them out of the sources, this keeps them out
+      // of what ships.
+      const local = localModulesIn(result.metafile.inputs);
+      if (local.length > 0)
+        throw new Error(`${job.name} bundles modules of infra/local/ or test/: ${local.join(', ')}`);
     }
     if (process.env.BUILD_METAFILE) await writeFile(`${job.file}.meta.json`, JSON.stringify(result.metafile));
     const outputs = result.metafile.outputs;

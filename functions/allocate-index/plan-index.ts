@@ -6,7 +6,7 @@
  */
 
 import { nthFreeIndex, rankAmong } from '../../shared/allocation/index-allocation.ts';
-import { isDeleting, } from '../../shared/allocation/objects.ts';
+import { isDeleting } from '../../shared/allocation/objects.ts';
 import { isDataOfClaim } from '../../shared/allocation/serves.ts';
 import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
 import type { Metal3Data, Metal3DataClaim, Metal3DataTemplate } from '../../shared/api/index.ts';
