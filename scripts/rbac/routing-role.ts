@@ -2,7 +2,7 @@
  * The RBAC of routing by lookup, from the routing table (no scenarios: pure over ROUTES).
  *
  * Where there is no relay (Knative's ApiServerSource, infra/knative/apiserversource), each
- * function's HTTP Service routes the raw events itself: `routeWithApi` (functions/relay/lookup.ts)
+ * function's HTTP Service routes the raw events itself: `routeWithApi` (shared/routing/lookup.ts)
  * LISTs, in the event's namespace, the kinds the routes for the event's kind read (`kindsReadFor`),
  * under the FUNCTIONS' identity. The functions' generated role comes from relay-mode runs, where
  * the relay does those reads under its own identity, so it lacks some of these lists. This module
@@ -70,7 +70,7 @@ export function renderRoutingRoleFile(routes: readonly Route[] = ROUTES): string
     '# node scripts/gen-rbac.ts --from-observation, which runs no scenarios); --check verifies it.',
     '#',
     '# Routing by lookup. With the ApiServerSource there is no relay: each function Service routes',
-    '# the raw events itself (functions/relay/lookup.ts: routeWithApi) and LISTs, in the',
+    '# the raw events itself (shared/routing/lookup.ts: routeWithApi) and LISTs, in the',
     "# event's namespace, the kinds the routes for the event's kind read (kindsReadFor), under the",
     `# functions' identity (ServiceAccount ${sa.name}). The functions' own role`,
     `# (${ROLE_NAMES.functions}, infra/deploy/common/rbac-functions.yaml) is generated from relay-mode`,

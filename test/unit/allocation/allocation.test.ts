@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { candidateIndex, lowestFreeIndex, nthFreeIndex, rankAmong } from './index-allocation.ts';
+import {
+  candidateIndex,
+  lowestFreeIndex,
+  nthFreeIndex,
+  rankAmong,
+} from '../../../shared/allocation/index-allocation.ts';
 import {
   addFinalizer,
   dataName,
@@ -7,8 +12,8 @@ import {
   metaDataSecretName,
   networkDataSecretName,
   removeFinalizer,
-} from './objects.ts';
-import { belongsToTemplate, templateLink } from './template-match.ts';
+} from '../../../shared/allocation/objects.ts';
+import { belongsToTemplate, templateLink } from '../../../shared/allocation/template-match.ts';
 
 describe('lowest free index', () => {
   it('starts at 0 and fills holes first', () => {
@@ -90,7 +95,7 @@ describe('object helpers', () => {
 
 describe('serializeByKey', () => {
   it('runs deliveries of one key one after the other, other keys in parallel, and forgets idle keys', async () => {
-    const { serializeByKey, keysInFlight } = await import('./keyed.ts');
+    const { serializeByKey, keysInFlight } = await import('../../../shared/allocation/keyed.ts');
     const log: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => {
@@ -119,7 +124,7 @@ describe('serializeByKey', () => {
   });
 
   it('a failure does not block the next delivery of the key', async () => {
-    const { serializeByKey } = await import('./keyed.ts');
+    const { serializeByKey } = await import('../../../shared/allocation/keyed.ts');
     await expect(serializeByKey('k', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await serializeByKey('k', async () => 'ok')).toBe('ok');
   });
