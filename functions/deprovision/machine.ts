@@ -22,6 +22,7 @@ import { StatusDraft } from '../../shared/capi/status.ts';
 import { heldHosts } from '../../shared/hosts/claim.ts';
 import { hostHeldBy, metal3MachineConsumer } from '../../shared/hosts/consumer.ts';
 import { hostState, nodeReuseLabelValue } from '../../shared/hosts/eligibility.ts';
+import { updateHeldHost } from '../../shared/hosts/held.ts';
 import { applyDeprovision, hostReleasable, releaseHost } from '../../shared/hosts/release.ts';
 import { releaseStrays } from '../../shared/hosts/strays.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
@@ -71,16 +72,8 @@ export async function deprovisionMachine(
   const hostName = `${host.metadata.namespace}/${host.metadata.name}`;
 
   // 3. Clear image/data, power off (one optimistic update, once).
-  const cleared = await optimisticUpdate(
-    ctx.client,
-    R.BareMetalHost,
-    host.metadata.namespace,
-    host.metadata.name!,
-    (h) => {
-      if (!hostHeldBy(h, me)) return SKIP;
-      if (!applyDeprovision(h, ctx.config.fastTrack)) return SKIP;
-    },
-    { current: host, expectedUid: host.metadata.uid },
+  const cleared = await updateHeldHost(ctx.client, host, me, (h) =>
+    applyDeprovision(h, ctx.config.fastTrack) ? undefined : SKIP,
   );
   if (cleared.outcome === 'gone') {
     await draft.flush(ctx, raw);

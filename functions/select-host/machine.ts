@@ -34,6 +34,7 @@ import {
   nodeReuseValues,
   SELECTABLE_STATES,
 } from '../../shared/hosts/eligibility.ts';
+import { updateHeldHost } from '../../shared/hosts/held.ts';
 import { releaseHost } from '../../shared/hosts/release.ts';
 import { releaseStrays } from '../../shared/hosts/strays.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
@@ -258,24 +259,16 @@ export async function reconcileMachine(
   };
   const wasRequested = hostProvisioningRequested(host);
   let notReadyState: string | undefined;
-  const res = await optimisticUpdate(
-    ctx.client,
-    R.BareMetalHost,
-    host.metadata.namespace,
-    host.metadata.name!,
-    (h) => {
-      notReadyState = undefined;
-      if (!hostHeldBy(h, me)) return SKIP;
-      // The first provisioning write only goes to a ready/available host: a host without image in
-      // another state is being deprovisioned (a stale pass must not provision it again) or inspected.
-      if (!hostProvisioningRequested(h) && !SELECTABLE_STATES.has(hostState(h))) {
-        notReadyState = hostState(h) || '<none>';
-        return SKIP;
-      }
-      applyHostSpec(h, m3m, refs);
-    },
-    { current: host, expectedUid: host.metadata.uid },
-  );
+  const res = await updateHeldHost(ctx.client, host, me, (h) => {
+    notReadyState = undefined;
+    // The first provisioning write only goes to a ready/available host: a host without image in
+    // another state is being deprovisioned (a stale pass must not provision it again) or inspected.
+    if (!hostProvisioningRequested(h) && !SELECTABLE_STATES.has(hostState(h))) {
+      notReadyState = hostState(h) || '<none>';
+      return SKIP;
+    }
+    applyHostSpec(h, m3m, refs);
+  });
   if (res.outcome === 'skipped' && notReadyState !== undefined) {
     const why = `waiting for BareMetalHost ${host.metadata.namespace}/${host.metadata.name} to be ready/available (state "${notReadyState}")`;
     draft.condition(falseCondition(COND.AssociateBMH, REASON.WaitingForHostReady, 'Info', why));
@@ -364,28 +357,20 @@ async function syncHostPause(
   host: KubeObject,
 ): Promise<KubeObject | undefined> {
   const clusterPaused = cluster.spec?.paused === true;
-  const res = await optimisticUpdate(
-    ctx.client,
-    R.BareMetalHost,
-    host.metadata.namespace,
-    host.metadata.name!,
-    (h) => {
-      if (!hostHeldBy(h, me)) return SKIP;
-      const ann = h.metadata.annotations ?? {};
-      if (clusterPaused && paused) {
-        if (Object.hasOwn(ann, HOST_PAUSED_ANNOTATION)) return SKIP;
-        h.metadata.annotations = { ...ann, [HOST_PAUSED_ANNOTATION]: CAPM3_PAUSE_VALUE };
-      } else {
-        if (
-          ann[HOST_PAUSED_ANNOTATION] !== CAPM3_PAUSE_VALUE ||
-          h.metadata.labels?.[CLUSTER_NAME_LABEL] !== cluster.metadata.name
-        )
-          return SKIP;
-        delete ann[HOST_PAUSED_ANNOTATION];
-        h.metadata.annotations = ann;
-      }
-    },
-    { current: host, expectedUid: host.metadata.uid },
-  );
+  const res = await updateHeldHost(ctx.client, host, me, (h) => {
+    const ann = h.metadata.annotations ?? {};
+    if (clusterPaused && paused) {
+      if (Object.hasOwn(ann, HOST_PAUSED_ANNOTATION)) return SKIP;
+      h.metadata.annotations = { ...ann, [HOST_PAUSED_ANNOTATION]: CAPM3_PAUSE_VALUE };
+    } else {
+      if (
+        ann[HOST_PAUSED_ANNOTATION] !== CAPM3_PAUSE_VALUE ||
+        h.metadata.labels?.[CLUSTER_NAME_LABEL] !== cluster.metadata.name
+      )
+        return SKIP;
+      delete ann[HOST_PAUSED_ANNOTATION];
+      h.metadata.annotations = ann;
+    }
+  });
   return res.outcome === 'gone' ? undefined : res.object;
 }

@@ -1,22 +1,16 @@
-/**
- * Giving a host back: the one rule set (applyRelease) and the one release (releaseHost) for every
- * consumer and every path: a deleted machine's host after deprovisioning (spec §9 steps 4-7), a
- * claim a pass could not associate, a stray claim of a concurrent pass. Also the pure deprovision
- * decisions (what to clear, the power state, when the host is back).
- */
-import { R } from '../api/resources.ts';
 import {
   CAPM3_PAUSE_VALUE,
   CLUSTER_NAME_LABEL,
   CONSUMER_LABEL,
   HOST_PAUSED_ANNOTATION,
 } from '../api/wellknown.ts';
-import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
+import { SKIP } from '../kube/optimistic.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import { unlabelBmcSecret } from './bmc-secret.ts';
 import { type HostConsumer, hostHeldBy } from './consumer.ts';
 import { hostProvisioningRequested, hostState } from './eligibility.ts';
+import { updateHeldHost } from './held.ts';
 
 /** States in which a host no longer runs the machine's image (spec §9 step 5). */
 export const RELEASABLE_STATES: ReadonlySet<string> = new Set([
@@ -113,21 +107,13 @@ export async function releaseHost(
   consumer: HostConsumer,
   opts: ReleaseOptions = {},
 ): Promise<boolean> {
-  const held = (h: KubeObject) =>
-    hostHeldBy(h, consumer) && !(opts.onlyUnprovisioned && hostProvisioningRequested(h));
-  if (!held(host)) return false;
+  const provisioning = (h: KubeObject) => opts.onlyUnprovisioned === true && hostProvisioningRequested(h);
+  if (!hostHeldBy(host, consumer) || provisioning(host)) return false;
   await unlabelBmcSecret(ctx, host, consumerClusterName(consumer));
-  const res = await optimisticUpdate(
-    ctx.client,
-    R.BareMetalHost,
-    host.metadata.namespace,
-    host.metadata.name!,
-    (h) => {
-      if (!held(h)) return SKIP;
-      applyRelease(h, consumer, opts.addLabels);
-    },
-    { current: host, expectedUid: host.metadata.uid },
-  );
+  const res = await updateHeldHost(ctx.client, host, consumer, (h) => {
+    if (provisioning(h)) return SKIP;
+    applyRelease(h, consumer, opts.addLabels);
+  });
   return res.outcome === 'updated';
 }
 
