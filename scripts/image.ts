@@ -28,7 +28,7 @@ import { parseArgs, promisify } from 'node:util';
 import { buildBundles } from './build.ts';
 import { baseFiles, CA_BUNDLE, NONROOT } from './image/base.ts';
 import { debControl, debEntries, fetchDebs, pinLock, readLock } from './image/debs.ts';
-import { buildLayer, type Entry } from './image/layer.ts';
+import { buildLayer, type Entry, rootFile } from './image/layer.ts';
 import { type WrittenImage, writeLayout } from './image/layout.ts';
 
 const run = promisify(execFile);
@@ -104,16 +104,6 @@ async function appBundle(metafile: string | undefined): Promise<Buffer> {
     await rm(tmp, { recursive: true, force: true });
   }
 }
-
-const rootFile = (path: string, data: Buffer, mode = 0o644): Entry => ({
-  path,
-  type: 'file',
-  mode,
-  uid: 0,
-  gid: 0,
-  mtime: 0,
-  data,
-});
 
 export async function buildImage(opts: BuildImageOptions = {}): Promise<BuiltImage> {
   const out = resolve(opts.out ?? join(root, 'dist', 'image'));

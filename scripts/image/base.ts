@@ -4,7 +4,7 @@
  * runs as is here too, numeric so that Kubernetes' runAsNonRoot can check it.
  */
 import type { PackageLock } from './debs.ts';
-import type { Entry } from './layer.ts';
+import { type Entry, rootFile } from './layer.ts';
 
 export const NONROOT = { uid: 65532, gid: 65532, name: 'nonroot', home: 'home/nonroot' } as const;
 
@@ -12,15 +12,7 @@ export const NONROOT = { uid: 65532, gid: 65532, name: 'nonroot', home: 'home/no
 export const CA_BUNDLE = 'etc/ssl/certs/ca-certificates.crt';
 const CA_SOURCE = 'usr/share/ca-certificates/';
 
-const file = (path: string, text: string, mode = 0o644): Entry => ({
-  path,
-  type: 'file',
-  mode,
-  uid: 0,
-  gid: 0,
-  mtime: 0,
-  data: Buffer.from(text),
-});
+const file = (path: string, text: string): Entry => rootFile(path, Buffer.from(text));
 
 /**
  * The CA bundle update-ca-certificates would build with its default configuration (every

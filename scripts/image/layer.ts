@@ -39,6 +39,17 @@ export interface LayerBlob {
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
+/** A file owned by root, time 0. */
+export const rootFile = (path: string, data: Buffer, mode = 0o644): Entry => ({
+  path,
+  type: 'file',
+  mode,
+  uid: 0,
+  gid: 0,
+  mtime: 0,
+  data,
+});
+
 const dir = (path: string): Entry => ({ path, type: 'directory', mode: 0o755, uid: 0, gid: 0, mtime: 0 });
 
 /**

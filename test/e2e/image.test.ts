@@ -21,6 +21,7 @@ import { extract as tarExtract } from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { R } from '../../shared/api/resources.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
+import { runNode as node } from '../helpers/node.ts';
 
 const run = promisify(execFile);
 const root = new URL('../../', import.meta.url).pathname;
@@ -46,20 +47,6 @@ const blob = (layout: string, digest: string) =>
   readFile(join(layout, 'blobs', 'sha256', digest.replace(/^sha256:/, '')));
 const json = async (layout: string, digest: string) =>
   JSON.parse((await blob(layout, digest)).toString('utf8'));
-
-function node(args: string[]): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: root });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      out += d;
-    });
-    child.on('exit', (code) => resolve({ code, out }));
-  });
-}
 
 /**
  * Runs `args` as the runtime config says: root = the unpacked rootfs (with /proc), cwd, uid/gid
