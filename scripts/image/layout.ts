@@ -4,7 +4,7 @@
  * under blobs/sha256/. JSON is written with a fixed key order, so equal inputs give equal digests.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LAYER_MEDIA_TYPE, type LayerBlob } from './layer.ts';
 
@@ -50,9 +50,24 @@ export interface WrittenImage {
 
 const sha256 = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
-/** Replaces `out` with the layout of one image. */
+/**
+ * Replaces `out` with the layout of one image: written beside it first, so a failed write leaves
+ * the previous layout, not part of a new one.
+ */
 export async function writeLayout(out: string, spec: ImageSpec): Promise<WrittenImage> {
-  await rm(out, { recursive: true, force: true });
+  const next = `${out}.writing-${process.pid}`;
+  await rm(next, { recursive: true, force: true });
+  try {
+    const written = await writeInto(next, spec);
+    await rm(out, { recursive: true, force: true });
+    await rename(next, out);
+    return written;
+  } finally {
+    await rm(next, { recursive: true, force: true });
+  }
+}
+
+async function writeInto(out: string, spec: ImageSpec): Promise<WrittenImage> {
   const blobs = join(out, 'blobs', 'sha256');
   await mkdir(blobs, { recursive: true });
   const put = async (mediaType: string, bytes: Buffer): Promise<Descriptor> => {
