@@ -14,7 +14,10 @@
  *
  *   node scripts/build.ts [--out DIR] [BUNDLE ...]
  *
- * BUNDLE names what to build (`cli`, `relay`, `lambda`, `lambda/<function>`; default all) into
+ * `prod` is the CLI's production commands alone (bin/metal3fn-prod.ts, the container image's entry:
+ * no embedded servers or simulators, no data files).
+ *
+ * BUNDLE names what to build (`cli`, `prod`, `relay`, `lambda`, `lambda/<function>`; default all) into
  * DIR (default dist/). A full build writes DIR/sizes.json; into dist/ it empties dist/ first,
  * otherwise only the folders it builds are replaced.
  */
@@ -319,7 +322,7 @@ const common: BuildOptions = {
 export interface BuildBundlesOptions {
   /** Output folder (default dist/ in the repository). */
   out?: string;
-  /** Bundles to build: `cli`, `relay`, `lambda` or `lambda/<function>` (default all). */
+  /** Bundles to build: `cli`, `prod`, `relay`, `lambda` or `lambda/<function>` (default all). */
   only?: string[];
 }
 
@@ -373,13 +376,22 @@ export async function buildBundles(opts: BuildBundlesOptions = {}): Promise<void
       define: { METAL3FN_BUNDLE_ASSETS: JSON.stringify(CLI_ASSETS) },
     },
   });
+  jobs.push({
+    name: 'prod',
+    file: join(out, 'prod', 'metal3fn.mjs'),
+    // No source map: its paths are relative to the output folder, so the image's bundle would
+    // differ with where it was built (scripts/image.ts builds it in a temporary folder).
+    options: { entryPoints: [join(root, 'bin/metal3fn-prod.ts')], sourcemap: false },
+  });
 
   const selected = only
     ? jobs.filter((j) => only.some((o) => j.name === o || j.name.startsWith(`${o}/`)))
     : jobs;
   const unknown = (only ?? []).filter((o) => !jobs.some((j) => j.name === o || j.name.startsWith(`${o}/`)));
   if (unknown.length > 0)
-    throw new Error(`unknown bundle ${unknown.join(', ')} (one of cli, relay, lambda, lambda/<function>)`);
+    throw new Error(
+      `unknown bundle ${unknown.join(', ')} (one of cli, prod, relay, lambda, lambda/<function>)`,
+    );
   // Only the default dist/ is emptied whole (stale bundles go); a folder named with --out may hold
   // other things, so there only the bundles' own folders are replaced.
   if (!only && !opts.out) await rm(out, { recursive: true, force: true });

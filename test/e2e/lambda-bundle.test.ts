@@ -6,7 +6,6 @@
  * OIDC auth provider (a stand-in that loads client-node's own on the first request), or renderData's
  * YAML writer (a chunk imported on the first render).
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +14,7 @@ import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
 import { type ApiServerHandle, startApiServer } from '../../infra/local/apiserver/index.ts';
 import { R } from '../../shared/api/resources.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
+import { runNode as node } from '../helpers/node.ts';
 import { sqsEventFor } from '../helpers/sqs-event.ts';
 import {
   allocate,
@@ -27,28 +27,10 @@ import {
   seedTemplate,
 } from '../integration/data/harness.ts';
 
-const root = new URL('../../', import.meta.url).pathname;
 const TOKEN = 'lambda-bundle-admin';
 
 let dir: string;
 let server: ApiServerHandle;
-
-function node(
-  args: string[],
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: root, env });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      out += d;
-    });
-    child.on('exit', (code) => resolve({ code, out }));
-  });
-}
 
 /** Loads the bundle in a fresh process and hands it one SQS event; prints the response. */
 function handleOne(fn: FunctionName, name: string, kubeconfig: string, namespace?: string) {
