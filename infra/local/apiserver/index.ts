@@ -161,11 +161,11 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     ca: cert?.cert,
     keyFile: opts.dataFile ? `${opts.dataFile}.sa.key` : undefined,
   });
-  auth.boot();
   store.onCommit = (ev) => {
     controllers.onCommit(ev);
     auth.onCommit(ev);
   };
+  auth.boot();
   const clusterTrust = cert
     ? `    certificate-authority-data: ${Buffer.from(cert.cert).toString('base64')}`
     : '    insecure-skip-tls-verify: true';

@@ -7,6 +7,7 @@
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { compactVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { R } from '../../../../shared/api/resources.ts';
 import { KubeClient } from '../../../../shared/kube/client.ts';
@@ -151,6 +152,46 @@ describe('the signing key lives with the data file', () => {
       expect((await whoami(other.url, { authorization: `Bearer ${token}` })).status).toBe(401);
     } finally {
       await other.stop();
+    }
+  });
+});
+
+describe('cluster-info across a restart with TLS (a new serving CA each start)', () => {
+  it('is rewritten with the new CA and re-signed for the signing tokens', async () => {
+    const dataFile = join(mkdtempSync(join(tmpdir(), 'm3fn-authn-')), 'state.db');
+    const read = async (s: ApiServerHandle) =>
+      (await KubeClient.fromString(s.kubeconfig()).get<any>(R.ConfigMap, 'kube-public', 'cluster-info'))!
+        .data;
+    const first = await startApiServer({ dataFile, tls: true });
+    let before: Record<string, string>;
+    try {
+      await KubeClient.fromString(first.kubeconfig()).create(R.Secret, {
+        metadata: { name: 'bootstrap-token-abcdef', namespace: 'kube-system' },
+        type: 'bootstrap.kubernetes.io/token',
+        stringData: {
+          'token-id': 'abcdef',
+          'token-secret': '0123456789abcdef',
+          'usage-bootstrap-signing': 'true',
+        },
+      });
+      first.settle();
+      before = await read(first);
+    } finally {
+      await first.stop();
+    }
+    const second = await startApiServer({ dataFile, tls: true });
+    try {
+      second.settle();
+      const after = await read(second);
+      expect(after.kubeconfig).not.toBe(before.kubeconfig);
+      expect(after.kubeconfig).toContain(Buffer.from(second.auth.ca!).toString('base64'));
+      const [head, , mac] = after['jws-kubeconfig-abcdef']!.split('.');
+      const jws = `${head}.${Buffer.from(after.kubeconfig!).toString('base64url')}.${mac}`;
+      await expect(
+        compactVerify(jws, new TextEncoder().encode('0123456789abcdef'), { algorithms: ['HS256'] }),
+      ).resolves.toBeDefined();
+    } finally {
+      await second.stop();
     }
   });
 });

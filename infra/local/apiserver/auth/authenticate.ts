@@ -7,7 +7,14 @@
  * token nobody accepts is 401; a request without a bearer token is `system:anonymous`
  * (anonymous auth, on by default). It runs whether RBAC is enforced or not, as on a real server.
  */
-import { aggregate, anonymousUser, intersect, type UserInfo, withAuthenticatedGroup } from './identity.ts';
+import {
+  ALL_AUTHENTICATED,
+  aggregate,
+  anonymousUser,
+  intersect,
+  type UserInfo,
+  withAuthenticatedGroup,
+} from './identity.ts';
 import type { ServiceAccountTokens, TokenOutcome } from './service-account-tokens.ts';
 
 type TokenAuthenticator = (
@@ -51,8 +58,10 @@ export class Authenticator {
 
   constructor(deps: AuthenticatorDeps) {
     this.apiAudiences = deps.serviceAccounts.apiAudiences;
+    // Static users are fixed: their system:authenticated is added once, not per request.
+    const statics = new Map([...deps.staticTokens].map(([t, u]) => [t, withAuthenticatedGroup(u)]));
     const staticToken = (token: string): TokenOutcome => {
-      const user = deps.staticTokens.get(token);
+      const user = statics.get(token);
       return user ? { ok: true, user, audiences: [] } : { ok: false };
     };
     this.chain = [
@@ -73,7 +82,8 @@ export class Authenticator {
     const errors: string[] = [];
     for (const authn of this.chain) {
       const r = await authn(token, audiences);
-      if (r.ok) return { ...r, user: withAuthenticatedGroup(r.user) };
+      if (r.ok)
+        return r.user.groups.includes(ALL_AUTHENTICATED) ? r : { ...r, user: withAuthenticatedGroup(r.user) };
       if (r.error) errors.push(r.error);
     }
     return { ok: false, error: errors.length ? aggregate(errors) : 'invalid bearer token' };

@@ -38,16 +38,24 @@ export function clusterInfoKubeconfig(server: string, caPem: string): string {
   ].join('\n');
 }
 
-/** Creates cluster-info and its anonymous-read Role and RoleBinding when missing, as `kubeadm init` does. */
+/**
+ * Creates or updates cluster-info (kubeadm's CreateOrUpdateConfigMap: a restart from a data file
+ * may bring a new URL or CA; the signer then re-signs) and creates its anonymous-read Role and
+ * RoleBinding when missing, as `kubeadm init` does.
+ */
 export function ensureClusterInfo(rest: Rest, server: string, caPem: string): void {
   const cm = rest.kinds.get('', 'v1', 'configmaps')!;
-  if (!rest.store.get(cm.resource, KUBE_PUBLIC, CLUSTER_INFO))
+  const kubeconfig = clusterInfoKubeconfig(server, caPem);
+  const live = rest.store.get(cm.resource, KUBE_PUBLIC, CLUSTER_INFO);
+  if (!live)
     rest.create(cm, KUBE_PUBLIC, {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: CLUSTER_INFO, namespace: KUBE_PUBLIC },
-      data: { kubeconfig: clusterInfoKubeconfig(server, caPem) },
+      data: { kubeconfig },
     });
+  else if (live.data?.kubeconfig !== kubeconfig)
+    rest.update(cm, KUBE_PUBLIC, CLUSTER_INFO, { ...live, data: { ...live.data, kubeconfig } });
   const role = rest.kinds.get(RBAC, 'v1', 'roles')!;
   if (!rest.store.get(role.resource, KUBE_PUBLIC, CLUSTER_INFO_ROLE))
     rest.create(role, KUBE_PUBLIC, {

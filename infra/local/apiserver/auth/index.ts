@@ -126,6 +126,8 @@ export class Auth {
   async authenticate(req: IncomingMessage): Promise<UserInfo> {
     const user = await this.authn.authenticateRequest(req.headers.authorization);
     if (!user) throw unauthorized();
+    // headersDistinct builds a new object: only for the requests that ask to impersonate.
+    if (!Object.keys(req.headers).some((h) => h.startsWith('impersonate-'))) return user;
     return impersonate(req.headersDistinct, req.url ?? '/', user, this.authorize);
   }
 
