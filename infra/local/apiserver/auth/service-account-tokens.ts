@@ -182,24 +182,24 @@ export class ServiceAccountTokens {
         ok: false,
         error: `service account UID (${sa.metadata.uid}) does not match claim (${saRef.uid})`,
       };
-    if (k8s.secret) {
-      const secret = this.store.get('/secrets', ns, k8s.secret.name ?? '');
-      if (!secret || gone(secret)) return { ok: false, error: 'service account token has been invalidated' };
-      if (secret.metadata.uid !== k8s.secret.uid)
-        return {
-          ok: false,
-          error: `secret UID (${secret.metadata.uid}) does not match service account secret ref claim (${k8s.secret.uid})`,
-        };
-    }
+    // A bound Secret or Node must still be there, the same object (validator.Validate).
+    const boundError = (
+      kind: 'secret' | 'node',
+      resource: string,
+      bns: string | undefined,
+    ): string | undefined => {
+      const ref = k8s[kind];
+      if (!ref) return undefined;
+      const obj = this.store.get(resource, bns, ref.name ?? '');
+      if (!obj || gone(obj)) return 'service account token has been invalidated';
+      if (obj.metadata.uid !== ref.uid)
+        return `${kind} UID (${obj.metadata.uid}) does not match service account ${kind} ref claim (${ref.uid})`;
+      return undefined;
+    };
+    const error = boundError('secret', '/secrets', ns) ?? boundError('node', '/nodes', undefined);
+    if (error) return { ok: false, error };
     const extra: Record<string, string[]> = {};
     if (k8s.node) {
-      const node = this.store.get('/nodes', undefined, k8s.node.name ?? '');
-      if (!node || gone(node)) return { ok: false, error: 'service account token has been invalidated' };
-      if (node.metadata.uid !== k8s.node.uid)
-        return {
-          ok: false,
-          error: `node UID (${node.metadata.uid}) does not match service account node ref claim (${k8s.node.uid})`,
-        };
       extra[NODE_NAME_KEY] = [k8s.node.name];
       extra[NODE_UID_KEY] = [k8s.node.uid];
     }
