@@ -117,7 +117,7 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
     // jwt.go JWTTokenAuthenticator.AuthenticateToken (audiences), claims.go validator.Validate
     // (the ServiceAccount and the bound Secret still exist with the token's uids);
     // pkg/registry/authentication/tokenreview.
-    name: 'a token for another audience, of a deleted or recreated ServiceAccount, or bound to a deleted Secret is refused',
+    name: 'a token for another audience, of a deleted or recreated ServiceAccount, or bound to a deleted Secret or Node is refused',
     kubectl: true,
     async run({ client, kubeconfigPath, ns }) {
       await client.create(ServiceAccount, { metadata: { name: 'robot', namespace: ns } });
@@ -178,6 +178,46 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
         'bound token refused',
         REVOCATION_MS,
       );
+
+      const mismatch = await kubectlExit(kubeconfigPath, [
+        ...['create', 'token', 'robot', '-n', ns, '--bound-object-kind', 'Secret'],
+        ...['--bound-object-name', 'gone', '--bound-object-uid', 'wrong'],
+      ]);
+      expect(mismatch.stderr.trim()).toBe('error: failed to create token: secrets "gone" not found');
+
+      // Bound to a Node (ServiceAccountTokenNodeBinding, on by default since 1.31): the user names it.
+      const nodeName = `${ns}-node`;
+      const node = await client.create<any>(R.Node, { metadata: { name: nodeName } });
+      try {
+        const conflict = await kubectlExit(kubeconfigPath, [
+          ...['create', 'token', 'robot', '-n', ns, '--bound-object-kind', 'Node'],
+          ...['--bound-object-name', nodeName, '--bound-object-uid', 'not-the-uid'],
+        ]);
+        expect(conflict.stderr.trim()).toBe(
+          `error: failed to create token: Operation cannot be fulfilled on Node "${nodeName}": the UID in the bound object reference (not-the-uid) does not match the UID in record. The object might have been deleted and then recreated`,
+        );
+        const onNode = (
+          await kubectl(kubeconfigPath, [
+            ...['create', 'token', 'robot', '-n', ns],
+            ...['--bound-object-kind', 'Node', '--bound-object-name', nodeName],
+          ])
+        ).trim();
+        const nodeClaims = decodeJwt(onNode).claims;
+        expect(nodeClaims['kubernetes.io'].node).toEqual({ name: nodeName, uid: node.metadata.uid });
+        expect((await whoami(client, onNode)).user?.extra).toEqual({
+          'authentication.kubernetes.io/credential-id': [`JTI=${nodeClaims.jti}`],
+          'authentication.kubernetes.io/node-name': [nodeName],
+          'authentication.kubernetes.io/node-uid': [node.metadata.uid],
+        });
+        await client.delete(R.Node, undefined, nodeName);
+        await eventually(
+          async () => (await whoami(client, onNode)).code !== 0,
+          'node-bound token refused',
+          REVOCATION_MS,
+        );
+      } finally {
+        await client.delete(R.Node, undefined, nodeName).catch(() => undefined);
+      }
 
       const plain = (await kubectl(kubeconfigPath, ['create', 'token', 'robot', '-n', ns])).trim();
       expect((await whoami(client, plain)).code).toBe(0);
