@@ -62,6 +62,8 @@ export async function run(argv: string[]): Promise<number> {
   process.stdout.write(
     `API server listening on ${server.url}\nkubeconfig: ${kubeconfigPath}\n  export KUBECONFIG=${kubeconfigPath}\n`,
   );
+  // What `kubeadm join --discovery-token-ca-cert-hash` needs (TLS only: without it there is no CA).
+  if (server.auth.ca) process.stdout.write(`CA cert hash: ${server.auth.caCertHash()}\n`);
   await new Promise<void>((done) => {
     const stop = () => {
       process.off('SIGINT', stop);

@@ -5,7 +5,7 @@ import { KubeClient } from '../../shared/kube/client.ts';
 import { defineConformanceSuite, tempDir } from './suite.ts';
 
 defineConformanceSuite('embedded API server', async () => {
-  const server = await startApiServer({ bookmarkIntervalMs: 60_000 });
+  const server = await startApiServer({ bookmarkIntervalMs: 60_000, tls: true, rbac: { tokens: {} } });
   const kubeconfigPath = join(tempDir(), 'kubeconfig');
   await server.writeKubeconfig(kubeconfigPath);
   return {

@@ -1,8 +1,9 @@
 /**
  * The conformance suite against a real cluster: set CONFORMANCE_KUBECONFIG (or KUBECONFIG) to a
  * kubeconfig of a reachable cluster. It creates namespaces `conf-<pid>-<n>`, two CRDs in the
- * group conformance.metal3fn.io, a few Nodes named after those namespaces, and deletes what it
- * created. Without a reachable cluster the suite is reported as skipped, with the reason.
+ * group conformance.metal3fn.io, a few Nodes, ClusterRoles and ClusterRoleBindings named after
+ * those namespaces, short-lived bootstrap-token Secrets in kube-system (15-minute expiry), and
+ * deletes what it created. The kubeconfig must be a cluster admin's. Without a reachable cluster the suite is reported as skipped, with the reason.
  * Cases that need the embedded server's test hooks skip themselves there, with their reason.
  */
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';

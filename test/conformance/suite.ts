@@ -13,6 +13,8 @@ import type { ResourceType } from '../../shared/api/resources.ts';
 import { R } from '../../shared/api/resources.ts';
 import type { KubeClient, WatchEvent } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { AUTH_IDENTITY_CASES } from './cases/auth-identity.ts';
+import { AUTH_TOKEN_CASES } from './cases/auth-tokens.ts';
 import { CRUD_CASES } from './cases/crud.ts';
 import { DELETE_CASES } from './cases/delete.ts';
 import { KUBECTL, KUBECTL_CASES, kubectlAvailable } from './cases/kubectl.ts';
@@ -40,6 +42,8 @@ export interface ConformanceCase {
   name: string;
   /** Set when the case needs the embedded server's hooks (fault injection, compaction, bookmarkNow). */
   embeddedOnly?: string;
+  /** Set when the case runs kubectl (skipped, saying why, where kubectl is missing). */
+  kubectl?: boolean;
   run(ctx: CaseContext): Promise<void>;
 }
 
@@ -51,6 +55,8 @@ export const ALL_CASES: { area: string; cases: ConformanceCase[] }[] = [
   { area: 'patch', cases: PATCH_CASES },
   { area: 'validation', cases: VALIDATION_CASES },
   { area: 'kubectl', cases: KUBECTL_CASES },
+  { area: 'authentication: tokens', cases: AUTH_TOKEN_CASES },
+  { area: 'authentication: identity and impersonation', cases: AUTH_IDENTITY_CASES },
 ];
 
 let nsCounter = 0;
@@ -85,7 +91,7 @@ export function defineConformanceSuite(title: string, setup: () => Promise<Targe
               testCtx.skip(`embedded only: ${c.embeddedOnly}`);
               return;
             }
-            if (area === 'kubectl' && !kubectlAvailable()) {
+            if ((area === 'kubectl' || c.kubectl) && !kubectlAvailable()) {
               testCtx.skip(`kubectl not found (${KUBECTL}); set KUBECTL to its path`);
               return;
             }

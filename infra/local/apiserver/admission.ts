@@ -5,13 +5,19 @@
  */
 import { validateCrd } from './crd-validation.ts';
 import type { ServedKind } from './kinds.ts';
-import { validateName, validateObjectMeta } from './names.ts';
+import { validateName, validateObjectMeta, validatePathSegmentName } from './names.ts';
 import type { AdmitContext, Operation } from './rest.ts';
 import { admitCustomResource } from './schema.ts';
 import { badRequest, fieldError, invalid, type StatusCause } from './status.ts';
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const LABEL_NAME_KINDS = new Set(['/namespaces']);
+/** RBAC objects are named by ValidateRBACName (a path segment: `system:discovery` is fine). */
+const PATH_SEGMENT_NAME_KINDS = new Set(
+  ['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'].map(
+    (p) => `rbac.authorization.k8s.io/${p}`,
+  ),
+);
 
 function builtinRules(kind: ServedKind, obj: any, old: any | undefined): StatusCause[] {
   const out: StatusCause[] = [];
@@ -107,7 +113,11 @@ export function admit(
   const causes: StatusCause[] = [];
   const name: string = obj.metadata?.name ?? '';
   if (op === 'CREATE') {
-    causes.push(...validateName(name, LABEL_NAME_KINDS.has(kind.resource)));
+    causes.push(
+      ...(PATH_SEGMENT_NAME_KINDS.has(kind.resource)
+        ? validatePathSegmentName(name)
+        : validateName(name, LABEL_NAME_KINDS.has(kind.resource))),
+    );
     if (
       kind.resource === '/nodes' ||
       kind.resource === '/namespaces' ||

@@ -62,6 +62,16 @@ function resourceEntries(k: ServedKind): any[] {
       kind: k.kind,
       verbs: ['get', 'patch', 'update'],
     });
+  for (const sub of k.subresources ?? [])
+    out.push({
+      name: `${k.plural}/${sub.name}`,
+      singularName: '',
+      namespaced: k.namespaced,
+      group: sub.group,
+      version: sub.version,
+      kind: sub.kind,
+      verbs: sub.verbs,
+    });
   return out;
 }
 
@@ -111,7 +121,15 @@ function aggregatedResource(k: ServedKind) {
   };
   if (k.shortNames.length) r.shortNames = k.shortNames;
   if (k.categories.length) r.categories = k.categories;
-  if (k.status) r.subresources = [{ subresource: 'status', responseKind, verbs: ['get', 'patch', 'update'] }];
+  const subs: object[] = [];
+  if (k.status) subs.push({ subresource: 'status', responseKind, verbs: ['get', 'patch', 'update'] });
+  for (const sub of k.subresources ?? [])
+    subs.push({
+      subresource: sub.name,
+      responseKind: { group: sub.group, version: sub.version, kind: sub.kind },
+      verbs: sub.verbs,
+    });
+  if (subs.length) r.subresources = subs;
   return r;
 }
 

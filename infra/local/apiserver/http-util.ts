@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { APPLY_YAML } from './patch.ts';
 import { decodeProtobuf, PROTOBUF } from './protobuf.ts';
-import { ApiError, badRequest, internalError } from './status.ts';
+import { ApiError, badRequest, internalError, PlainTextError } from './status.ts';
 
 const MAX_BODY = 3 * 1024 * 1024;
 
@@ -24,6 +24,14 @@ export function send(
 }
 
 export function sendError(res: ServerResponse, e: unknown): number {
+  if (e instanceof PlainTextError) {
+    res.writeHead(e.code, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'X-Content-Type-Options': 'nosniff',
+    });
+    res.end(`${e.message}\n`);
+    return e.code;
+  }
   const err = e instanceof ApiError ? e : internalError(String((e as Error)?.message ?? e));
   if (!(e instanceof ApiError))
     process.stderr.write(`apiserver: internal error: ${(e as Error)?.stack ?? e}\n`);

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type RequestListener } from 'node:h
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { admit } from './admission.ts';
+import { Auth, type AuthHandle } from './auth/index.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { FaultInjector } from './faults.ts';
 import { Controllers } from './gc.ts';
@@ -15,12 +16,13 @@ import { RequestLog } from './log.ts';
 import { openapiV2 } from './openapi.ts';
 import { Rbac, type RbacOptions } from './rbac.ts';
 import { Rest } from './rest.ts';
-import { accessReview } from './review.ts';
 import { createRequestHandler, type UserInfo } from './server.ts';
 import { Store } from './store.ts';
 import { selfSignedCert } from './tls.ts';
 import type { WatchStream } from './watch.ts';
 
+export type { AuthHandle } from './auth/index.ts';
+export { caCertHash } from './auth/index.ts';
 export { deterministicClock } from './clock.ts';
 export type { FaultRule } from './faults.ts';
 export type { RequestLogEntry } from './log.ts';
@@ -33,7 +35,11 @@ export interface ApiServerOptions {
   host?: string;
   /** SQLite file for durable state; in-memory when absent. */
   dataFile?: string;
-  /** Enforce RBAC with these bearer tokens; without it every request is admin. */
+  /**
+   * Enforce RBAC, with these static bearer tokens besides the admin one. Without it authorization
+   * is AlwaysAllow; authentication runs either way (the admin token, service-account and bootstrap
+   * tokens; no token → system:anonymous; an unknown token → 401).
+   */
   rbac?: RbacOptions;
   /**
    * Serve https with a self-signed certificate (made with openssl); the kubeconfig then carries
@@ -62,8 +68,10 @@ export interface ApiServerHandle {
   writeKubeconfig(path: string, opts?: { token?: string; namespace?: string }): Promise<void>;
   faults: FaultInjector;
   log: RequestLog;
-  /** The admin bearer token (when RBAC is enforced; any token works otherwise). */
+  /** The admin bearer token (group system:masters). */
   adminToken: string;
+  /** Service-account token issuer, OIDC discovery, CA pin for kubeadm-style joins (auth/). */
+  auth: AuthHandle;
   /** Current global resourceVersion. */
   resourceVersion(): number;
   /** Sends a BOOKMARK now on every watch that asked for bookmarks. */
@@ -97,11 +105,18 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   }
   const faults = new FaultInjector(() => store.compact(), opts.faults ?? false, opts.seed ?? 1);
   const log = new RequestLog();
-  const rbac = opts.rbac ? new Rbac(rest, opts.rbac) : undefined;
-  const adminToken = rbac?.adminToken ?? ADMIN_TOKEN;
+  const rbac = opts.rbac ? new Rbac(rest) : undefined;
+  const adminToken = opts.rbac?.adminToken ?? ADMIN_TOKEN;
+  const staticTokens = new Map<string, UserInfo>([
+    ...Object.entries(opts.rbac?.tokens ?? {}).map(
+      ([t, u]) => [t, { user: u.user, groups: u.groups ?? [] }] as [string, UserInfo],
+    ),
+    [adminToken, { user: 'admin', groups: ['system:masters'] }],
+  ]);
   const watches = new Set<WatchStream>();
   let address = '';
-  const admin: UserInfo = { user: 'admin', groups: ['system:masters', 'system:authenticated'] };
+  // Created once the URL (the token issuer) is known; no request is served before.
+  let auth!: Auth;
 
   const handler = createRequestHandler({
     rest,
@@ -113,10 +128,11 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       maxBufferedBytes: opts.maxWatchBufferBytes ?? 16 * 1024 * 1024,
       bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 5000,
     },
-    authenticate: (req: IncomingMessage) => (rbac ? rbac.authenticate(req.headers.authorization) : admin),
-    authorize: (user, info) => rbac?.authorize(user, info),
-    review: (kind, ns, body, requester) =>
-      accessReview(kinds, (u, i) => rbac?.authorize(u, i), kind, ns, body, requester),
+    authenticate: (req: IncomingMessage) => auth.authenticate(req),
+    authorize: (user, info) => auth.authorize(user, info),
+    review: (kind, ns, body, requester) => auth.review(kind, ns, body, requester),
+    subresource: (kind, sub) => auth.subresource(kind, sub),
+    wellKnown: (path) => auth.wellKnown(path),
     serverAddress: () => address,
     openapiV2,
   });
@@ -137,6 +153,19 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const port = (server.address() as AddressInfo).port;
   address = `${host}:${port}`;
   const url = `${cert ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  auth = new Auth({
+    rest,
+    rbac,
+    staticTokens,
+    url,
+    ca: cert?.cert,
+    keyFile: opts.dataFile ? `${opts.dataFile}.sa.key` : undefined,
+  });
+  store.onCommit = (ev) => {
+    controllers.onCommit(ev);
+    auth.onCommit(ev);
+  };
+  auth.boot();
   const clusterTrust = cert
     ? `    certificate-authority-data: ${Buffer.from(cert.cert).toString('base64')}`
     : '    insecure-skip-tls-verify: true';
@@ -173,16 +202,21 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     faults,
     log,
     adminToken,
+    auth: auth.handle,
     resourceVersion: () => store.rv,
     bookmarkNow: () => {
       for (const w of watches) w.bookmark();
     },
     watchCount: () => watches.size,
-    settle: () => controllers.drain(),
+    settle: () => {
+      controllers.drain();
+      auth.drain();
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
       for (const w of [...watches]) w.close();
+      auth.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

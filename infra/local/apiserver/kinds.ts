@@ -52,6 +52,8 @@ export interface ServedKind {
   crd?: string;
   /** Create-only kinds that are answered, never stored (access reviews). */
   virtual?: boolean;
+  /** Subresources besides status, for discovery (serviceaccounts/token answers a TokenRequest). */
+  subresources?: readonly { name: string; group: string; version: string; kind: string; verbs: string[] }[];
 }
 
 export const apiVersionOf = (k: Pick<ServedKind, 'group' | 'version'>): string =>
@@ -87,6 +89,7 @@ function builtin(
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';
 export const CRD_GROUP = 'apiextensions.k8s.io';
 export const AUTHZ_GROUP = 'authorization.k8s.io';
+export const AUTHN_GROUP = 'authentication.k8s.io';
 
 export const BUILTIN_KINDS: readonly ServedKind[] = [
   builtin('', 'Namespace', 'namespaces', {
@@ -120,7 +123,13 @@ export const BUILTIN_KINDS: readonly ServedKind[] = [
       'type',
     ],
   }),
-  builtin('', 'ServiceAccount', 'serviceaccounts', { namespaced: true, shortNames: ['sa'] }),
+  builtin('', 'ServiceAccount', 'serviceaccounts', {
+    namespaced: true,
+    shortNames: ['sa'],
+    subresources: [
+      { name: 'token', group: AUTHN_GROUP, version: 'v1', kind: 'TokenRequest', verbs: ['create'] },
+    ],
+  }),
   builtin('coordination.k8s.io', 'Lease', 'leases', { namespaced: true, strategic: true }),
   builtin(CRD_GROUP, 'CustomResourceDefinition', 'customresourcedefinitions', {
     namespaced: false,
@@ -143,6 +152,12 @@ export const BUILTIN_KINDS: readonly ServedKind[] = [
     namespaced: true,
     virtual: true,
   }),
+  builtin(AUTHZ_GROUP, 'SelfSubjectRulesReview', 'selfsubjectrulesreviews', {
+    namespaced: false,
+    virtual: true,
+  }),
+  builtin(AUTHN_GROUP, 'SelfSubjectReview', 'selfsubjectreviews', { namespaced: false, virtual: true }),
+  builtin(AUTHN_GROUP, 'TokenReview', 'tokenreviews', { namespaced: false, virtual: true }),
 ];
 
 /** The served kinds a CustomResourceDefinition object defines (one per served version). */

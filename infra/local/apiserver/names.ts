@@ -22,6 +22,14 @@ export function validateName(name: string, label: boolean, field = 'metadata.nam
   return [];
 }
 
+/** path.IsValidPathSegmentName (ValidateRBACName): not "." or "..", no "/" or "%". */
+export function validatePathSegmentName(name: string, field = 'metadata.name'): StatusCause[] {
+  if (name === '.' || name === '..') return [fieldError('Invalid', field, `may not be '${name}'`, name)];
+  return ['/', '%']
+    .filter((c) => name.includes(c))
+    .map((c) => fieldError('Invalid', field, `may not contain '${c}'`, name));
+}
+
 export function validateQualifiedName(key: string, field: string): StatusCause[] {
   const slash = key.lastIndexOf('/');
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;

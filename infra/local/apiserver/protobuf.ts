@@ -1,7 +1,8 @@
 /**
  * Just enough of the Kubernetes protobuf encoding to accept what kubectl's typed clients send
  * (`kubectl create configmap|secret|namespace|serviceaccount|role|rolebinding|clusterrole|
- * clusterrolebinding` and `kubectl auth can-i` POST `application/vnd.kubernetes.protobuf`): the `k8s\0` + runtime.Unknown
+ * clusterrolebinding`, `kubectl auth can-i [--list]`, `auth whoami` and `create token` POST
+ * `application/vnd.kubernetes.protobuf`): the `k8s\0` + runtime.Unknown
  * envelope and the messages of those kinds, decoded to the JSON objects the rest of the server
  * handles. Responses are always JSON (kubectl accepts it). Other kinds answer 415.
  */
@@ -85,6 +86,22 @@ const SAR_SPEC: Schema = {
   4: { name: 'groups', type: 'string', repeated: true },
 };
 const SAR: Schema = { ...meta, 2: { name: 'spec', type: SAR_SPEC } };
+/** k8s.io/api/authentication/v1 generated.proto */
+const BOUND_OBJECT_REF: Schema = {
+  1: { name: 'kind', type: 'string' },
+  2: { name: 'apiVersion', type: 'string' },
+  3: { name: 'name', type: 'string' },
+  4: { name: 'uid', type: 'string' },
+};
+const TOKEN_REQUEST_SPEC: Schema = {
+  1: { name: 'audiences', type: 'string', repeated: true },
+  3: { name: 'boundObjectRef', type: BOUND_OBJECT_REF },
+  4: { name: 'expirationSeconds', type: 'int' },
+};
+const TOKEN_REVIEW_SPEC: Schema = {
+  1: { name: 'token', type: 'string' },
+  2: { name: 'audiences', type: 'string', repeated: true },
+};
 
 /** Message schemas by `<apiVersion>/<kind>`. */
 const KINDS: Record<string, Schema> = {
@@ -125,6 +142,13 @@ const KINDS: Record<string, Schema> = {
   'authorization.k8s.io/v1/SelfSubjectAccessReview': SAR,
   'authorization.k8s.io/v1/SubjectAccessReview': SAR,
   'authorization.k8s.io/v1/LocalSubjectAccessReview': SAR,
+  'authorization.k8s.io/v1/SelfSubjectRulesReview': {
+    ...meta,
+    2: { name: 'spec', type: { 1: { name: 'namespace', type: 'string' } } },
+  },
+  'authentication.k8s.io/v1/TokenRequest': { ...meta, 2: { name: 'spec', type: TOKEN_REQUEST_SPEC } },
+  'authentication.k8s.io/v1/TokenReview': { ...meta, 2: { name: 'spec', type: TOKEN_REVIEW_SPEC } },
+  'authentication.k8s.io/v1/SelfSubjectReview': meta,
 };
 
 class Reader {

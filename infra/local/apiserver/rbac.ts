@@ -1,25 +1,27 @@
 /**
- * Optional RBAC enforcement: bearer tokens name users (401 for an unknown token), and Roles,
- * ClusterRoles, RoleBindings and ClusterRoleBindings (served objects, so tests write them like
- * on a real cluster) decide, with Kubernetes semantics: apiGroups, resources with
- * subresources (`metal3machines/status`, `*`, `*\/status`), resourceNames, verbs (`*`),
- * nonResourceURLs (exact or `prefix*`). `system:masters` may do anything. Every authenticated
- * user may read discovery, as the default `system:discovery` binding allows; anyone may read
- * /version and the health endpoints. Requests without credentials are `system:anonymous`.
+ * Optional RBAC enforcement (the RBAC authorizer of plugin/pkg/auth/authorizer/rbac with the
+ * default rule resolver of .../rbac/validation/rule.go): Roles, ClusterRoles, RoleBindings and
+ * ClusterRoleBindings (served objects, so tests write them like on a real cluster) decide, with
+ * Kubernetes semantics: apiGroups, resources with subresources (`metal3machines/status`, `*`,
+ * `*\/status`), resourceNames, verbs (`*`), nonResourceURLs (exact or `prefix*`); a binding to a
+ * missing role is reported as the real server reports it. `system:masters` may do anything (the
+ * privileged-group authorizer). What everybody may do comes from the default roles and bindings
+ * (auth/bootstrap-policy.ts), not from code. Who the user is: auth/authenticate.ts.
  */
+import { aggregate, type UserInfo } from './auth/identity.ts';
 import { RBAC_GROUP } from './kinds.ts';
 import type { Rest } from './rest.ts';
-import type { RequestInfo, UserInfo } from './server.ts';
+import type { RequestInfo } from './server.ts';
 import { qualified } from './status.ts';
 
 export interface RbacOptions {
-  /** bearer token → identity. */
+  /** bearer token → identity (a static token file). */
   tokens: Record<string, { user: string; groups?: string[] }>;
   /** The token that authenticates as an admin (group system:masters); default "metal3fn-admin". */
   adminToken?: string;
 }
 
-interface PolicyRule {
+export interface PolicyRule {
   verbs?: string[];
   apiGroups?: string[];
   resources?: string[];
@@ -27,94 +29,77 @@ interface PolicyRule {
   nonResourceURLs?: string[];
 }
 
-const DISCOVERY = /^\/(api|apis|openapi)(\/.*)?$/;
-const PUBLIC = /^\/(version|healthz|livez|readyz)$/;
-
 export class Rbac {
-  readonly adminToken: string;
-  private readonly opts: RbacOptions;
   private readonly rest: Rest;
 
-  constructor(rest: Rest, opts: RbacOptions) {
+  constructor(rest: Rest) {
     this.rest = rest;
-    this.opts = opts;
-    this.adminToken = opts.adminToken ?? 'metal3fn-admin';
   }
 
-  /**
-   * The user of a request: no credentials → system:anonymous (then usually 403), as with the
-   * real server's anonymous auth; a token we do not know → undefined (401).
-   */
-  authenticate(header: string | undefined): UserInfo | undefined {
-    if (!header) return { user: 'system:anonymous', groups: ['system:unauthenticated'] };
-    const m = /^Bearer\s+(.+)$/i.exec(header);
-    if (!m) return undefined;
-    const tok = m[1]!.trim();
-    if (tok === this.adminToken) return { user: 'admin', groups: ['system:masters', 'system:authenticated'] };
-    const u = this.opts.tokens[tok];
-    return u ? { user: u.user, groups: [...(u.groups ?? []), 'system:authenticated'] } : undefined;
-  }
-
-  private subjectMatches(subjects: any[] | undefined, u: UserInfo): boolean {
+  /** appliesTo: does a binding's subject list name this user (a ServiceAccount defaults to the binding's namespace)? */
+  private subjectMatches(subjects: any[] | undefined, u: UserInfo, bindingNs: string | undefined): boolean {
     for (const s of subjects ?? []) {
       if (s.kind === 'User' && s.name === u.user) return true;
       if (s.kind === 'Group' && u.groups.includes(s.name)) return true;
-      if (s.kind === 'ServiceAccount' && u.user === `system:serviceaccount:${s.namespace}:${s.name}`)
+      const saNs = s.namespace || bindingNs;
+      if (s.kind === 'ServiceAccount' && saNs && u.user === `system:serviceaccount:${saNs}:${s.name}`)
         return true;
     }
     return false;
   }
 
-  private roleRules(roleRef: any, namespace: string | undefined): PolicyRule[] {
-    if (roleRef?.apiGroup && roleRef.apiGroup !== RBAC_GROUP) return [];
-    if (roleRef?.kind === 'ClusterRole')
-      return this.rest.store.get(`${RBAC_GROUP}/clusterroles`, undefined, roleRef.name)?.rules ?? [];
-    if (roleRef?.kind === 'Role' && namespace)
-      return this.rest.store.get(`${RBAC_GROUP}/roles`, namespace, roleRef.name)?.rules ?? [];
-    return [];
+  /** GetRoleReferenceRules: the referenced role's rules, or the error the real server reports. */
+  private roleRules(roleRef: any, namespace: string | undefined): PolicyRule[] | string {
+    const kind = roleRef?.kind;
+    if ((roleRef?.apiGroup ?? RBAC_GROUP) !== RBAC_GROUP || (kind !== 'ClusterRole' && kind !== 'Role'))
+      return `unsupported role reference kind: ${JSON.stringify(kind ?? '')}`;
+    const role =
+      kind === 'ClusterRole'
+        ? this.rest.store.get(`${RBAC_GROUP}/clusterroles`, undefined, roleRef.name)
+        : namespace
+          ? this.rest.store.get(`${RBAC_GROUP}/roles`, namespace, roleRef.name)
+          : undefined;
+    if (!role) return `${kind.toLowerCase()}.${RBAC_GROUP} "${roleRef.name}" not found`;
+    return role.rules ?? [];
   }
 
-  /** The rules that apply to a user for a request in `namespace` (cluster-wide ones included). */
-  private rulesFor(u: UserInfo, namespace: string | undefined): PolicyRule[] {
+  /**
+   * DefaultRuleResolver.RulesFor: the rules of every ClusterRoleBinding and (with a namespace)
+   * RoleBinding naming the user, in store order, and the errors of bindings to missing roles.
+   */
+  rulesFor(u: UserInfo, namespace: string | undefined): { rules: PolicyRule[]; errors: string[] } {
     const rules: PolicyRule[] = [];
-    for (const b of this.rest.store.list(`${RBAC_GROUP}/clusterrolebindings`)) {
-      if (this.subjectMatches(b.subjects, u)) rules.push(...this.roleRules(b.roleRef, undefined));
-    }
-    if (namespace) {
-      for (const b of this.rest.store.list(`${RBAC_GROUP}/rolebindings`, namespace)) {
-        if (this.subjectMatches(b.subjects, u)) rules.push(...this.roleRules(b.roleRef, namespace));
-      }
-    }
-    return rules;
+    const errors: string[] = [];
+    const visit = (b: any, ns: string | undefined) => {
+      if (!this.subjectMatches(b.subjects, u, ns)) return;
+      const r = this.roleRules(b.roleRef, ns);
+      if (typeof r === 'string') errors.push(r);
+      else rules.push(...r);
+    };
+    for (const b of this.rest.store.list(`${RBAC_GROUP}/clusterrolebindings`)) visit(b, undefined);
+    if (namespace)
+      for (const b of this.rest.store.list(`${RBAC_GROUP}/rolebindings`, namespace)) visit(b, namespace);
+    return { rules, errors };
   }
 
   /** Undefined when allowed; otherwise the Forbidden message the real server would send. */
   authorize(u: UserInfo, info: RequestInfo): string | undefined {
     if (u.groups.includes('system:masters')) return undefined;
+    const { rules, errors } = this.rulesFor(u, info.kind ? info.namespace : undefined);
+    // RBACAuthorizer.Authorize: the reason lists the errors met on the way to "no".
+    const reason = errors.length ? `: RBAC: ${aggregate(errors)}` : '';
     if (!info.kind) {
-      // system:public-info-viewer (everyone) and system:discovery (authenticated users).
-      if (PUBLIC.test(info.path) && info.verb === 'get') return undefined;
-      if (DISCOVERY.test(info.path) && info.verb === 'get' && u.groups.includes('system:authenticated'))
-        return undefined;
-      const ok = this.rulesFor(u, undefined).some(
+      const ok = rules.some(
         (r) =>
           matchVerb(r, info.verb) &&
           (r.nonResourceURLs ?? []).some(
             (p) => p === '*' || p === info.path || (p.endsWith('*') && info.path.startsWith(p.slice(0, -1))),
           ),
       );
-      return ok ? undefined : `forbidden: User "${u.user}" cannot ${info.verb} path "${info.path}"`;
-    }
-    // system:basic-user: every authenticated user may ask what it may do.
-    if (
-      info.group === 'authorization.k8s.io' &&
-      info.resource === 'selfsubjectaccessreviews' &&
-      info.verb === 'create'
-    ) {
-      if (u.groups.includes('system:authenticated')) return undefined;
+      return ok ? undefined : `forbidden: User "${u.user}" cannot ${info.verb} path "${info.path}"${reason}`;
     }
     const resource = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
-    const ok = this.rulesFor(u, info.namespace).some(
+    const ok = rules.some(
       (r) =>
         matchVerb(r, info.verb) &&
         (r.apiGroups ?? []).some((g) => g === '*' || g === info.group) &&
@@ -126,7 +111,7 @@ export class Rbac {
     if (ok) return undefined;
     const subject = `${qualified(info.kind)}${info.name ? ` "${info.name}"` : ''}`;
     const scope = info.namespace ? `in the namespace "${info.namespace}"` : 'at the cluster scope';
-    return `${subject} is forbidden: User "${u.user}" cannot ${info.verb} resource "${resource}" in API group "${info.group}" ${scope}`;
+    return `${subject} is forbidden: User "${u.user}" cannot ${info.verb} resource "${resource}" in API group "${info.group}" ${scope}${reason}`;
   }
 }
 

@@ -4,6 +4,7 @@
  * or meta.k8s.io Table), the REST call, the request log. Watches stream newline-delimited JSON.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { UserInfo } from './auth/identity.ts';
 import type { FaultInjector } from './faults.ts';
 import type { Controllers } from './gc.ts';
 import { boolParam, decode, mediaType, readBody, send, sendError } from './http-util.ts';
@@ -12,21 +13,11 @@ import type { RequestLog } from './log.ts';
 import { serveNonResource } from './nonresource.ts';
 import type { DeleteBody, Rest } from './rest.ts';
 import { serveWatch } from './serve-watch.ts';
-import {
-  badRequest,
-  forbidden,
-  methodNotAllowed,
-  notFoundPath,
-  type StatusBody,
-  unauthorized,
-} from './status.ts';
+import { badRequest, forbidden, methodNotAllowed, notFoundPath, type StatusBody } from './status.ts';
 import { type IncludeObject, toTable, wantsTable } from './table.ts';
 import type { WatchLimits, WatchStream } from './watch.ts';
 
-export interface UserInfo {
-  user: string;
-  groups: string[];
-}
+export type { UserInfo };
 
 export interface RequestInfo {
   verb: string;
@@ -45,12 +36,19 @@ export interface ServerDeps {
   faults: FaultInjector;
   log: RequestLog;
   watchLimits: WatchLimits;
-  /** Who is asking: a user, or undefined for 401. */
-  authenticate(req: IncomingMessage): UserInfo | undefined;
+  /** Who is asking, impersonation applied; throws the 401/403 (or the filter's 500) otherwise. */
+  authenticate(req: IncomingMessage): Promise<UserInfo>;
   /** A Forbidden message, or undefined when allowed. */
   authorize(user: UserInfo, info: RequestInfo): string | undefined;
-  /** Answers an access review (SelfSubjectAccessReview, SubjectAccessReview, LocalSubjectAccessReview). */
-  review(kind: ServedKind, namespace: string | undefined, body: any, requester: UserInfo): unknown;
+  /** Answers a create-only review kind (access, rules, self-subject and token reviews). */
+  review(kind: ServedKind, namespace: string | undefined, body: any, requester: UserInfo): Promise<unknown>;
+  /** A subresource other than status that the server serves for create (serviceaccounts/token). */
+  subresource(
+    kind: ServedKind,
+    sub: string,
+  ): { create(ns: string, name: string, body: unknown): Promise<unknown> } | undefined;
+  /** Non-resource documents served by name (OIDC discovery), or undefined. */
+  wellKnown(path: string): Promise<{ headers: Record<string, string>; body: string } | undefined>;
   serverAddress(): string;
   openapiV2(accept: string | undefined): { type: string; body: string | Buffer } | undefined;
   watches: Set<WatchStream>;
@@ -124,15 +122,19 @@ export function createRequestHandler(deps: ServerDeps) {
       });
     });
     try {
-      const who = deps.authenticate(req);
-      if (!who) throw unauthorized();
-      user = who;
+      user = await deps.authenticate(req);
       const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
       const parsed = parseResourcePath(segs);
       if (!parsed) {
         info.verb = req.method === 'GET' ? 'get' : (req.method?.toLowerCase() ?? 'get');
         const denied = deps.authorize(user, info);
         if (denied) throw forbidden(denied);
+        const doc = req.method === 'GET' ? await deps.wellKnown(path) : undefined;
+        if (doc) {
+          res.writeHead(200, doc.headers);
+          res.end(doc.body);
+          return;
+        }
         return serveNonResource(req, res, path, deps);
       }
       const kind = rest.kinds.get(parsed.group, parsed.version, parsed.plural);
@@ -142,7 +144,9 @@ export function createRequestHandler(deps: ServerDeps) {
         }
         throw notFoundPath();
       }
-      if (parsed.sub !== undefined && !(parsed.sub === 'status' && kind.status)) throw notFoundPath();
+      const custom = parsed.sub !== undefined ? deps.subresource(kind, parsed.sub) : undefined;
+      if (parsed.sub !== undefined && !custom && !(parsed.sub === 'status' && kind.status))
+        throw notFoundPath();
       const method = req.method ?? 'GET';
       const name = parsed.name;
       const ns = kind.namespaced ? parsed.namespace : undefined;
@@ -153,9 +157,9 @@ export function createRequestHandler(deps: ServerDeps) {
       else if (method === 'PATCH') verb = 'patch';
       else if (method === 'DELETE') verb = name ? 'delete' : 'deletecollection';
       else throw methodNotAllowed();
-      if (verb === 'create' && name) throw methodNotAllowed();
+      if (custom ? verb !== 'create' || !name : verb === 'create' && name) throw methodNotAllowed();
       if ((verb === 'update' || verb === 'patch') && !name) throw methodNotAllowed();
-      if (parsed.sub && (verb === 'delete' || verb === 'create')) throw methodNotAllowed();
+      if (parsed.sub && !custom && (verb === 'delete' || verb === 'create')) throw methodNotAllowed();
       Object.assign(info, {
         verb,
         kind,
@@ -261,7 +265,8 @@ export function createRequestHandler(deps: ServerDeps) {
             warnings.map((w) => `299 - ${JSON.stringify(w)}`),
           );
       };
-      if (kind.virtual) return send(res, 201, deps.review(kind, ns, body, user));
+      if (kind.virtual) return send(res, 201, await deps.review(kind, ns, body, user));
+      if (custom) return send(res, 201, await custom.create(ns!, name!, body));
       if (verb === 'create') {
         const obj = rest.create(kind, ns, body, opts);
         warn();

@@ -48,6 +48,20 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A failure the real server answers in text/plain rather than as a Status (responsewriters
+ * InternalError, e.g. the impersonation filter's): http.Error's headers and trailing newline.
+ */
+export class PlainTextError extends Error {
+  override readonly name = 'PlainTextError';
+  readonly code: number;
+  constructor(code: number, message: string) {
+    // responsewriters' sanitizer: nothing in the text may look like HTML.
+    super(message.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'));
+    this.code = code;
+  }
+}
+
 /** `<plural>.<group>` or `<plural>` for the core group: how the server names a resource. */
 export const qualified = (k: Pick<ServedKind, 'plural' | 'group'>): string =>
   k.group ? `${k.plural}.${k.group}` : k.plural;
