@@ -30,6 +30,7 @@ import {
   type HostConsumer,
   hostConsumerRef,
   hostHeldBy,
+  hostNamespaceOf,
   isHeldBy,
 } from './consumer.ts';
 import { type Choice, chooseHost, classifyHost, type SelectionInput } from './eligibility.ts';
@@ -60,7 +61,7 @@ export type ClaimOutcome =
  * between the two writes) — the caller releases those strays (strays.ts).
  */
 export async function hostsHeldBy(client: KubeClient, consumer: HostConsumer): Promise<KubeObject[]> {
-  const { items } = await client.list(R.BareMetalHost, consumer.namespace, {
+  const { items } = await client.list(R.BareMetalHost, hostNamespaceOf(consumer), {
     labelSelector: `${CONSUMER_LABEL}=${consumerLabelValue(consumer.name)}`,
   });
   return items
@@ -96,7 +97,7 @@ export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> 
   // Hosts booked for node reuse by this machine's KCP/MD come first and are never passed over.
   const reuseValues = input.reuseValues.filter((v) => !labelValueProblem(v));
   if (reuseValues.length > 0) {
-    const { items } = await client.list(R.BareMetalHost, consumer.namespace, {
+    const { items } = await client.list(R.BareMetalHost, hostNamespaceOf(consumer), {
       labelSelector: serverLabelSelector(input.selector.matchLabels, [
         `${NODE_REUSE_LABEL} in (${reuseValues.join(',')})`,
       ]),
@@ -144,7 +145,7 @@ class CandidateSampler {
   async fill(): Promise<void> {
     const enough = this.input.enoughCandidates ?? 64;
     while (this.eligible.length < enough && !this.exhausted) {
-      const page = await this.input.client.list(R.BareMetalHost, this.input.consumer.namespace, {
+      const page = await this.input.client.list(R.BareMetalHost, hostNamespaceOf(this.input.consumer), {
         labelSelector: this.labelSelector,
         limit: this.input.pageSize ?? 250,
         maxPages: 1,

@@ -18,6 +18,12 @@ export interface HostConsumer {
   name: string;
   uid?: string | undefined;
   /**
+   * Where the hosts it may take live, when not in its own namespace (a vMetal NodeClaim lives in
+   * its project's namespace, its hosts in the NodeProvider's): the consumerRef then names the
+   * consumer's namespace explicitly.
+   */
+  hostNamespace?: string | undefined;
+  /**
    * Labels the claim writes on the host beside the consumer label, and the release removes again
    * while they still carry these values (a value someone else wrote since is left alone). A label
    * whose value is unknown (undefined) is removed whatever its value.
@@ -66,6 +72,10 @@ export function isHeldBy(
     groupOf(ref.apiVersion) === groupOf(c.apiVersion)
   );
 }
+
+/** The namespace whose hosts a consumer takes. */
+export const hostNamespaceOf = (c: Pick<HostConsumer, 'namespace' | 'hostNamespace'>): string =>
+  c.hostNamespace ?? c.namespace;
 
 /** The host's consumerRef names `c`. */
 export const hostHeldBy = (

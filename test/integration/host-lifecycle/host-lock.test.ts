@@ -80,6 +80,20 @@ describe('the host lock for a consumer that is not a Metal3Machine', () => {
     expect(await releaseHost(tc.freshCtx(), after, me)).toBe(false);
   });
 
+  it('a consumer in another namespace than its hosts (a project namespace) claims, finds and releases them', async () => {
+    await createSampleHosts(tc.client, NS, 1, { prefix: 'wdgx', labels: () => ({ pool: 'wdgx' }) });
+    const me: HostConsumer = { ...widget('w3'), namespace: 'project-a', hostNamespace: NS };
+    const got = await claim(me, 'wdgx');
+    expect(got.kind).toBe('claimed');
+    const name = got.kind === 'claimed' ? got.host.metadata.name! : '';
+    expect(hostConsumerRef(await tc.getHost(name))).toMatchObject({ namespace: 'project-a', name: 'w3' });
+    expect((await hostsHeldBy(tc.client, me)).map((h) => h.metadata.name)).toEqual([name]);
+    // The same name in the hosts' own namespace is another consumer.
+    expect(await hostsHeldBy(tc.client, { ...widget('w3') })).toEqual([]);
+    expect(await releaseHost(tc.freshCtx(), await tc.getHost(name), me)).toBe(true);
+    expect(hostConsumerRef(await tc.getHost(name))).toBeUndefined();
+  });
+
   it('a label value someone else wrote since the claim is left alone on release', async () => {
     await createSampleHosts(tc.client, NS, 1, { prefix: 'wdgl', labels: () => ({ pool: 'wdgl' }) });
     const me = widget('w2');
