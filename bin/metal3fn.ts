@@ -11,6 +11,7 @@ const COMMANDS: Record<string, string> = {
   worker: 'worker.ts',
   replay: 'replay.ts',
   render: 'render.ts',
+  template: 'template.ts',
   'migrate-provider-ids': 'migrate-provider-ids.ts',
   http: 'http.ts',
 };
@@ -25,6 +26,7 @@ commands:
   http                   serve the functions over HTTP (CloudEvents, for Knative)
   replay                 run one function on one key, on a saved event, or drain a DLQ back
   render                 offline preview of metaData and networkData for a template
+  template               render one Go template (text/template + sprig) as user data is rendered
   migrate-provider-ids   plan (and with --apply roll) machines off legacy metal3://<uid> IDs
 
 run 'metal3fn <command> --help' for a command's options`;

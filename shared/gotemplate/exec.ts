@@ -463,7 +463,10 @@ export class State {
         this.at(node);
         this.errorf(`error calling ${name}: ${e.message}`);
       }
-      if (e instanceof UnsupportedError) this.refuse(e.message);
+      if (e instanceof UnsupportedError) {
+        this.at(node);
+        this.refuse(e.message);
+      }
       throw e;
     }
     if (sig.result.kind === 'interface' && (result === null || result.type.kind !== 'interface')) {

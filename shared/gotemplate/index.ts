@@ -19,6 +19,9 @@ export { TemplateError } from './errors.ts';
 export { structType } from './struct.ts';
 export { fromJSON, GoValue, type RV } from './value.ts';
 
+/** The name user-data templates are parsed under (Go's errors print it: `template: user-data:3:…`). */
+export const USER_DATA_TEMPLATE_NAME = 'user-data';
+
 export const DEFAULT_LIMITS: Limits = {
   maxOutputBytes: 1024 * 1024,
   maxSteps: 1_000_000,
