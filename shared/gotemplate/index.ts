@@ -8,7 +8,7 @@
 import { CapError, TemplateError, UnsupportedError } from './errors.ts';
 import { type Limits, Output, State } from './exec.ts';
 import { decodeGoJSON, JSONError } from './json.ts';
-import { ParseError, parseTemplates } from './parser.ts';
+import { ParseError, parseTemplates, type TreeSet } from './parser.ts';
 import { funcMap } from './sprig/index.ts';
 import { setListCap } from './sprig/lists.ts';
 import { setRepeatCap } from './sprig/strings.ts';
@@ -38,15 +38,15 @@ export function decodeValuesJSON(text: string): RV {
   }
 }
 
-/**
- * Renders `text` as template `name` with `.Values` = `values`; returns the output exactly.
- * Throws TemplateError with Go's message on a parse or execution error, or naming the cap or
- * the Go behaviour we refuse to imitate.
- */
-export function renderGoTemplate(name: string, text: string, values: RV, opts: Partial<Limits> = {}): string {
-  const limits = { ...DEFAULT_LIMITS, ...opts };
-  const funcs = funcMap();
-  let trees: ReturnType<typeof parseTemplates>;
+/** Parsed templates by name and text (execution never changes a tree); a few are kept. */
+const parsed = new Map<string, TreeSet>();
+const PARSED_KEPT = 32;
+
+function parse(name: string, text: string, funcs: Map<string, unknown>): TreeSet {
+  const key = `${name}\u0000${text}`;
+  const hit = parsed.get(key);
+  if (hit) return hit;
+  let trees: TreeSet;
   try {
     trees = parseTemplates(name, text, (n) => funcs.has(n));
   } catch (e) {
@@ -55,6 +55,20 @@ export function renderGoTemplate(name: string, text: string, values: RV, opts: P
       throw new TemplateError(`template: ${name}: ${e.message}`, 'unsupported');
     throw e;
   }
+  if (parsed.size >= PARSED_KEPT) parsed.delete(parsed.keys().next().value!);
+  parsed.set(key, trees);
+  return trees;
+}
+
+/**
+ * Renders `text` as template `name` with `.Values` = `values`; returns the output exactly.
+ * Throws TemplateError with Go's message on a parse or execution error, or naming the cap or
+ * the Go behaviour we refuse to imitate.
+ */
+export function renderGoTemplate(name: string, text: string, values: RV, opts: Partial<Limits> = {}): string {
+  const limits = { ...DEFAULT_LIMITS, ...opts };
+  const funcs = funcMap();
+  const trees = parse(name, text, funcs);
   const data = goDict(new Map([['Values', values]]));
   const tree = trees.get(name);
   const out = new Output(limits);

@@ -1,9 +1,9 @@
 /** sprig v3.2.3 path functions (Go's path and filepath on Linux) and the random ones. */
-import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { goFunc } from '../builtins.ts';
 import { str } from '../reflect.ts';
 import { BOOL, type GoFunc, INT, STRING } from '../types.ts';
 import { GoValue, goString } from '../value.ts';
+import { crypto } from './crypto.ts';
 
 /** path.Clean (Go's lexical processing). */
 export function clean(p: string): string {
@@ -65,7 +65,7 @@ const isAbs = goFunc([S], BOOL, ([a]) => new GoValue(BOOL, str(a).startsWith('/'
 
 function randomFrom(alphabet: string, count: number): string {
   let out = '';
-  for (let i = 0; i < count; i++) out += alphabet[randomInt(alphabet.length)];
+  for (let i = 0; i < count; i++) out += alphabet[crypto().randomInt(alphabet.length)];
   return out;
 }
 
@@ -88,18 +88,28 @@ export const MISC_FUNCS: Record<string, GoFunc> = {
   osClean: f1(clean),
   osExt: f1(ext),
   osIsAbs: isAbs,
-  uuidv4: goFunc([], S, () => goString(randomUUID())),
+  uuidv4: goFunc([], S, () => goString(crypto().randomUUID())),
   randAlphaNum: rand(ALPHA + NUM),
   randAlpha: rand(ALPHA),
   randAscii: rand(ASCII),
   randNumeric: rand(NUM),
-  randBytes: goFunc([INT], S, ([n]) => goString(randomBytes(Math.max(0, Number(n.v))).toString('base64')), {
-    returnsError: true,
-  }),
+  randBytes: goFunc(
+    [INT],
+    S,
+    ([n]) =>
+      goString(
+        crypto()
+          .randomBytes(Math.max(0, Number(n.v)))
+          .toString('base64'),
+      ),
+    {
+      returnsError: true,
+    },
+  ),
   shuffle: f1((a) => {
     const cps = [...a];
     for (let i = cps.length - 1; i > 0; i--) {
-      const j = randomInt(i + 1);
+      const j = crypto().randomInt(i + 1);
       [cps[i], cps[j]] = [cps[j]!, cps[i]!];
     }
     return cps.join('');

@@ -2,7 +2,6 @@
  * sprig v3.2.3 math functions (numeric.go): int64 arithmetic with Go's wrap-around, cast's
  * conversions, and the decimal (shopspring) float operations addf/subf/mulf/divf.
  */
-import { randomInt } from 'node:crypto';
 import { goFunc } from '../builtins.ts';
 import { GoError } from '../errors.ts';
 import { sprint } from '../fmt.ts';
@@ -12,6 +11,7 @@ import { formatFloat } from '../strconv.ts';
 import { FLOAT64, type GoFunc, IFACE, INT, INT64, SLICE_IFACE, STRING, sliceOf } from '../types.ts';
 import { goFloat, goInt, goInt64, type RV } from '../value.ts';
 import { toFloat64, toInt, toInt64 } from './cast.ts';
+import { crypto } from './crypto.ts';
 
 const wrap = (n: bigint) => BigInt.asIntN(64, n);
 const divZero = () => new GoError('runtime error: integer divide by zero');
@@ -132,7 +132,7 @@ export const NUMERIC_FUNCS: Record<string, GoFunc> = {
     const lo = num(a);
     const n = num(b) - lo;
     if (n <= 0) throw new GoError('invalid argument to Intn');
-    return goInt(randomInt(n) + lo);
+    return goInt(crypto().randomInt(n) + lo);
   }),
   add1f: goFunc([I], FLOAT64, ([a]) => goFloat(decOp(a, [goInt(1)], add))),
   addf: goFunc([VI], FLOAT64, (xs: RV[]) => goFloat(decOp(goFloat(0), xs, add)), { variadic: true }),

@@ -1,5 +1,4 @@
 /** sprig v3.2.3 string functions (strings.go, and the goutils helpers they call). */
-import { createHash } from 'node:crypto';
 import { goFunc } from '../builtins.ts';
 import { CapError, GoError, UnsupportedError } from '../errors.ts';
 import { sprintf } from '../fmt.ts';
@@ -24,6 +23,7 @@ import { quote as goQuote } from '../strconv.ts';
 import { BOOL, type GoFunc, IFACE, INT, MAP_STRING, SLICE_IFACE, SLICE_STRING, STRING } from '../types.ts';
 import { GoValue, goString, goStrings, type RV } from '../value.ts';
 import { strslice, strval } from './cast.ts';
+import { crypto } from './crypto.ts';
 
 const S = STRING;
 const s = goString;
@@ -169,7 +169,7 @@ export function goSplit(st: string, sep: string, n = -1): string[] {
   return parts;
 }
 
-const hash = (alg: string, st: string) => createHash(alg).update(st, 'utf8').digest('hex');
+const hash = (alg: string, st: string) => crypto().createHash(alg).update(st, 'utf8').digest('hex');
 
 function adler32(st: string): number {
   let a = 1;
