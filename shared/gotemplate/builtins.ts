@@ -223,7 +223,13 @@ const le = (a: RV, c: RV) => lt(a, c) || eq(a, [c]);
 function evalArgs(args: RV[]): string {
   const a0 = args[0];
   if (args.length === 1 && a0 !== undefined && a0 !== null && a0.type === STRING) return a0.v as string;
-  return sprint(args.map((a) => (a !== null && a.type.kind === 'ptr' ? indirect(a)[0] : a)));
+  // printableValue: pointers are followed and a nil is "<no value>", as when a template prints it.
+  return sprint(
+    args.map((a) => {
+      const v = a !== null && a.type.kind === 'ptr' ? indirect(a)[0] : a;
+      return v === null ? s('<no value>') : v;
+    }),
+  );
 }
 
 function htmlEscape(str: string): string {
