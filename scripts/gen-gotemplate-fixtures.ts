@@ -72,7 +72,7 @@ export function runReference(cases: Case[]): Record<string, Expected> {
   const stdout = execFileSync('go', ['run', join(FIXTURES, 'reference/main.go')], {
     cwd: ROOT,
     input: JSON.stringify(cases.map(({ name, template, values }) => ({ name, template, values }))),
-    env: { ...process.env, GOPATH: '/usr/share/gocode', GO111MODULE: 'off' },
+    env: { ...process.env, GOPATH: '/usr/share/gocode', GO111MODULE: 'off', TZ: 'UTC' },
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });

@@ -7,6 +7,7 @@
  */
 import { BUILTINS } from '../builtins.ts';
 import type { FuncEntry } from '../exec.ts';
+import { DATE_FUNCS } from './date.ts';
 import { DEFAULT_FUNCS } from './defaults.ts';
 import { DICT_FUNCS } from './dicts.ts';
 import { LIST_FUNCS } from './lists.ts';
@@ -19,23 +20,9 @@ export const REMOVED = ['env', 'expandenv', 'getHostByName'];
 
 /** Sprig functions we do not provide (yet): calling one is `function "x" not defined`. */
 export const NOT_IMPLEMENTED = [
-  // dates (time zones and Go's layout language)
-  'ago',
-  'date',
-  'date_in_zone',
-  'date_modify',
-  'dateInZone',
-  'dateModify',
-  'duration',
-  'durationRound',
-  'htmlDate',
-  'htmlDateInZone',
-  'must_date_modify',
-  'mustDateModify',
+  // parsing dates (Go's time.Parse)
   'mustToDate',
-  'now',
   'toDate',
-  'unixEpoch',
   // word-case conversions of xstrings
   'snakecase',
   'camelcase',
@@ -68,7 +55,15 @@ export function funcMap(): Map<string, FuncEntry> {
   if (!funcs) {
     funcs = new Map();
     for (const [name, fn] of Object.entries(BUILTINS)) funcs.set(name, { fn, builtin: true });
-    for (const set of [STRING_FUNCS, LIST_FUNCS, DICT_FUNCS, NUMERIC_FUNCS, DEFAULT_FUNCS, MISC_FUNCS]) {
+    for (const set of [
+      STRING_FUNCS,
+      LIST_FUNCS,
+      DICT_FUNCS,
+      NUMERIC_FUNCS,
+      DEFAULT_FUNCS,
+      MISC_FUNCS,
+      DATE_FUNCS,
+    ]) {
       for (const [name, fn] of Object.entries(set)) funcs.set(name, { fn, builtin: false });
     }
   }

@@ -82,6 +82,15 @@ describe('Go behaviours refused rather than imitated', () => {
     expect(renderGoTemplate('t', '{{ regexFind "(?i)b" "aB" }}', null)).toBe('B');
   });
 
+  it("a zone abbreviation Intl only knows as GMT+x (Go prints tzdata's, e.g. JST)", () => {
+    const e = fails('{{ dateInZone "15:04 MST" 1700000000 "Asia/Tokyo" }}');
+    expect(e.phase).toBe('unsupported');
+    expect(e.message).toMatch(/abbreviation of this time zone/);
+    expect(renderGoTemplate('t', '{{ dateInZone "15:04 -0700" 1700000000 "Asia/Tokyo" }}', null)).toBe(
+      '07:13 +0900',
+    );
+  });
+
   it('string literals with raw bytes above 0x7f', () => {
     const e = fails('{{ "\\xff" }}');
     expect(e.phase).toBe('parse');

@@ -8,6 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { EXPECTED_FILE, type Expected, loadCases } from '../../../scripts/gen-gotemplate-fixtures.ts';
 import { decodeValuesJSON, renderGoTemplate, TemplateError } from '../../../shared/gotemplate/index.ts';
 
+// The reference runs Go with TZ=UTC: "Local" dates must mean the same here.
+process.env.TZ = 'UTC';
+
 const cases = loadCases();
 const expected = JSON.parse(readFileSync(EXPECTED_FILE, 'utf8')) as Record<string, Expected>;
 
