@@ -450,20 +450,24 @@ function lexFieldOrVariable(l: Lexer, typ: T): State {
   return lexInsideAction;
 }
 
-function lexChar(l: Lexer): State {
+/** A quoted literal up to its closing quote ('…' or "…"); Go's lexChar and lexQuote. */
+function lexQuoted(l: Lexer, close: number, unterminated: string, typ: T): State {
   for (;;) {
     let r = l.next();
     if (r === 92) {
       r = l.next();
       if (r !== EOF && r !== 10) continue;
-      return l.errorf('unterminated character constant');
+      return l.errorf(unterminated);
     }
-    if (r === EOF || r === 10) return l.errorf('unterminated character constant');
-    if (r === 39) break;
+    if (r === EOF || r === 10) return l.errorf(unterminated);
+    if (r === close) break;
   }
-  l.emit(T.CharConstant);
+  l.emit(typ);
   return lexInsideAction;
 }
+
+const lexChar = (l: Lexer) => lexQuoted(l, 39, 'unterminated character constant', T.CharConstant);
+const lexQuote = (l: Lexer) => lexQuoted(l, 34, 'unterminated quoted string', T.String);
 
 function lexNumber(l: Lexer): State {
   if (!l.scanNumber()) return l.errorf(`bad number syntax: ${quoteGo(l.input.slice(l.start, l.pos))}`);
@@ -474,21 +478,6 @@ function lexNumber(l: Lexer): State {
     }
     l.emit(T.Complex);
   } else l.emit(T.Number);
-  return lexInsideAction;
-}
-
-function lexQuote(l: Lexer): State {
-  for (;;) {
-    let r = l.next();
-    if (r === 92) {
-      r = l.next();
-      if (r !== EOF && r !== 10) continue;
-      return l.errorf('unterminated quoted string');
-    }
-    if (r === EOF || r === 10) return l.errorf('unterminated quoted string');
-    if (r === 34) break;
-  }
-  l.emit(T.String);
   return lexInsideAction;
 }
 
