@@ -20,7 +20,8 @@ exactly as rendered (nothing added).
 function readUtf8(path: string, what: string): string {
   const bytes = readFileSync(path);
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    // ignoreBOM: a byte order mark stays text, as Go reads it.
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     throw new Error(`${what} ${path} is not valid UTF-8 (Go would keep the raw bytes; not supported)`);
   }

@@ -10,7 +10,9 @@ import { fromJSON, type GoValue, type RV, sortedKeys } from './value.ts';
 
 const WS = new Set([' ', '\t', '\n', '\r']);
 
+/** Go's scanner quotes the offending byte: for a multi-byte character, its first byte as a rune. */
 function quoteChar(c: string): string {
+  if (c.codePointAt(0)! >= 0x80) c = String.fromCharCode(Buffer.from(c, 'utf8')[0]!);
   if (c === "'") return "'\\''";
   if (c === '"') return "'\"'";
   const s = quote(c);

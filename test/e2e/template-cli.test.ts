@@ -113,6 +113,30 @@ describe('metal3fn template', () => {
     expect(r.stderr).toMatch(/bin\.tmpl is not valid UTF-8/);
   });
 
+  it('keeps a byte order mark: text in a template, a JSON error in values (as Go)', async () => {
+    const bom = '\ufeff';
+    const ok = await runMetal3fnSplit([
+      'template',
+      '--template',
+      file('bom.tmpl', `${bom}x`),
+      '--values',
+      file('ok.json', '{}'),
+    ]);
+    expect(ok).toEqual({ code: 0, stdout: `${bom}x`, stderr: '' });
+    const bad = await runMetal3fnSplit([
+      'template',
+      '--template',
+      file('x.tmpl', 'x'),
+      '--values',
+      file('bom.json', `${bom}{}`),
+    ]);
+    expect(bad).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: "values: invalid character 'ï' looking for beginning of value\n",
+    });
+  });
+
   it('missing options exit 2 with the usage', async () => {
     const r = await runMetal3fnSplit(['template', '--template', file('u.tmpl', 'x')]);
     expect(r.code).toBe(2);
