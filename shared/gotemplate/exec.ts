@@ -34,10 +34,20 @@ import {
   isFloatKind,
   isIntKind,
   isUintKind,
+  ptrTo,
   REFLECT_VALUE,
   STRING,
 } from './types.ts';
-import { elemValue, GoValue, mapIndex, type RV, sliceIndex, sortedKeys, zeroValue } from './value.ts';
+import {
+  concrete,
+  elemValue,
+  GoValue,
+  mapIndex,
+  type RV,
+  sliceIndex,
+  sortedKeys,
+  zeroValue,
+} from './value.ts';
 
 export interface FuncEntry {
   fn: GoFunc;
@@ -376,7 +386,10 @@ export class State {
     const [rcv, isNil] = indirect(receiver);
     const r = rcv!;
     if (r.type.kind === 'interface' && isNil) this.errorf(`nil pointer evaluating ${typ.name}.${fieldName}`);
-    const method = r.type.methods?.get(fieldName) ?? (isNil ? undefined : promotedMethod(r, fieldName));
+    // Reached through a pointer, the value is addressable: the pointer's method set applies.
+    const addressable = !isNil && r !== concrete(receiver) && r.type.kind === 'struct';
+    const methods = addressable ? ptrTo(r.type).methods : r.type.methods;
+    const method = methods?.get(fieldName) ?? (isNil ? undefined : promotedMethod(r, fieldName));
     if (method) return this.evalCall(dot, method(r), false, node, fieldName, args, final);
     const hasArgs = (args !== null && args.length > 1) || final !== MISSING;
     switch (r.type.kind) {

@@ -64,7 +64,10 @@ export interface GoType {
   elem?: GoType;
   key?: GoType;
   fields?: StructField[];
-  /** Methods callable on values of this type (value receivers), by name. */
+  /**
+   * The method set, by name: a struct's value-receiver methods; a pointer's, all of them. A struct
+   * reached through a pointer (addressable) gets its pointer type's set, as Go's evalField.
+   */
   methods?: Map<string, (self: GoValue) => GoFunc>;
   /** The method set has String() string (fmt.Stringer) or Error(): printing uses it. */
   stringer?: (self: GoValue) => string;
@@ -114,8 +117,11 @@ const ptrCache = new Map<GoType, GoType>();
 export function ptrTo(elem: GoType): GoType {
   let t = ptrCache.get(elem);
   if (!t) {
-    t = { kind: 'ptr', name: `*${elem.name}`, elem, methods: elem.methods, stringer: elem.stringer };
-    if (elem.marshalJSON) t.marshalJSON = elem.marshalJSON;
+    // The pointer's String and MarshalJSON are the pointee's (value receivers), called on it.
+    t = { kind: 'ptr', name: `*${elem.name}`, elem };
+    const { stringer, marshalJSON } = elem;
+    if (stringer) t.stringer = (self) => (self.v === null ? '<nil>' : stringer(self.v as GoValue));
+    if (marshalJSON) t.marshalJSON = (self) => marshalJSON(self.v as GoValue);
     ptrCache.set(elem, t);
   }
   return t;

@@ -13,6 +13,7 @@ import { DICT_FUNCS } from './dicts.ts';
 import { LIST_FUNCS } from './lists.ts';
 import { MISC_FUNCS } from './misc.ts';
 import { NUMERIC_FUNCS } from './numeric.ts';
+import { SEMVER_FUNCS } from './semver.ts';
 import { STRING_FUNCS } from './strings.ts';
 
 /** Removed on purpose (Helm removes them too). */
@@ -41,9 +42,7 @@ export const NOT_IMPLEMENTED = [
   'genSignedCertWithKey',
   'encryptAES',
   'decryptAES',
-  // semantic versions and URLs
-  'semver',
-  'semverCompare',
+  // URLs
   'urlParse',
   'urlJoin',
 ];
@@ -63,6 +62,7 @@ export function funcMap(): Map<string, FuncEntry> {
       DEFAULT_FUNCS,
       MISC_FUNCS,
       DATE_FUNCS,
+      SEMVER_FUNCS,
     ]) {
       for (const [name, fn] of Object.entries(set)) funcs.set(name, { fn, builtin: false });
     }
