@@ -38,6 +38,8 @@ export function decodeValuesJSON(text: string): RV {
   }
 }
 
+const isStackOverflow = (e: unknown) => e instanceof RangeError && /call stack/.test(e.message);
+
 /** Parsed templates by name and text (execution never changes a tree); a few are kept. */
 const parsed = new Map<string, TreeSet>();
 const PARSED_KEPT = 32;
@@ -51,8 +53,12 @@ function parse(name: string, text: string, funcs: Map<string, unknown>): TreeSet
     trees = parseTemplates(name, text, (n) => funcs.has(n));
   } catch (e) {
     if (e instanceof ParseError) throw new TemplateError(e.message, 'parse');
-    if (e instanceof UnsupportedByteError)
+    if (e instanceof UnsupportedByteError) {
       throw new TemplateError(`template: ${name}: ${e.message}`, 'unsupported');
+    }
+    if (isStackOverflow(e)) {
+      throw new TemplateError(`template: ${name}: nesting too deep for the parser (the depth cap)`, 'cap');
+    }
     throw e;
   }
   if (parsed.size >= PARSED_KEPT) parsed.delete(parsed.keys().next().value!);
@@ -84,7 +90,7 @@ export function renderGoTemplate(name: string, text: string, values: RV, opts: P
     if (e instanceof CapError) throw new TemplateError(`template: ${name}: ${e.message}`, 'cap');
     if (e instanceof UnsupportedError)
       throw new TemplateError(`template: ${name}: ${e.message}`, 'unsupported');
-    if (e instanceof RangeError && /call stack/.test(e.message)) {
+    if (isStackOverflow(e)) {
       throw new TemplateError(`template: ${name}: nesting too deep for the engine (the depth cap)`, 'cap');
     }
     throw e;

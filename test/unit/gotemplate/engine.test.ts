@@ -51,6 +51,12 @@ describe('caps', () => {
     expect(e.message).toBe('template: t: execution stopped after 10000 steps (the step cap)');
   });
 
+  it("refuses parentheses nested deeper than the parser's stack, instead of crashing", () => {
+    const e = fails(`{{ ${'('.repeat(20_000)}1${')'.repeat(20_000)} }}`);
+    expect(e.phase).toBe('cap');
+    expect(e.message).toBe('template: t: nesting too deep for the parser (the depth cap)');
+  });
+
   it('stops unbounded recursion at the template depth cap', () => {
     const e = fails('{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}');
     expect(e.phase).toBe('cap');
