@@ -19,6 +19,12 @@ function onList<T>(what: string, list: RV, f: (items: RV[]) => T): T {
   return f(listItems(list));
 }
 
+/** chunk's message lacks the "on" of the others. */
+function onChunk<T>(list: RV, f: (items: RV[]) => T): T {
+  if (!isList(list)) throw new GoError(`Cannot chunk type ${kindOf(list)}`);
+  return f(listItems(list));
+}
+
 const L = (items: RV[] | null) => goList(items);
 const listFn = (what: string, f: (items: RV[]) => RV[] | null) =>
   goFunc([IFACE], SLICE_IFACE, ([l]) => L(onList(what, l, f)), { returnsError: true });
@@ -75,6 +81,8 @@ function seq(params: number[]): string {
 }
 
 function chunk(size: number, items: RV[]): GoValue {
+  // Go computes a non-positive chunk count or size here and make() panics.
+  if (size <= 0) throw new GoError('runtime error: makeslice: len out of range');
   const l = items.length;
   const cs = Math.floor((l - 1) / size) + 1;
   const out: RV[] = [];
@@ -177,17 +185,10 @@ export const LIST_FUNCS: Record<string, GoFunc> = {
     },
     { variadic: true },
   ),
-  chunk: goFunc([INT, IFACE], sliceOf(SLICE_IFACE), ([n, l]) =>
-    onList('chunk', l, (xs) => chunk(num(n), xs)),
-  ),
-  mustChunk: goFunc(
-    [INT, IFACE],
-    sliceOf(SLICE_IFACE),
-    ([n, l]) => onList('chunk', l, (xs) => chunk(num(n), xs)),
-    {
-      returnsError: true,
-    },
-  ),
+  chunk: goFunc([INT, IFACE], sliceOf(SLICE_IFACE), ([n, l]) => onChunk(l, (xs) => chunk(num(n), xs))),
+  mustChunk: goFunc([INT, IFACE], sliceOf(SLICE_IFACE), ([n, l]) => onChunk(l, (xs) => chunk(num(n), xs)), {
+    returnsError: true,
+  }),
   sortAlpha: goFunc([IFACE], sliceOf(STRING), ([l]) => {
     const items =
       isList(l) || (l !== null && l.type.kind === 'ptr' && isList(l.v as RV)) ? strslice(l) : [strval(l)];
