@@ -26,10 +26,10 @@ export const PRODUCTION_COMMANDS: CommandTable = {
     summary: 'offline preview of metaData and networkData for a template',
     load: () => import('../commands/render.ts'),
   },
-  // TODO(lead, issue 20): add the `template` command here once bin/commands/template.ts lands
-  // (another branch), e.g.
-  //   template: { summary: '...', load: () => import('../commands/template.ts') },
-  // and add 'template' to PRODUCTION_COMMAND_NAMES in test/e2e/image.test.ts.
+  template: {
+    summary: 'render one Go template (text/template + sprig) as user data is rendered',
+    load: () => import('../commands/template.ts'),
+  },
   'migrate-provider-ids': {
     summary: 'plan (and with --apply roll) machines off legacy metal3://<uid> IDs',
     load: () => import('../commands/migrate-provider-ids.ts'),

@@ -25,6 +25,7 @@ const BENCHES: Bench[] = [
   },
   { name: 'allocation', module: './allocation.ts', fn: 'benchAllocation' },
   { name: 'render', module: './render.ts', fn: 'benchRender' },
+  { name: 'template', module: './template.ts', fn: 'benchTemplate' },
   { name: 'client', module: './client.ts', fn: 'benchClient' },
   { name: 'pipeline', module: './pipeline.ts', fn: 'benchPipeline' },
   { name: 'cold start', module: './coldstart.ts', fn: 'benchColdStart' },

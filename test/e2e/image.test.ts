@@ -27,8 +27,15 @@ const run = promisify(execFile);
 const root = new URL('../../', import.meta.url).pathname;
 const isRoot = process.getuid?.() === 0;
 
-// TODO(lead, issue 20): add 'template' once bin/commands/template.ts lands (bin/cli/production.ts).
-const PRODUCTION_COMMAND_NAMES = ['relay', 'worker', 'http', 'replay', 'render', 'migrate-provider-ids'];
+const PRODUCTION_COMMAND_NAMES = [
+  'relay',
+  'worker',
+  'http',
+  'replay',
+  'render',
+  'template',
+  'migrate-provider-ids',
+];
 const TOKEN = 'image-test-admin';
 
 let dir: string;
