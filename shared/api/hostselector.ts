@@ -103,7 +103,7 @@ export type HostSelectorRequirement = z.infer<typeof HostSelectorRequirementSche
 
 /** Which BareMetalHosts a Metal3Machine may take: labels that must match exactly, plus expressions. */
 export const HostSelectorSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     matchLabels: StringMapSchema.optional(),
     matchExpressions: z.array(HostSelectorRequirementSchema).optional(),
   }),

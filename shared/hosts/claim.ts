@@ -22,7 +22,7 @@ import {
 import type { KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
-import type { KubeObject } from '../kube/types.ts';
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { labelValueProblem, selectorMentions, serverLabelSelector } from '../selectors/labels.ts';
 import {
   consumerLabelValue,
@@ -47,8 +47,8 @@ export interface ClaimInput extends SelectionInput {
 }
 
 export type ClaimOutcome =
-  | { kind: 'own'; host: KubeObject }
-  | { kind: 'claimed'; host: KubeObject; via: 'reuse' | 'available'; conflicts: number }
+  | { kind: 'own'; host: BareMetalHost }
+  | { kind: 'claimed'; host: BareMetalHost; via: 'reuse' | 'available'; conflicts: number }
   | { kind: 'wait'; reason: string }
   | { kind: 'none'; reason: string }
   | { kind: 'contention'; reason: string; conflicts: number };
@@ -59,7 +59,7 @@ export type ClaimOutcome =
  * claimed a host and then lost the association race without giving it back (a crash or an error
  * between the two writes) — the caller releases those strays (strays.ts).
  */
-export async function hostsHeldBy(client: KubeClient, consumer: HostConsumer): Promise<KubeObject[]> {
+export async function hostsHeldBy(client: KubeClient, consumer: HostConsumer): Promise<BareMetalHost[]> {
   const { items } = await client.list(R.BareMetalHost, consumer.namespace, {
     labelSelector: `${CONSUMER_LABEL}=${consumerLabelValue(consumer.name)}`,
   });
@@ -78,7 +78,7 @@ export async function heldHosts(
   client: KubeClient,
   consumer: HostConsumer,
   key: { namespace: string; name: string } | undefined,
-): Promise<{ held: KubeObject[]; host: KubeObject | undefined }> {
+): Promise<{ held: BareMetalHost[]; host: BareMetalHost | undefined }> {
   const held = await hostsHeldBy(client, consumer);
   if (!key) return { held, host: held[0] };
   const host =
@@ -128,7 +128,7 @@ export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> 
 
 /** Reads the candidate list page by page until enough eligible hosts are known. */
 class CandidateSampler {
-  eligible: KubeObject[] = [];
+  eligible: BareMetalHost[] = [];
   considered = 0;
   private cont: string | undefined;
   private started = false;
@@ -163,7 +163,7 @@ class CandidateSampler {
 
 async function claimLoop(
   input: ClaimInput,
-  candidates: KubeObject[],
+  candidates: BareMetalHost[],
   via: 'reuse' | 'available',
   sampler: CandidateSampler | undefined,
 ): Promise<ClaimOutcome> {
@@ -185,7 +185,7 @@ async function claimLoop(
           reason: sampler
             ? `${choice.reason.replace(/ \(\d+ considered\)$/, '')} (${sampler.considered} considered)`
             : choice.reason,
-        } as ClaimOutcome;
+        };
       break;
     }
     const picked = choice.host;
@@ -230,9 +230,8 @@ async function claimLoop(
  * booking is consumed. Only called inside a resourceVersion-checked update of a host that was
  * eligible as read: that write is the lock.
  */
-export function takeHost(h: KubeObject, consumer: HostConsumer): void {
-  h.spec ??= {};
-  (h.spec as Record<string, unknown>).consumerRef = consumerRefOf(consumer);
+export function takeHost(h: BareMetalHost, consumer: HostConsumer): void {
+  h.spec = { ...h.spec, consumerRef: consumerRefOf(consumer) };
   const labels: Record<string, string> = { ...(h.metadata.labels ?? {}) };
   for (const [k, v] of Object.entries(consumer.labels ?? {})) if (v !== undefined) labels[k] = v;
   labels[CONSUMER_LABEL] = consumerLabelValue(consumer.name);

@@ -14,7 +14,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { type FunctionName, MessageEnvelope } from '../../events/envelope.ts';
-import { resourceFor } from '../api/resources.ts';
+import { envelopeOf, resourceFor } from '../api/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import type { RoutingEvent } from '../routing/index.ts';
@@ -117,7 +117,7 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
     if (!ref.kind || !ref.name) throw new CloudEventError('Reference-mode data must name kind and name');
     const t = resourceFor(ref.apiVersion ?? '', ref.kind);
     const obj =
-      t && type !== 'DELETED' ? await opts.context.client.get(t, ref.namespace, ref.name) : undefined;
+      t && type !== 'DELETED' ? await opts.context.client.get(envelopeOf(t), ref.namespace, ref.name) : undefined;
     if (obj) {
       obj.kind ??= ref.kind;
       obj.apiVersion ??= ref.apiVersion;

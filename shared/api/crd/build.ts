@@ -6,7 +6,7 @@ export const CONTRACT_LABEL = { 'cluster.x-k8s.io/v1beta1': 'v1beta1' } as const
 
 /** The openAPIV3Schema of a kind: the zod object schema, with the envelope Kubernetes owns left to it. */
 export function openAPISchemaOf(def: CrdDefinition): SchemaNode {
-  const schema = structuralSchemaOf(def.schema);
+  const schema = structuralSchemaOf(def.schema, { prune: def.unknownFields === 'prune' });
   const properties = { ...(schema.properties as Record<string, SchemaNode>) };
   properties.apiVersion = { type: 'string', description: 'APIVersion of this representation of the object.' };
   properties.kind = { type: 'string', description: 'Kind of the REST resource this object represents.' };

@@ -24,7 +24,7 @@ function mergeEnumUnion(options: SchemaNode[]): SchemaNode | undefined {
  * unknown-field maps marked `x-kubernetes-preserve-unknown-fields`, int-or-string marked as such.
  * Throws on shapes Kubernetes cannot express, so a schema change cannot silently produce a bad CRD.
  */
-export function toStructural(input: unknown, path = '<root>'): SchemaNode {
+export function toStructural(input: unknown, path = '<root>', prune = false): SchemaNode {
   if (isEmptySchema(input)) return { [PRESERVE]: true };
   const node: SchemaNode = { ...(input as SchemaNode) };
   for (const key of DROPPED_KEYS) delete node[key];
@@ -41,7 +41,7 @@ export function toStructural(input: unknown, path = '<root>'): SchemaNode {
     const merged = nonNull.length === 1 ? nonNull[0]! : mergeEnumUnion(nonNull);
     if (!merged)
       throw new Error(`${path}: a union of different shapes cannot be expressed in a structural CRD schema`);
-    return toStructural({ ...merged, ...node }, path);
+    return toStructural({ ...merged, ...node }, path, prune);
   }
 
   if (Array.isArray(node.type)) {
@@ -59,23 +59,24 @@ export function toStructural(input: unknown, path = '<root>'): SchemaNode {
   stripUnsafeBounds(node);
 
   if (node.type === 'array') {
-    node.items = toStructural(node.items ?? {}, `${path}[]`);
+    node.items = toStructural(node.items ?? {}, `${path}[]`, prune);
   } else if (node.type === 'object') {
     const props = node.properties as Record<string, unknown> | undefined;
     const additional = node.additionalProperties;
     if (props) {
       node.properties = Object.fromEntries(
-        Object.entries(props).map(([k, v]) => [k, toStructural(v, `${path}.${k}`)]),
+        Object.entries(props).map(([k, v]) => [k, toStructural(v, `${path}.${k}`, prune)]),
       );
       delete node.additionalProperties;
-      // A passthrough object: known fields typed, the rest kept verbatim.
-      if (additional !== undefined && additional !== false) node[PRESERVE] = true;
+      // A passthrough object: known fields typed, the rest kept verbatim (or, for a CRD that
+      // prunes, dropped by the API server: the schema's object is loose only for round trips).
+      if (!prune && additional !== undefined && additional !== false) node[PRESERVE] = true;
     } else if (additional !== undefined && additional !== false) {
       if (isEmptySchema(additional)) {
         delete node.additionalProperties;
         node[PRESERVE] = true;
       } else {
-        node.additionalProperties = toStructural(additional, `${path}.*`);
+        node.additionalProperties = toStructural(additional, `${path}.*`, prune);
       }
     } else {
       delete node.additionalProperties;
@@ -94,7 +95,14 @@ function stripUnsafeBounds(node: SchemaNode): SchemaNode {
   return node;
 }
 
-/** The structural OpenAPI v3 schema of a zod schema, as the object's author writes it (defaults optional). */
-export function structuralSchemaOf(schema: z.ZodType): SchemaNode {
-  return toStructural(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw' }));
+/**
+ * The structural OpenAPI v3 schema of a zod schema, as the object's author writes it (defaults
+ * optional). `prune`: objects with known fields get no preserve-unknown-fields (maps stay open).
+ */
+export function structuralSchemaOf(schema: z.ZodType, opts: { prune?: boolean } = {}): SchemaNode {
+  return toStructural(
+    z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw' }),
+    '<root>',
+    opts.prune ?? false,
+  );
 }
