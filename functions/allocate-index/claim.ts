@@ -50,7 +50,10 @@ export const MAX_CREATE_ATTEMPTS = 25;
 export const allocationCounters = { created: 0, alreadyExists: 0, duplicateCreate: 0, reused: 0 };
 
 /** A Metal3DataClaim, parsed by the opening (shared/reconcile/object.ts). */
-export async function reconcileDataClaim(ctx: ReconcileContext, raw: Metal3DataClaim): Promise<ReconcileResult> {
+export async function reconcileDataClaim(
+  ctx: ReconcileContext,
+  raw: Metal3DataClaim,
+): Promise<ReconcileResult> {
   const { client } = ctx;
   const namespace = raw.metadata.namespace!;
   const name = raw.metadata.name!;
@@ -129,7 +132,8 @@ export async function reconcileDataClaim(ctx: ReconcileContext, raw: Metal3DataC
   const after = await client.get(R.Metal3DataClaim, namespace, name);
   if (!after || after.metadata.uid !== raw.metadata.uid || isDeleting(after)) {
     await leaveRegistry(client, registry, name);
-    if (after && after.metadata.uid === raw.metadata.uid) return releaseDataClaim(ctx, namespace, name, after);
+    if (after && after.metadata.uid === raw.metadata.uid)
+      return releaseDataClaim(ctx, namespace, name, after);
     await releaseOrphanData(ctx, data);
     return done('claim deleted during allocation; its Metal3Data was released');
   }

@@ -42,7 +42,13 @@ import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { releaseIPClaim } from '../../shared/release/data.ts';
-import { type AddressPlan, type HeldAddress, planAddress, poolAddresses, spreadsByRank } from './plan-address.ts';
+import {
+  type AddressPlan,
+  type HeldAddress,
+  planAddress,
+  poolAddresses,
+  spreadsByRank,
+} from './plan-address.ts';
 import { ensurePoolFinalizer, isClaimOfPool, poolIndexes, syncPoolIndexes } from './pool.ts';
 
 export const MAX_ADDRESS_ATTEMPTS = 40;

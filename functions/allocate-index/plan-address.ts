@@ -26,14 +26,18 @@ export const MAX_RANK = 4096;
 export type HeldAddress<A extends IPAddressView = IPAddressView> = A & {
   spec: NonNullable<IPAddressView['spec']> & { address: string };
 };
-const holdsAddress = <A extends IPAddressView>(a: A): a is HeldAddress<A> => typeof a.spec?.address === 'string';
+const holdsAddress = <A extends IPAddressView>(a: A): a is HeldAddress<A> =>
+  typeof a.spec?.address === 'string';
 
 export type AddressPlan<A extends IPAddressView = IPAddressView> =
   | { kind: 'reuse'; address: HeldAddress<A> }
   | { kind: 'create'; allocated: AllocatedAddress };
 
 /** Addresses of the pool (by spec.pool.name in the pool's namespace) that hold an address. */
-export function poolAddresses<A extends IPAddressView>(pool: KubeObject, addresses: readonly A[]): HeldAddress<A>[] {
+export function poolAddresses<A extends IPAddressView>(
+  pool: KubeObject,
+  addresses: readonly A[],
+): HeldAddress<A>[] {
   return addresses
     .filter((a): a is HeldAddress<A> => holdsAddress(a))
     .filter(

@@ -9,12 +9,12 @@ import { nthFreeIndex, rankAmong } from '../../shared/allocation/index-allocatio
 import { isDeleting } from '../../shared/allocation/objects.ts';
 import { isDataOfClaim } from '../../shared/allocation/serves.ts';
 import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
-import type { DataClaimView, DataView, TemplateView } from '../../shared/allocation/views.ts';
+import type { DataClaimView, Metal3DataView, TemplateView } from '../../shared/allocation/views.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 
 /** A Metal3Data that holds an index (as listed: its other fields may be missing). */
-export type IndexedData = DataView & { spec: NonNullable<DataView['spec']> & { index: number } };
-export const hasIndex = (d: DataView): d is IndexedData => Number.isInteger(d.spec?.index);
+export type IndexedData = Metal3DataView & { spec: NonNullable<Metal3DataView['spec']> & { index: number } };
+export const hasIndex = (d: Metal3DataView): d is IndexedData => Number.isInteger(d.spec?.index);
 
 /**
  * Spread concurrent claims by rank (the default). Off, every claim takes the plain lowest free
@@ -36,7 +36,7 @@ export function pendingClaims(
   template: TemplateView,
   claim: KubeObject,
   claims: readonly DataClaimView[],
-  linked: readonly DataView[],
+  linked: readonly Metal3DataView[],
   mapped: Readonly<Record<string, string>> = {},
 ): string[] {
   const served = servedClaims(linked, mapped);
@@ -63,7 +63,7 @@ export interface IndexPlanInput {
    * Every Metal3Data of the namespace, or (narrow reads) the claim's own candidates; filtered
    * here by the three template links.
    */
-  datas: readonly DataView[];
+  datas: readonly Metal3DataView[];
   /** Every Metal3DataClaim of the namespace, or (narrow reads) the template's waiting ones. */
   claims: readonly DataClaimView[];
   /**
@@ -84,7 +84,7 @@ export interface IndexPlanInput {
 /** How many of `names` are not served by a listed Metal3Data or an entry of `mapped`. */
 export function unservedCount(
   names: readonly string[],
-  linked: readonly DataView[],
+  linked: readonly Metal3DataView[],
   mapped: Readonly<Record<string, string>>,
 ): number {
   const served = servedClaims(linked, mapped);
@@ -93,7 +93,7 @@ export function unservedCount(
 
 /** The claims a listed Metal3Data or an entry of the template's `status.indexes` serves. */
 const servedClaims = (
-  linked: readonly DataView[],
+  linked: readonly Metal3DataView[],
   mapped: Readonly<Record<string, string>>,
 ): Set<string | undefined> => new Set([...linked.map((d) => d.spec?.claim?.name), ...Object.values(mapped)]);
 

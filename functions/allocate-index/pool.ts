@@ -10,12 +10,7 @@
  * restored without its status, say).
  */
 
-import {
-  addFinalizer,
-  hasFinalizer,
-  isDeleting,
-  timestamp,
-} from '../../shared/allocation/objects.ts';
+import { addFinalizer, hasFinalizer, isDeleting, timestamp } from '../../shared/allocation/objects.ts';
 import { isAddressOfClaim } from '../../shared/allocation/serves.ts';
 import { type IPAddressView, type IPClaimView, type PoolView, V } from '../../shared/allocation/views.ts';
 import { FINALIZER } from '../../shared/api/wellknown.ts';

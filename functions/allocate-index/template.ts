@@ -26,7 +26,12 @@ import {
 import { oldEntries } from '../../shared/allocation/registry.ts';
 import { isDataOfClaim } from '../../shared/allocation/serves.ts';
 import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
-import { type DataClaimView, type DataView, type TemplateView, V } from '../../shared/allocation/views.ts';
+import {
+  type DataClaimView,
+  type Metal3DataView,
+  type TemplateView,
+  V,
+} from '../../shared/allocation/views.ts';
 import { envelopeOf, K, R } from '../../shared/api/resources.ts';
 import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
 import { optimisticUpdate, SKIP, sameJson } from '../../shared/kube/optimistic.ts';
@@ -42,7 +47,7 @@ export interface TemplateMaps {
 }
 
 /** The status maps of `template` from the Metal3Data list (pure). */
-export function templateMaps(template: TemplateView, datas: readonly DataView[]): TemplateMaps {
+export function templateMaps(template: TemplateView, datas: readonly Metal3DataView[]): TemplateMaps {
   const indexes: Record<string, string> = {};
   const dataNames: Record<string, string> = {};
   const linked = datas
@@ -137,7 +142,7 @@ export function isClaimOfTemplate(claim: DataClaimView, namespace: string, name:
  * The Metal3Data that depend on this template object: created from it (spec.template names it) or
  * owned by it. Data linked only through a shared templateReference belong to another template.
  */
-export function isDataOfTemplateObject(template: KubeObject, data: DataView): boolean {
+export function isDataOfTemplateObject(template: KubeObject, data: Metal3DataView): boolean {
   if (data.metadata.namespace !== template.metadata.namespace) return false;
   if (isOwnedBy(data, template.metadata.uid)) return true;
   const ref = data.spec?.template;
@@ -155,7 +160,7 @@ export function isDataOfTemplateObject(template: KubeObject, data: DataView): bo
 async function releaseTemplate(
   ctx: ReconcileContext,
   raw: TemplateView,
-  datas: DataView[],
+  datas: Metal3DataView[],
   claims: DataClaimView[],
 ): Promise<ReconcileResult> {
   const { client } = ctx;

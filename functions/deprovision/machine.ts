@@ -27,17 +27,20 @@ import { hostHeldBy, metal3MachineConsumer } from '../../shared/hosts/consumer.t
 import { hostState, nodeReuseLabelValue } from '../../shared/hosts/eligibility.ts';
 import { applyDeprovision, hostReleasable, releaseHost } from '../../shared/hosts/release.ts';
 import { releaseStrays } from '../../shared/hosts/strays.ts';
-import { InvalidObjectError } from '../../shared/reconcile/errors.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import { InvalidObjectError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import { type MachineForRelease, MACHINE_FOR_RELEASE } from './views.ts';
+import { MACHINE_FOR_RELEASE, type MachineForRelease } from './views.ts';
 
 /**
  * A Metal3Machine, read through the release view by the opening (shared/reconcile/object.ts): a
  * deleting machine is released whatever its spec says.
  */
-export async function deprovisionMachine(ctx: ReconcileContext, raw: MachineForRelease): Promise<ReconcileResult> {
+export async function deprovisionMachine(
+  ctx: ReconcileContext,
+  raw: MachineForRelease,
+): Promise<ReconcileResult> {
   const ns = raw.metadata.namespace!;
   const name = raw.metadata.name!;
   if (!raw.metadata.deletionTimestamp) return done('not deleting');

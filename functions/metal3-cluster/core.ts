@@ -24,7 +24,10 @@ const clusterNameOf = (raw: KubeObject): string | undefined =>
   ownerOf(raw, 'Cluster', 'cluster.x-k8s.io')?.name ?? raw.metadata.labels?.[CLUSTER_NAME_LABEL];
 
 /** A Metal3Cluster, parsed by the opening (shared/reconcile/object.ts). */
-export async function reconcileMetal3Cluster(ctx: ReconcileContext, raw: Metal3Cluster): Promise<ReconcileResult> {
+export async function reconcileMetal3Cluster(
+  ctx: ReconcileContext,
+  raw: Metal3Cluster,
+): Promise<ReconcileResult> {
   const ns = raw.metadata.namespace!;
   const name = raw.metadata.name!;
   const clusterName = clusterNameOf(raw);
@@ -36,10 +39,7 @@ export async function reconcileMetal3Cluster(ctx: ReconcileContext, raw: Metal3C
     return done('waiting for the owner Cluster (ownerReference or cluster-name label)');
 
   const cluster = clusterName ? await ctx.client.get(R.Cluster, ns, clusterName) : undefined;
-  if (
-    cluster?.spec?.paused ||
-    Object.hasOwn(raw.metadata.annotations ?? {}, CAPI_PAUSED_ANNOTATION)
-  ) {
+  if (cluster?.spec?.paused || Object.hasOwn(raw.metadata.annotations ?? {}, CAPI_PAUSED_ANNOTATION)) {
     return requeueAfter(ctx.config.safetyRequeueSeconds, 'paused');
   }
 

@@ -10,8 +10,9 @@
  *   - errors back off exponentially with jitter; a clean end reconnects at once.
  * Events are emitted synchronously after the store is updated, so routing sees the new state.
  */
-import type { KindName } from '../../shared/api/resources.ts';
+
 import { messageOf, recordOf } from '../../shared/api/json.ts';
+import type { KindName } from '../../shared/api/resources.ts';
 import { envelopeOf, K } from '../../shared/api/resources.ts';
 import type { KubeClient, WatchEvent } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';

@@ -24,7 +24,6 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isConflict } from '../../shared/kube/errors.ts';
 import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
 import { isWorkloadUnavailable } from '../../shared/kube/workload.ts';
 import {
   cloudProviderEnabled,
@@ -34,6 +33,7 @@ import {
 } from '../../shared/providerid/index.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { type TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
+import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
 import { nodesConcerning } from './nodes.ts';
 import { addressesFromHost, editStatus, hostnamesOf, NODE_READY, REASON, type StatusEdit } from './status.ts';
@@ -395,7 +395,11 @@ const METAL3MACHINE_ENVELOPE = envelopeOf(K.Metal3Machine);
  * KubernetesNodeReady, once: a machine already marked failed (by this step or another: the CAPI
  * v1beta1 contract, as `load` does for a valid one) is left alone, nothing written.
  */
-async function recordFailure(ctx: ReconcileContext, obj: KubeObject, err: TerminalError): Promise<ReconcileResult> {
+async function recordFailure(
+  ctx: ReconcileContext,
+  obj: KubeObject,
+  err: TerminalError,
+): Promise<ReconcileResult> {
   if (recordOf(obj.status).failureReason) return terminal(err.reason, err.message);
   return fail(ctx, obj, err.reason, err.message, ctx.now());
 }

@@ -10,10 +10,11 @@
  * The duplicate checks run over these. With a cloud provider (Step 2) the Node is whichever one
  * the provider gave our ID, so every Node is read, as before.
  */
+
+import type { Node } from '../../shared/api/core.ts';
 import { R } from '../../shared/api/index.ts';
 import { HOSTNAME_LABEL, NODE_UUID_LABEL } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
-import type { Node } from '../../shared/api/core.ts';
 import { labelValueProblem } from '../../shared/selectors/labels.ts';
 
 export interface NodeQuery {

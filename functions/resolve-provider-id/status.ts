@@ -4,7 +4,12 @@
  * handed out by optimisticUpdate, so fields we do not model survive the read-modify-write.
  */
 import { statusOf } from '../../shared/allocation/objects.ts';
-import { type BareMetalHost, ConditionsSchema, type KubeObject, type MachineAddress } from '../../shared/api/index.ts';
+import {
+  type BareMetalHost,
+  ConditionsSchema,
+  type KubeObject,
+  type MachineAddress,
+} from '../../shared/api/index.ts';
 // One Ready summary for every function that writes Metal3Machine conditions (selectHost's), so two
 // functions never flip Ready back and forth.
 import { setMachineCondition } from '../../shared/capi/conditions.ts';
@@ -27,7 +32,6 @@ export interface ConditionInput {
   message?: string;
   severity?: Severity;
 }
-
 
 /** Addresses from the host (hostname + NIC IPs), used only when association left none. */
 export function addressesFromHost(host: BareMetalHost): MachineAddress[] {

@@ -288,7 +288,11 @@ export async function reconcileMachine(ctx: ReconcileContext, obj: Metal3Machine
   return finish(done('host provisioning requested'));
 }
 
-async function hostLost(ctx: ReconcileContext, raw: Metal3Machine, message: string): Promise<ReconcileResult> {
+async function hostLost(
+  ctx: ReconcileContext,
+  raw: Metal3Machine,
+  message: string,
+): Promise<ReconcileResult> {
   return recordTerminal(ctx, raw, new TerminalError('UpdateError', message));
 }
 

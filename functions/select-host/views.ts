@@ -3,8 +3,8 @@
  * `view`): where it acts on objects the full schema would reject.
  */
 import { z } from 'zod';
-import { K, view } from '../../shared/api/resources.ts';
 import { ObjectMetaSchema } from '../../shared/api/meta.ts';
+import { K, view } from '../../shared/api/resources.ts';
 
 /**
  * A Metal3Machine as the template's automatedCleaningMode propagation reads it: the machines of

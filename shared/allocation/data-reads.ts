@@ -23,27 +23,27 @@ import {
   selectorsRefused,
 } from './field-selected.ts';
 import { PENDING_PAGE } from './registry.ts';
-import { type DataClaimView, type DataView, V } from './views.ts';
+import { type DataClaimView, type Metal3DataView, V } from './views.ts';
 
 /** The Metal3Data that may belong to `claimName` (narrow), or every one of the namespace. */
 export const dataOfClaimCandidates = (
   client: KubeClient,
   namespace: string,
   claimName: string,
-): Promise<DataView[]> =>
+): Promise<Metal3DataView[]> =>
   fieldSelectedOrAll(client, V.Metal3Data, namespace, `spec.claim.name=${claimName}`);
 
 export type IndexReads =
   | {
       narrow: true;
-      own: DataView[];
+      own: Metal3DataView[];
       /** The first PENDING_PAGE waiting claims; `burst` when more wait (ADR 012). */
       pending: DataClaimView[];
       burst: boolean;
       /** Unrendered Metal3Data: all of them, or (a burst) the first page, a hint only. */
-      unrendered: DataView[];
+      unrendered: Metal3DataView[];
     }
-  | { narrow: false; datas: DataView[]; claims: DataClaimView[] };
+  | { narrow: false; datas: Metal3DataView[]; claims: DataClaimView[] };
 
 /**
  * The reads of one allocation attempt for `claimName` on `templateName`; narrow ones only when

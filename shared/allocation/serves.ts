@@ -4,10 +4,10 @@
  */
 import type { KubeObject } from '../kube/types.ts';
 import { isOwnedBy } from './objects.ts';
-import type { DataView, IPAddressView } from './views.ts';
+import type { IPAddressView, Metal3DataView } from './views.ts';
 
 /** Is `data` the Metal3Data of `claim` (spec.claim names it and no other claim object owns it)? */
-export function isDataOfClaim(data: DataView, claim: KubeObject): boolean {
+export function isDataOfClaim(data: Metal3DataView, claim: KubeObject): boolean {
   if (data.spec?.claim?.name !== claim.metadata.name) return false;
   const claimNs = data.spec?.claim?.namespace || data.metadata.namespace;
   if (claimNs !== claim.metadata.namespace) return false;

@@ -7,8 +7,8 @@
  * object (a parsed Metal3Data) is also one of these: the views only widen.
  */
 import { z } from 'zod';
-import { K, view } from '../api/resources.ts';
 import { ObjectMetaSchema, StringMapSchema } from '../api/meta.ts';
+import { K, view } from '../api/resources.ts';
 
 const Ref = z.looseObject({ name: z.string().optional(), namespace: z.string().optional() });
 const envelope = {
@@ -37,7 +37,7 @@ export const DataViewSchema = z.looseObject({
     })
     .optional(),
 });
-export type DataView = z.infer<typeof DataViewSchema>;
+export type Metal3DataView = z.infer<typeof DataViewSchema>;
 
 export const DataClaimViewSchema = z.looseObject({
   ...envelope,

@@ -106,9 +106,7 @@ export const CustomResourceDefinitionSchema = z.lazy(() =>
       .looseObject({
         group: z.string().optional(),
         names: z.looseObject({ kind: z.string().optional(), plural: z.string().optional() }).optional(),
-        versions: z
-          .array(z.looseObject({ name: z.string(), served: z.boolean().optional() }))
-          .optional(),
+        versions: z.array(z.looseObject({ name: z.string(), served: z.boolean().optional() })).optional(),
       })
       .optional(),
   }),

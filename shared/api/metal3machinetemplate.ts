@@ -14,8 +14,9 @@ export const Metal3MachineTemplateSpecSchema = z.lazy(() =>
   z.looseObject({
     template: Metal3MachineTemplateResourceSchema,
     /** Book released hosts for the same KubeadmControlPlane/MachineDeployment (node-reuse label). */
-    nodeReuse: withDefault(z.boolean(), false)
-      .describe('Keep released hosts for the same KubeadmControlPlane or MachineDeployment'),
+    nodeReuse: withDefault(z.boolean(), false).describe(
+      'Keep released hosts for the same KubeadmControlPlane or MachineDeployment',
+    ),
   }),
 );
 export type Metal3MachineTemplateSpec = z.infer<typeof Metal3MachineTemplateSpecSchema>;

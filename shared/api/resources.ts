@@ -29,8 +29,8 @@ import {
   SecretSchema,
 } from './core.ts';
 import { IPAddressSchema, IPClaimSchema, IPPoolSchema } from './ipam.ts';
-import { KubeadmConfigSchema, KubeadmConfigTemplateSchema } from './kubeadm.ts';
 import { K, type ResourceType } from './kinds.ts';
+import { KubeadmConfigSchema, KubeadmConfigTemplateSchema } from './kubeadm.ts';
 import { type KubeObject, KubeObjectSchema } from './meta.ts';
 import { Metal3ClusterSchema } from './metal3cluster.ts';
 import { Metal3DataClaimSchema, Metal3DataSchema } from './metal3data.ts';

@@ -2,9 +2,10 @@
  * Metal3Machine status writes: changes are collected during a pass and written once, through the
  * optimistic helper on /status (skipped when nothing changed, so a repeat pass writes nothing).
  */
+
+import { statusOf } from '../allocation/objects.ts';
 import { ConditionsSchema } from '../api/conditions.ts';
 import { envelopeOf, K } from '../api/resources.ts';
-import { statusOf } from '../allocation/objects.ts';
 import { optimisticUpdate } from '../kube/optimistic.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';

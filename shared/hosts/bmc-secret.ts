@@ -10,11 +10,11 @@
  * it must never block association or release. Only the label is changed; the Secret's data is
  * never looked at, logged or put in an Event (log fields name the Secret, nothing more).
  */
+
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { R } from '../api/resources.ts';
 import { CLUSTER_NAME_LABEL } from '../api/wellknown.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
-import type { BareMetalHost } from '../api/baremetalhost.ts';
-import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 
 /** What happened to the BMC Secret's label. */

@@ -12,6 +12,8 @@
  * enough eligible hosts are known; the choice among them is uniformly random (spreads concurrent
  * claims). Client-side checks stay authoritative (the server filter is only a narrowing).
  */
+
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { R } from '../api/resources.ts';
 import {
   CLUSTER_NAME_LABEL,
@@ -22,7 +24,6 @@ import {
 import type { KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
-import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { labelValueProblem, selectorMentions, serverLabelSelector } from '../selectors/labels.ts';
 import {
   consumerLabelValue,

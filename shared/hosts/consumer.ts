@@ -5,9 +5,9 @@
  * consumer label and the consumer's own, e.g. the cluster name) only make it findable.
  */
 import { createHash } from 'node:crypto';
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { apiVersionOf, R } from '../api/resources.ts';
 import { CLUSTER_NAME_LABEL } from '../api/wellknown.ts';
-import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { labelValueProblem } from '../selectors/labels.ts';
 
 export interface HostConsumer {
@@ -37,7 +37,8 @@ const groupOf = (apiVersion: string | undefined): string =>
   apiVersion?.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
 
 /** The host's consumerRef, or undefined when it has none. */
-export const hostConsumerRef = (h: BareMetalHost): ConsumerRef | undefined => h.spec?.consumerRef ?? undefined;
+export const hostConsumerRef = (h: BareMetalHost): ConsumerRef | undefined =>
+  h.spec?.consumerRef ?? undefined;
 
 /** The consumerRef a claim writes. */
 export const consumerRefOf = (c: HostConsumer): ConsumerRef => ({

@@ -4,13 +4,14 @@
  * choice among ready/available hosts, narrowed to the machine's failure domain.
  * Hosts are read as the API returns them (another controller owns their schema).
  */
+
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import {
   FAILURE_DOMAIN_LABEL,
   HOST_PAUSED_ANNOTATION,
   NODE_REUSE_LABEL,
   UNHEALTHY_ANNOTATIONS,
 } from '../api/wellknown.ts';
-import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { type CompiledSelector, matchesSelector } from '../selectors/labels.ts';
 import { type HostConsumer, hostConsumerRef, isHeldBy } from './consumer.ts';
 

@@ -4,6 +4,8 @@
  * claim a pass could not associate, a stray claim of a concurrent pass. Also the pure deprovision
  * decisions (what to clear, the power state, when the host is back).
  */
+
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { R } from '../api/resources.ts';
 import {
   CAPM3_PAUSE_VALUE,
@@ -12,7 +14,6 @@ import {
   HOST_PAUSED_ANNOTATION,
 } from '../api/wellknown.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
-import type { BareMetalHost } from '../api/baremetalhost.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import { unlabelBmcSecret } from './bmc-secret.ts';
 import { type HostConsumer, hostHeldBy } from './consumer.ts';
@@ -59,7 +60,14 @@ export function hostHasProvisioningSpec(host: BareMetalHost): boolean {
  */
 export function applyDeprovision(host: BareMetalHost, fastTrack: boolean): boolean {
   if (!hostHasProvisioningSpec(host)) return false;
-  const { image: _i, customDeploy: _c, userData: _u, metaData: _m, networkData: _n, ...rest } = host.spec ?? {};
+  const {
+    image: _i,
+    customDeploy: _c,
+    userData: _u,
+    metaData: _m,
+    networkData: _n,
+    ...rest
+  } = host.spec ?? {};
   host.spec = { ...rest, online: deprovisionOnline(host, fastTrack) };
   return true;
 }

@@ -12,8 +12,8 @@ import {
   type ResponseContext,
 } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { apiVersionOf, type ResourceType } from '../api/kinds.ts';
 import { isRecord } from '../api/json.ts';
+import { apiVersionOf, type ResourceType } from '../api/kinds.ts';
 import { KubeObjectSchema } from '../api/meta.ts';
 import { parseObject } from '../api/parse.ts';
 import type { Resource } from '../api/resources.ts';
@@ -205,10 +205,16 @@ export class KubeClient {
   }
 
   /** GET one object, parsed with the handle's schema; undefined when it does not exist. */
-  async get<T extends KubeObject>(t: Resource<T>, namespace: string | undefined, name: string): Promise<T | undefined> {
+  async get<T extends KubeObject>(
+    t: Resource<T>,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<T | undefined> {
     let body: unknown;
     try {
-      body = await this.call('get', t, () => this.api.send(HttpMethod.GET, this.path(t, namespace, name), {}));
+      body = await this.call('get', t, () =>
+        this.api.send(HttpMethod.GET, this.path(t, namespace, name), {}),
+      );
     } catch (e) {
       if (e instanceof KubeApiError && e.code === 404) return undefined;
       throw e;
@@ -387,7 +393,8 @@ export class KubeClient {
         // error, not an event: the watcher relists.
         const parsed = KubeObjectSchema.safeParse(object);
         if (isWatchType(type) && parsed.success) onEvent({ type, object: parsed.data });
-        else if (type === 'ERROR') onEvent({ type, object: { metadata: {}, ...(isRecord(object) ? object : {}) } });
+        else if (type === 'ERROR')
+          onEvent({ type, object: { metadata: {}, ...(isRecord(object) ? object : {}) } });
         else done(new Error(`watch ${t.plural}: unexpected event ${type}`));
       },
       done,

@@ -39,7 +39,7 @@ export async function optimisticUpdate<T extends KubeObject>(
   t: Resource<T>,
   namespace: string | undefined,
   name: string,
-  mutate: (obj: T) => void | typeof SKIP,
+  mutate: (obj: T) => undefined | typeof SKIP,
   opts: UpdateOptions<T> = {},
 ): Promise<UpdateOutcome<T>> {
   const retries = opts.retries ?? 5;
@@ -71,7 +71,9 @@ export function sameJson(a: unknown, b: unknown): boolean {
   if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]))
+    );
   }
   if (!isRecord(a) || !isRecord(b)) return false;
   const ao = a;

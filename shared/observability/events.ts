@@ -21,7 +21,13 @@ export interface EventOptions {
 }
 
 export interface EventRecorder {
-  record(obj: KubeObject, type: EventType, reason: string, message: string, opts?: EventOptions): Promise<void>;
+  record(
+    obj: KubeObject,
+    type: EventType,
+    reason: string,
+    message: string,
+    opts?: EventOptions,
+  ): Promise<void>;
 }
 
 export function createEventRecorder(client: KubeClient, component: string, log?: Logger): EventRecorder {

@@ -10,7 +10,13 @@ import { addressesOfClaimCandidates } from '../allocation/address-reads.ts';
 import { dataOfClaimCandidates } from '../allocation/data-reads.ts';
 import { hasFinalizer, isDeleting, isOwnedBy, keyOf, removeFinalizer } from '../allocation/objects.ts';
 import { isAddressOfClaim, isDataOfClaim } from '../allocation/serves.ts';
-import { type DataClaimView, type DataView, type IPAddressView, type IPClaimView, V } from '../allocation/views.ts';
+import {
+  type DataClaimView,
+  type IPAddressView,
+  type IPClaimView,
+  type Metal3DataView,
+  V,
+} from '../allocation/views.ts';
 import { R, type Resource } from '../api/resources.ts';
 import { FINALIZER } from '../api/wellknown.ts';
 import { isConflict } from '../kube/errors.ts';
@@ -23,7 +29,11 @@ import { done, type ReconcileResult, requeueAfter } from '../reconcile/result.ts
 import { ipClaimsOfData, secretsOfData } from './dependents.ts';
 
 /** Deletes `obj` if it is still the same object (uid precondition); false when already gone/replaced. */
-async function deleteExact<T extends KubeObject>(ctx: ReconcileContext, t: Resource<T>, obj: KubeObject): Promise<boolean> {
+async function deleteExact<T extends KubeObject>(
+  ctx: ReconcileContext,
+  t: Resource<T>,
+  obj: KubeObject,
+): Promise<boolean> {
   try {
     return await ctx.client.delete(t, obj.metadata.namespace, obj.metadata.name!, {
       preconditions: { uid: obj.metadata.uid! },
@@ -144,7 +154,7 @@ export async function releaseDataClaim(
 }
 
 /** A Metal3Data whose claim is gone: delete it and release it (its claim's finalizer included). */
-export async function releaseOrphanData(ctx: ReconcileContext, data: DataView): Promise<void> {
+export async function releaseOrphanData(ctx: ReconcileContext, data: Metal3DataView): Promise<void> {
   const ns = data.metadata.namespace!;
   const raw = await ctx.client.get(V.Metal3Data, ns, data.metadata.name!);
   if (!raw || raw.metadata.uid !== data.metadata.uid) return;
@@ -178,7 +188,7 @@ export async function releaseData(
   ctx: ReconcileContext,
   namespace: string,
   name: string,
-  current?: DataView,
+  current?: Metal3DataView,
 ): Promise<ReconcileResult> {
   const { client } = ctx;
   const raw = current ?? (await client.get(V.Metal3Data, namespace, name));
@@ -255,7 +265,8 @@ export const reconcileRelease: ReconcileFn = reconcileKinds(
     Metal3DataClaim: reconcileObject({
       resource: V.Metal3DataClaim,
       gone: 'nothing to release',
-      reconcile: (ctx, claim) => releaseDataClaim(ctx, claim.metadata.namespace!, claim.metadata.name!, claim),
+      reconcile: (ctx, claim) =>
+        releaseDataClaim(ctx, claim.metadata.namespace!, claim.metadata.name!, claim),
       recordFailure: recordEventOnly,
     }),
     Metal3Data: reconcileObject({

@@ -14,11 +14,11 @@
  * Only objects owned by this Metal3Data (by uid) are returned.
  */
 import { ipClaimName, isOwnedBy, metaDataSecretName, networkDataSecretName } from '../allocation/objects.ts';
-import type { DataView, IPClaimView } from '../allocation/views.ts';
+import type { IPClaimView, Metal3DataView } from '../allocation/views.ts';
 import { V } from '../allocation/views.ts';
+import type { Secret } from '../api/core.ts';
 import { R } from '../api/resources.ts';
 import type { KubeClient } from '../kube/client.ts';
-import type { Secret } from '../api/core.ts';
 
 /** Beyond this many pools in the namespace, one IPClaim list instead of a GET per pool. */
 export const MAX_POOL_GETS = 16;
@@ -45,7 +45,7 @@ export async function ipClaimsOfData(
 }
 
 /** The rendered Secrets owned by the Metal3Data `dataRaw`. */
-export async function secretsOfData(client: KubeClient, dataRaw: DataView): Promise<Secret[]> {
+export async function secretsOfData(client: KubeClient, dataRaw: Metal3DataView): Promise<Secret[]> {
   const ns = dataRaw.metadata.namespace!;
   const data = dataRaw;
   const names = new Set<string>();

@@ -117,7 +117,9 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
     if (!ref.kind || !ref.name) throw new CloudEventError('Reference-mode data must name kind and name');
     const t = resourceFor(ref.apiVersion ?? '', ref.kind);
     const obj =
-      t && type !== 'DELETED' ? await opts.context.client.get(envelopeOf(t), ref.namespace, ref.name) : undefined;
+      t && type !== 'DELETED'
+        ? await opts.context.client.get(envelopeOf(t), ref.namespace, ref.name)
+        : undefined;
     if (obj) {
       obj.kind ??= ref.kind;
       obj.apiVersion ??= ref.apiVersion;

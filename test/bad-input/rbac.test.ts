@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { createSampleHosts } from '../../infra/local/sim/bmo.ts';
-import { R, type ResourceType } from '../../shared/api/resources.ts';
+import { envelopeOf, R, type Resource } from '../../shared/api/resources.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
@@ -43,13 +43,14 @@ async function applyRbac(file: string): Promise<void> {
           ? 'clusterrolebindings'
           : undefined;
     if (!path) continue;
-    const t: ResourceType = {
+    const t = envelopeOf({
       group: 'rbac.authorization.k8s.io',
       version: 'v1',
       kind: o.kind!,
       plural: path,
       namespaced: false,
-    } as ResourceType;
+      statusSubresource: false,
+    });
     await tc.client.create(t, o);
   }
 }
@@ -174,7 +175,8 @@ describe('the functions ServiceAccount (rbac-functions.yaml)', () => {
 
 describe('the relay ServiceAccount (rbac-relay.yaml)', () => {
   it('may list and watch what it routes, and may write nothing', async () => {
-    for (const t of [R.Metal3Machine, R.BareMetalHost, R.Metal3Data, R.IPClaim, R.Secret]) {
+    const kinds: Resource[] = [R.Metal3Machine, R.BareMetalHost, R.Metal3Data, R.IPClaim, R.Secret];
+    for (const t of kinds) {
       await expect(relayClient.list(t)).resolves.toBeDefined();
     }
     await expect(

@@ -6,7 +6,7 @@
 import type { MessageEnvelope } from '../../../events/envelope.ts';
 import { reconcile as deprovisionCore } from '../../../functions/deprovision/core.ts';
 import { reconcile as selectHostCore } from '../../../functions/select-host/core.ts';
-import { apiVersionOf, R, type ResourceType } from '../../../shared/api/resources.ts';
+import { apiVersionOf, R, type Resource } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { createEventRecorder } from '../../../shared/observability/events.ts';
@@ -34,12 +34,7 @@ export function makeCtx(client: KubeClient, config: Partial<ProductConfig> = {})
   };
 }
 
-export function msg(
-  fn: MessageEnvelope['function'],
-  t: ResourceType,
-  name: string,
-  ns = NS,
-): MessageEnvelope {
+export function msg(fn: MessageEnvelope['function'], t: Resource, name: string, ns = NS): MessageEnvelope {
   return {
     v: 1,
     function: fn,

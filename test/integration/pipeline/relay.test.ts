@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_NAMES, type FunctionName } from '../../../events/envelope.ts';
 import { type Relay, startRelay } from '../../../functions/relay/relay.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { R, type Resource } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { noEvents } from '../../../shared/observability/events.ts';
 import { silentLogger } from '../../../shared/observability/logger.ts';
@@ -34,7 +34,8 @@ let worker: Worker;
 const seen = new Map<string, string[]>();
 
 const recording: ReconcileFn = async (ctx, msg) => {
-  const obj = await ctx.client.get(R[msg.kind as keyof typeof R], msg.namespace, msg.name);
+  const t: Resource = R[msg.kind as keyof typeof R];
+  const obj = await ctx.client.get(t, msg.namespace, msg.name);
   const key = `${msg.function} ${msg.kind}/${msg.name}`;
   seen.set(key, [...(seen.get(key) ?? []), obj?.metadata.resourceVersion ?? 'gone']);
   return done();

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../bin/commands/migrate-provider-ids.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { R, type Resource } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { createCluster, createMachine, createNode, type Env, NS, startEnv } from './harness.ts';
 
@@ -92,7 +92,7 @@ beforeAll(async () => {
 });
 afterAll(() => env?.stop());
 
-const rolloutAfter = async (t: typeof R.KubeadmControlPlane, name: string) =>
+const rolloutAfter = async (t: Resource, name: string) =>
   ((await env.mgmt.client.get(t, NS, name))?.spec as { rolloutAfter?: string } | undefined)?.rolloutAfter;
 
 describe('migrate-provider-ids', () => {
