@@ -39,7 +39,7 @@ export async function optimisticUpdate<T extends KubeObject>(
   t: Resource<T>,
   namespace: string | undefined,
   name: string,
-  mutate: (obj: T) => undefined | typeof SKIP,
+  mutate: (obj: T) => void | typeof SKIP,
   opts: UpdateOptions<T> = {},
 ): Promise<UpdateOutcome<T>> {
   const retries = opts.retries ?? 5;
