@@ -4,7 +4,7 @@ import { KubeObjectSchema } from './meta.ts';
 
 /** Just enough of an object to name it, whatever else is wrong with it. */
 const Named = z.looseObject({
-  metadata: z.looseObject({ name: z.unknown(), namespace: z.unknown() }),
+  metadata: z.looseObject({ name: z.unknown().optional(), namespace: z.unknown().optional() }),
 });
 
 /** `Kind namespace/name` (or `Kind name` for cluster-scoped), for messages. */
