@@ -35,11 +35,12 @@ const CANONICAL: Record<(typeof HOST_SELECTOR_OPERATORS)[number], CanonicalOpera
   lt: 'lt',
 };
 
+const isOperator = (op: string): op is keyof typeof CANONICAL => Object.hasOwn(CANONICAL, op);
+
 /** Normalises an operator (`In`, `==`, `!`, `DoesNotExist`...) or returns undefined when it is not one. */
 export function canonicalOperator(operator: string): CanonicalOperator | undefined {
-  return Object.hasOwn(CANONICAL, operator.toLowerCase())
-    ? CANONICAL[operator.toLowerCase() as keyof typeof CANONICAL]
-    : undefined;
+  const op = operator.toLowerCase();
+  return isOperator(op) ? CANONICAL[op] : undefined;
 }
 
 /** Case-insensitive alternation without `(?i)`, which neither JS RegExp nor every validator supports. */

@@ -10,5 +10,15 @@ export const recordOf = (v: unknown): Record<string, unknown> => (isRecord(v) ? 
 /** `v` when it is a string, else undefined. */
 export const stringOf = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
+/** The elements of a JSON array (none when `v` is not one). */
+export const listOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** The value at `path` in nested JSON objects (undefined where a step is missing or no object). */
+export function fieldOf(v: unknown, ...path: string[]): unknown {
+  let at = v;
+  for (const key of path) at = recordOf(at)[key];
+  return at;
+}
+
 /** The message of anything thrown (an Error's, else its text). */
 export const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));

@@ -103,7 +103,7 @@ export function summarizeMachineReady(conds: readonly Condition[] | undefined): 
       return falseCondition(
         COND.Ready,
         c.reason ?? `${type}NotTrue`,
-        (c.severity as 'Error' | 'Warning' | 'Info') || 'Info',
+        c.severity || 'Info',
         c.message ?? `${type} is ${c.status}`,
       );
     }

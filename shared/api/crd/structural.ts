@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isRecord } from '../json.ts';
 
 /** A JSON Schema / OpenAPI v3 node, loosely typed (it is data we rewrite). */
 export type SchemaNode = { [key: string]: unknown };
@@ -11,11 +12,14 @@ function isEmptySchema(node: unknown): boolean {
   return node === true || (typeof node === 'object' && node !== null && Object.keys(node).length === 0);
 }
 
+/** The elements of a JSON array (none when `v` is not one). */
+const items = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
 /** `anyOf` of literals/enums of one type (e.g. `md5|sha256|sha512|'auto'`) becomes one enum. */
 function mergeEnumUnion(options: SchemaNode[]): SchemaNode | undefined {
   const type = options[0]?.type;
   if (!options.every((o) => o.type === type && (Array.isArray(o.enum) || 'const' in o))) return undefined;
-  return { type, enum: options.flatMap((o) => (Array.isArray(o.enum) ? o.enum : [o.const])) };
+  return { type, enum: options.flatMap((o) => (Array.isArray(o.enum) ? items(o.enum) : [o.const])) };
 }
 
 /**
@@ -26,13 +30,14 @@ function mergeEnumUnion(options: SchemaNode[]): SchemaNode | undefined {
  */
 export function toStructural(input: unknown, path = '<root>', prune = false): SchemaNode {
   if (isEmptySchema(input)) return { [PRESERVE]: true };
-  const node: SchemaNode = { ...(input as SchemaNode) };
+  const node: SchemaNode = { ...(isRecord(input) ? input : {}) };
   for (const key of DROPPED_KEYS) delete node[key];
   if (node.$ref || node.$defs || node.definitions || node.allOf || node.not)
     throw new Error(`${path}: $ref/$defs/allOf/not cannot be expressed in a structural CRD schema`);
 
-  const union = (node.anyOf ?? node.oneOf) as SchemaNode[] | undefined;
-  if (union) {
+  const unionNode = node.anyOf ?? node.oneOf;
+  if (unionNode !== undefined) {
+    const union = items(unionNode).filter(isRecord);
     delete node.anyOf;
     delete node.oneOf;
     if (node[INT_OR_STRING]) return stripUnsafeBounds(node);
@@ -45,8 +50,9 @@ export function toStructural(input: unknown, path = '<root>', prune = false): Sc
   }
 
   if (Array.isArray(node.type)) {
-    const types = (node.type as string[]).filter((t) => t !== 'null');
-    if (types.length < (node.type as string[]).length) node.nullable = true;
+    const all = items(node.type);
+    const types = all.filter((t) => t !== 'null');
+    if (types.length < all.length) node.nullable = true;
     if (types.length !== 1)
       throw new Error(`${path}: a node must have exactly one type, got ${types.join('|')}`);
     node.type = types[0];
@@ -61,7 +67,7 @@ export function toStructural(input: unknown, path = '<root>', prune = false): Sc
   if (node.type === 'array') {
     node.items = toStructural(node.items ?? {}, `${path}[]`, prune);
   } else if (node.type === 'object') {
-    const props = node.properties as Record<string, unknown> | undefined;
+    const props = isRecord(node.properties) ? node.properties : undefined;
     const additional = node.additionalProperties;
     if (props) {
       node.properties = Object.fromEntries(

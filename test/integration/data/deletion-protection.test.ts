@@ -6,7 +6,7 @@
  * IPAddress (its claim gone without a release) does not hold the deletion for ever.
  */
 import { describe, expect, it } from 'vitest';
-import { R, type Resource } from '../../../shared/api/resources.ts';
+import { envelopeOf, R, type Resource } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import {
   allocate,
@@ -41,7 +41,7 @@ function writes(): string[] {
 
 /** A plain IPClaim on `poolName` (as renderData would create, without its Metal3Data owner). */
 const ipClaim = (name: string, poolName: string): Promise<KubeObject> =>
-  tc.client.create<KubeObject>(R.IPClaim, {
+  tc.client.create(envelopeOf(R.IPClaim), {
     metadata: { name, namespace: NS },
     spec: { pool: { name: poolName } },
   });

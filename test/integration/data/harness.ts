@@ -10,7 +10,7 @@ import type { MessageEnvelope } from '../../../events/envelope.ts';
 import { reconcile as allocateIndex, reconcileRelease } from '../../../functions/allocate-index/core.ts';
 import { reconcile as renderData } from '../../../functions/render-data/core.ts';
 import type { Nic } from '../../../shared/api/baremetalhost.ts';
-import { apiVersionOf, R, type Resource } from '../../../shared/api/resources.ts';
+import { apiVersionOf, envelopeOf, R, type Resource } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { createEventRecorder } from '../../../shared/observability/events.ts';
@@ -111,7 +111,7 @@ export async function createMachine(
   } = {},
 ): Promise<MachineSet> {
   const labels = { 'cluster.x-k8s.io/cluster-name': CLUSTER };
-  const machine: KubeObject = await client.create<KubeObject>(R.Machine, {
+  const machine: KubeObject = await client.create(envelopeOf(R.Machine), {
     metadata: {
       name: `${name}-machine`,
       namespace: NS,

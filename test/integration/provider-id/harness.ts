@@ -119,7 +119,7 @@ export async function createMachine(
       },
     },
   });
-  const machine = await c.create<KubeObject>(R.Machine, {
+  const machine = await c.create(envelopeOf(R.Machine), {
     metadata: { name: s.name, namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
     spec: {
       clusterName: CLUSTER,
