@@ -55,7 +55,7 @@ const INTEGER = /^[+-]?\d+$/;
 
 export const HostSelectorRequirementSchema = z.lazy(() =>
   z
-    .object({
+    .looseObject({
       key: z.string().min(1, 'key must not be empty'),
       operator: z.string().meta({ pattern: HOST_SELECTOR_OPERATOR_PATTERN }),
       values: z.array(z.string()).optional(),

@@ -11,7 +11,7 @@ import { ObjectReferenceSchema } from './refs.ts';
 /** One range of an IPPool; `start`..`end` (inclusive) and/or `subnet`, with per-entry overrides. */
 export const IPPoolEntrySchema = z.lazy(() =>
   z
-    .object({
+    .looseObject({
       start: IPAddressStringSchema.optional(),
       end: IPAddressStringSchema.optional(),
       subnet: CIDRSchema.optional(),
@@ -36,7 +36,7 @@ export const AllocationStrategySchema = z.lazy(() => z.enum(['sequential', 'rand
 
 export const IPPoolSpecSchema = z.lazy(() =>
   z
-    .object({
+    .looseObject({
       clusterName: z.string().optional(),
       namePrefix: z.string().min(1, 'namePrefix must not be empty'),
       pools: z.array(IPPoolEntrySchema).optional(),

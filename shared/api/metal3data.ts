@@ -52,7 +52,7 @@ export type Metal3DataClaimStatus = z.infer<typeof Metal3DataClaimStatusSchema>;
 
 export const Metal3DataClaimSchema = z.lazy(() =>
   z
-    .object({
+    .looseObject({
       apiVersion: z.string().optional(),
       kind: z.literal('Metal3DataClaim').optional(),
       metadata: ObjectMetaSchema,

@@ -37,7 +37,7 @@ export const FromPoolSchema = z.lazy(() =>
 );
 export const MetaDataHostInterfaceSchema = z.lazy(() =>
   z
-    .object({ key: Key, interface: z.string().optional(), fromBootMAC: z.boolean().optional() })
+    .looseObject({ key: Key, interface: z.string().optional(), fromBootMAC: z.boolean().optional() })
     .refine((e) => Boolean(e.interface) || e.fromBootMAC === true, {
       message: 'set interface (a NIC name of the host) or fromBootMAC: true',
       path: ['interface'],
@@ -209,7 +209,7 @@ export type Route = z.infer<typeof RouteSchema>;
 /** A statically addressed network; the address comes from fromPoolAnnotation > fromPoolRef > ipAddressFromIPPool. */
 export const StaticNetworkSchema = z.lazy(() =>
   z
-    .object({
+    .looseObject({
       id: z.string().min(1),
       link: z.string().min(1),
       ipAddressFromIPPool: z.string().optional(),

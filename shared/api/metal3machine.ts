@@ -100,7 +100,7 @@ export type Metal3MachineStatus = z.infer<typeof Metal3MachineStatusSchema>;
 
 export const Metal3MachineSchema = z.lazy(() =>
   z
-    .object({
+    .looseObject({
       apiVersion: z.string().optional(),
       kind: z.literal('Metal3Machine').optional(),
       metadata: ObjectMetaSchema,
