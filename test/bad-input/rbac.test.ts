@@ -71,8 +71,8 @@ beforeAll(async () => {
   ctx = makeCtx(fnClient);
   await createCluster(tc.client);
   await createSampleHosts(tc.client, NS, 2);
-  await tc.client.create(R.IPPool, POOL_1);
-  await tc.client.create(R.Metal3DataTemplate, {
+  await tc.client.create(envelopeOf(R.IPPool), POOL_1);
+  await tc.client.create(envelopeOf(R.Metal3DataTemplate), {
     metadata: { name: 'nodepool-1', namespace: NS },
     spec: {
       clusterName: 'cluster',
@@ -101,13 +101,13 @@ afterAll(async () => {
 async function driveData(): Promise<void> {
   for (let round = 0; round < 12; round++) {
     const before = fnClient.stats.writes;
-    for (const c of (await tc.client.list(R.Metal3DataClaim, NS)).items)
+    for (const c of (await tc.client.list(envelopeOf(R.Metal3DataClaim), NS)).items)
       await run(ctx, 'allocateIndex', R.Metal3DataClaim, c.metadata.name!);
-    for (const c of (await tc.client.list(R.IPClaim, NS)).items)
+    for (const c of (await tc.client.list(envelopeOf(R.IPClaim), NS)).items)
       await run(ctx, 'allocateIndex', R.IPClaim, c.metadata.name!);
-    for (const d of (await tc.client.list(R.Metal3Data, NS)).items)
+    for (const d of (await tc.client.list(envelopeOf(R.Metal3Data), NS)).items)
       await run(ctx, 'renderData', R.Metal3Data, d.metadata.name!);
-    for (const t of (await tc.client.list(R.Metal3DataTemplate, NS)).items)
+    for (const t of (await tc.client.list(envelopeOf(R.Metal3DataTemplate), NS)).items)
       await run(ctx, 'allocateIndex', R.Metal3DataTemplate, t.metadata.name!);
     if (fnClient.stats.writes === before) return;
   }
@@ -131,7 +131,7 @@ describe('the functions ServiceAccount (rbac-functions.yaml)', () => {
       await run(ctx, 'selectHost', R.Metal3Machine, 'rbac-0');
       await driveData();
     }
-    const host = (await tc.client.get(R.Metal3Machine, NS, 'rbac-0'))?.metadata.annotations?.[
+    const host = (await tc.client.get(envelopeOf(R.Metal3Machine), NS, 'rbac-0'))?.metadata.annotations?.[
       'metal3.io/BareMetalHost'
     ];
     expect(forbidden()).toEqual([]);
@@ -154,11 +154,11 @@ describe('the functions ServiceAccount (rbac-functions.yaml)', () => {
         h.status = { ...(h.status ?? {}), provisioning: { state: 'available' } };
         await tc.client.replaceStatus(R.BareMetalHost, h).catch(() => undefined);
       }
-      for (const c of (await tc.client.list(R.Metal3DataClaim, NS)).items)
+      for (const c of (await tc.client.list(envelopeOf(R.Metal3DataClaim), NS)).items)
         await run(ctx, 'deprovision', R.Metal3DataClaim, c.metadata.name!);
-      for (const d of (await tc.client.list(R.Metal3Data, NS)).items)
+      for (const d of (await tc.client.list(envelopeOf(R.Metal3Data), NS)).items)
         await run(ctx, 'deprovision', R.Metal3Data, d.metadata.name!);
-      for (const c of (await tc.client.list(R.IPClaim, NS)).items)
+      for (const c of (await tc.client.list(envelopeOf(R.IPClaim), NS)).items)
         await run(ctx, 'deprovision', R.IPClaim, c.metadata.name!);
       tc.server.settle();
     }
@@ -169,7 +169,7 @@ describe('the functions ServiceAccount (rbac-functions.yaml)', () => {
       ),
     ).toEqual([]);
     expect((await tc.client.list(R.IPAddress, NS)).items).toEqual([]);
-    expect((await tc.client.list(R.Metal3Data, NS)).items).toEqual([]);
+    expect((await tc.client.list(envelopeOf(R.Metal3Data), NS)).items).toEqual([]);
   });
 });
 
