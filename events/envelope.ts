@@ -14,6 +14,7 @@ export const FUNCTION_NAMES = [
   'reconcileCluster',
 ] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
+export const isFunctionName = (s: string): s is FunctionName => FUNCTION_NAMES.some((n) => n === s);
 
 /** Why the message was sent: a watch event, a resync, a requeue-after or a manual replay. */
 export const REASONS = ['added', 'modified', 'deleted', 'resync', 'requeue', 'replay', 'related'] as const;

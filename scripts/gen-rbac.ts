@@ -17,12 +17,13 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { reconcileIPClaim } from '../functions/allocate-index/ipclaim.ts';
+import { parseEnvelope } from '../events/envelope.ts';
+import { reconcileIPClaimMessage } from '../functions/allocate-index/core.ts';
 import type { ApiServerHandle } from '../infra/local/apiserver/index.ts';
 import { FUNCTIONS_TOKEN, FUNCTIONS_USER, RELAY_USER } from '../infra/local/dev/rbac.ts';
 import { type DevOptions, runDev } from '../infra/local/dev/run.ts';
 import { PENDING_PAGE } from '../shared/allocation/registry.ts';
-import { R } from '../shared/api/resources.ts';
+import { apiVersionOf, R } from '../shared/api/resources.ts';
 import { KubeClient } from '../shared/kube/client.ts';
 import type { KubeObject } from '../shared/kube/types.ts';
 import { buildContext } from '../shared/runtimes/context.ts';
@@ -126,10 +127,16 @@ export const SCENARIOS: Scenario[] = [
               spec: { pool: { name: 'rbac-burst-pool' } },
             });
           const functions = KubeClient.fromString(burstServer!.kubeconfig({ token: FUNCTIONS_TOKEN }));
-          const replayed = await reconcileIPClaim(
+          const replayed = await reconcileIPClaimMessage(
             buildContext({ client: functions, component: 'replay' }),
-            NS,
-            `rbac-burst-${BURST_CLAIMS - 1}`,
+            parseEnvelope({
+              function: 'allocateIndex',
+              apiVersion: apiVersionOf(R.IPClaim),
+              kind: 'IPClaim',
+              namespace: NS,
+              name: `rbac-burst-${BURST_CLAIMS - 1}`,
+              reason: 'replay',
+            }),
           );
           if (replayed.kind !== 'done') throw new Error(`replay in a burst: ${JSON.stringify(replayed)}`);
           void deleteIPClaimsWhen(

@@ -7,7 +7,8 @@
  * is rewritten in place; cloud-provider clusters are never touched. See docs/adr/005.
  */
 import { parseArgs } from 'node:util';
-import { R } from '../../shared/api/resources.ts';
+import type { KubeadmControlPlane, MachineDeployment } from '../../shared/api/capi.ts';
+import { R, type Resource } from '../../shared/api/resources.ts';
 import { CLUSTER_NAME_LABEL } from '../../shared/api/wellknown.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -122,7 +123,8 @@ async function setRolloutAfter(
   name: string,
   at: string,
 ): Promise<void> {
-  const t = kind === 'KubeadmControlPlane' ? R.KubeadmControlPlane : R.MachineDeployment;
+  const t: Resource<KubeadmControlPlane | MachineDeployment> =
+    kind === 'KubeadmControlPlane' ? R.KubeadmControlPlane : R.MachineDeployment;
   for (let attempt = 0; attempt < 5; attempt++) {
     const obj = await mgmt.get(t, ns, name);
     if (!obj) throw new Error(`${kind} ${ns}/${name} not found`);
@@ -230,7 +232,7 @@ async function ownerOf(
   if (!machine) return { ownerProblem: 'no owner Machine' };
   const mo = machine.metadata.ownerReferences ?? [];
   const kcp = mo.find((o) => o.kind === 'KubeadmControlPlane');
-  const read = async (t: typeof R.KubeadmControlPlane, name: string) => {
+  const read = async (t: Resource, name: string) => {
     const k = `${t.kind}/${ns}/${name}`;
     if (!cache.has(k)) cache.set(k, await mgmt.get(t, ns, name));
     return cache.get(k);
@@ -322,7 +324,7 @@ async function waitUntilMigrated(
 /** A watch that re-lists and resumes when its stream ends; `onEvent` on every change. */
 async function watchForever(
   client: KubeClient,
-  t: typeof R.Node,
+  t: Resource,
   namespace: string | undefined,
   onEvent: () => void,
 ): Promise<() => void> {

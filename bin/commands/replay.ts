@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { FUNCTION_NAMES, type FunctionName, type MessageEnvelope } from '../../events/envelope.ts';
-import { apiVersionOf, type KindName, R } from '../../shared/api/resources.ts';
+import { apiVersionOf, type KindName, R, type Resource } from '../../shared/api/resources.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { redrive } from '../../shared/queue/dlq.ts';
@@ -125,7 +125,7 @@ export async function run(argv: string[]): Promise<number> {
         ? positionals[1].split('/', 2)
         : [undefined, positionals[1]];
       const kind = ((v.kind as string | undefined) ?? MAIN_KIND[only]) as KindName;
-      const t = R[kind];
+      const t: Resource | undefined = R[kind];
       if (!t) throw new Error(`unknown kind '${kind}'`);
       const obj = await context.client.get(t, ns, name!);
       messages = [

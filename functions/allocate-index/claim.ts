@@ -18,7 +18,6 @@ import {
   isDeleting,
   keyOf,
   ownerRef,
-  statusOf,
   timestamp,
 } from '../../shared/allocation/objects.ts';
 import {
@@ -29,13 +28,8 @@ import {
   leaveRegistry,
   type RegistryState,
 } from '../../shared/allocation/registry.ts';
-import {
-  type Metal3Data,
-  type Metal3DataClaim,
-  type Metal3DataTemplate,
-  parseMetal3DataClaim,
-  R,
-} from '../../shared/api/index.ts';
+import { type TemplateView, V } from '../../shared/allocation/views.ts';
+import { type Metal3Data, type Metal3DataClaim, R } from '../../shared/api/index.ts';
 import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
@@ -46,32 +40,25 @@ import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { releaseDataClaim, releaseOrphanData } from '../../shared/release/data.ts';
-import { indexPlanTuning, planIndex } from './plan-index.ts';
+import { type IndexedData, indexPlanTuning, planIndex } from './plan-index.ts';
 import { ensureTemplateMeta, waitsForIndex } from './template.ts';
 
 /** Creates tried per reconcile before giving up (the queue retries later). */
 export const MAX_CREATE_ATTEMPTS = 25;
 
-const asKube = (o: unknown) => o as KubeObject;
-
 /** Counters a benchmark can read (per process). */
 export const allocationCounters = { created: 0, alreadyExists: 0, duplicateCreate: 0, reused: 0 };
 
+/** A Metal3DataClaim, parsed by the opening (shared/reconcile/object.ts). */
 export async function reconcileDataClaim(
   ctx: ReconcileContext,
-  namespace: string,
-  name: string,
+  raw: Metal3DataClaim,
 ): Promise<ReconcileResult> {
   const { client } = ctx;
-  const raw = await client.get(R.Metal3DataClaim, namespace, name);
-  if (!raw) return done('claim gone');
-  if (isDeleting(raw)) return releaseDataClaim(ctx, namespace, name);
-  let claim: Metal3DataClaim;
-  try {
-    claim = parseMetal3DataClaim(raw);
-  } catch (e) {
-    return recordClaimError(ctx, raw, e as Error);
-  }
+  const namespace = raw.metadata.namespace!;
+  const name = raw.metadata.name!;
+  if (isDeleting(raw)) return releaseDataClaim(ctx, namespace, name, raw);
+  const claim = raw;
   const templateNs = claim.spec.template.namespace || namespace;
   if (templateNs !== namespace) {
     return recordClaimError(
@@ -80,7 +67,10 @@ export async function reconcileDataClaim(
       new TerminalError('InvalidConfiguration', `spec.template.namespace must be empty or ${namespace}`),
     );
   }
-  const templateRaw = await client.get(R.Metal3DataTemplate, namespace, claim.spec.template.name);
+  // Only the name and templateReference matter here (a view, shared/allocation/views.ts): a
+  // template the renderer rejects still gets its indexes allocated (its Metal3Data carry the
+  // rendering error).
+  const templateRaw = await client.get(V.Metal3DataTemplate, namespace, claim.spec.template.name);
   if (!templateRaw) {
     // Woken by the template's creation event; the requeue is only a safety net.
     return requeueAfter(
@@ -88,9 +78,7 @@ export async function reconcileDataClaim(
       `Metal3DataTemplate ${claim.spec.template.name} not found`,
     );
   }
-  // Only the name and templateReference matter here: a template the renderer rejects still
-  // gets its indexes allocated (its Metal3Data carry the rendering error).
-  const template = templateRaw as unknown as Metal3DataTemplate;
+  const template = templateRaw;
 
   // The finalizer first: a claim deleted from now on releases whatever we create below.
   let claimObj = raw;
@@ -108,7 +96,7 @@ export async function reconcileDataClaim(
     );
     if (r.outcome === 'gone') return done('claim gone');
     claimObj = r.object;
-    if (isDeleting(claimObj)) return releaseDataClaim(ctx, namespace, name);
+    if (isDeleting(claimObj)) return releaseDataClaim(ctx, namespace, name, claimObj);
   }
 
   // The template's finalizer (and cluster label and owner) before anything is created from it: a
@@ -125,10 +113,10 @@ export async function reconcileDataClaim(
     );
   }
 
-  let data: Metal3Data | undefined;
-  const registry: RegistryState = { kind: R.Metal3DataTemplate, owner: templateNow, joined: false };
+  let data: IndexedData | undefined;
+  const registry: RegistryState = { kind: V.Metal3DataTemplate, owner: templateNow, joined: false };
   try {
-    data = await allocate(ctx, template, claim, registry, asKube(claimObj));
+    data = await allocate(ctx, template, claim, registry, claimObj);
   } catch (e) {
     if (e instanceof TerminalError) {
       await leaveRegistry(client, registry, name);
@@ -144,7 +132,8 @@ export async function reconcileDataClaim(
   const after = await client.get(R.Metal3DataClaim, namespace, name);
   if (!after || after.metadata.uid !== raw.metadata.uid || isDeleting(after)) {
     await leaveRegistry(client, registry, name);
-    if (after && after.metadata.uid === raw.metadata.uid) return releaseDataClaim(ctx, namespace, name);
+    if (after && after.metadata.uid === raw.metadata.uid)
+      return releaseDataClaim(ctx, namespace, name, after);
     await releaseOrphanData(ctx, data);
     return done('claim deleted during allocation; its Metal3Data was released');
   }
@@ -154,26 +143,26 @@ export async function reconcileDataClaim(
 }
 
 /** Does the claim `name` still wait for an index of `template` (for the registry's stale check)? */
-async function claimWaits(client: KubeClient, template: KubeObject, name: string): Promise<boolean> {
-  const c = await client.get(R.Metal3DataClaim, template.metadata.namespace!, name);
+async function claimWaits(client: KubeClient, template: TemplateView, name: string): Promise<boolean> {
+  const c = await client.get(V.Metal3DataClaim, template.metadata.namespace!, name);
   return c !== undefined && waitsForIndex(c, template.metadata.namespace!, template.metadata.name!);
 }
 
 /** Finds or creates the Metal3Data of the claim; undefined when it must wait. */
 async function allocate(
   ctx: ReconcileContext,
-  template: Metal3DataTemplate,
+  template: TemplateView,
   claim: Metal3DataClaim,
   registry: RegistryState,
-  claimRaw: KubeObject,
-): Promise<Metal3Data | undefined> {
+  claimRaw: Metal3DataClaim,
+): Promise<IndexedData | undefined> {
   const { client } = ctx;
   const ns = claim.metadata.namespace!;
   const claimName = claim.metadata.name!;
   const templateRaw = registry.owner;
   const tried = new Set<number>();
   // Narrow reads only when the template shares its index space with no other template (ADR 009).
-  const narrowAllowed = !template.spec.templateReference;
+  const narrowAllowed = !template.spec?.templateReference;
   // In a burst: the claims that joined the template's registry before this one (ADR 012).
   let ahead: string[] | undefined;
   // Delivered in its template's FIFO group (the queued runtimes): no other claim of the template
@@ -185,7 +174,7 @@ async function allocate(
     // The template as read at the start of this reconcile, then (narrow reads take the given
     // indexes from its status.indexes) fresh after each AlreadyExists.
     if (attempt > 0 && narrowAllowed) {
-      const fresh = await client.get(R.Metal3DataTemplate, ns, template.metadata.name!);
+      const fresh = await client.get(V.Metal3DataTemplate, ns, template.metadata.name!);
       if (!fresh) throw new TransientError(`Metal3DataTemplate ${ns}/${template.metadata.name} not found`);
       registry.owner = fresh;
     }
@@ -202,8 +191,8 @@ async function allocate(
       planIndex({
         template,
         claim,
-        datas: (reads.narrow ? [...reads.own, ...reads.unrendered] : reads.datas) as unknown as Metal3Data[],
-        claims: (reads.narrow ? reads.pending : reads.claims) as unknown as Metal3DataClaim[],
+        datas: reads.narrow ? [...reads.own, ...reads.unrendered] : reads.datas,
+        claims: reads.narrow ? reads.pending : reads.claims,
         ...(reads.narrow ? { mapped: statusIndexes(registry.owner) } : {}),
         ...(ahead ? { ahead } : {}),
         tried,
@@ -239,7 +228,7 @@ async function allocate(
       const created = await client.create(R.Metal3Data, body);
       allocationCounters.created++;
       ctx.log.debug('Metal3Data created', { name: body.metadata.name, index: plan.index, rank: plan.rank });
-      return created as unknown as Metal3Data;
+      return created;
     } catch (e) {
       if (e instanceof InvalidError) {
         // Rejected (validation/admission): retrying the same object cannot help.
@@ -251,11 +240,8 @@ async function allocate(
       if (!isAlreadyExists(e)) throw e;
       // Someone took the index: re-list at once and take the next free one (no sleep).
       allocationCounters.alreadyExists++;
-      const existing = await client.get(R.Metal3Data, ns, body.metadata.name!);
-      if (
-        existing &&
-        (existing.spec as Metal3Data['spec'] | undefined)?.claim?.name === claim.metadata.name
-      ) {
+      const existing = await client.get(V.Metal3Data, ns, body.metadata.name!);
+      if (existing && existing.spec?.claim?.name === claim.metadata.name) {
         allocationCounters.duplicateCreate++;
       }
       tried.add(plan.index);
@@ -266,23 +252,22 @@ async function allocate(
   );
 }
 
-const statusIndexes = (t: KubeObject): Record<string, string> =>
-  ((t.status ?? {}) as { indexes?: Record<string, string> }).indexes ?? {};
+const statusIndexes = (t: TemplateView): Record<string, string> => t.status?.indexes ?? {};
 
 /** The Metal3Data for `claim` at `index` (seed 001: template as controller owner, plus the claim). */
 export function newData(
-  template: Metal3DataTemplate,
-  templateRaw: KubeObject,
-  claimRaw: KubeObject,
+  template: TemplateView,
+  templateRaw: TemplateView,
+  claimRaw: Metal3DataClaim,
   index: number,
-): KubeObject {
+): Metal3Data {
   const ns = template.metadata.namespace!;
-  const spec: Record<string, unknown> = {
+  const spec: Metal3Data['spec'] = {
     index,
-    template: { name: template.metadata.name, namespace: ns },
-    claim: { name: claimRaw.metadata.name, namespace: claimRaw.metadata.namespace },
+    template: { name: template.metadata.name!, namespace: ns },
+    claim: { name: claimRaw.metadata.name!, namespace: claimRaw.metadata.namespace },
   };
-  if (template.spec.templateReference) spec.templateReference = template.spec.templateReference;
+  if (template.spec?.templateReference) spec.templateReference = template.spec.templateReference;
   return {
     metadata: {
       name: dataName(template.metadata.name!, index),
@@ -308,15 +293,15 @@ export function newData(
 async function recordAllocation(
   ctx: ReconcileContext,
   registry: RegistryState,
-  claimRaw: KubeObject,
-  data: Metal3Data,
+  claimRaw: Metal3DataClaim,
+  data: IndexedData,
 ) {
   const { client } = ctx;
   const templateRaw = registry.owner;
   const ns = claimRaw.metadata.namespace!;
   const claimName = claimRaw.metadata.name!;
-  const dataRef = { name: data.metadata.name, namespace: data.metadata.namespace };
-  const status = (templateRaw.status ?? {}) as Metal3DataTemplate['status'] & object;
+  const dataRef = { name: data.metadata.name!, namespace: data.metadata.namespace };
+  const status = templateRaw.status ?? {};
   const key = String(data.spec.index);
   const leaving = inRegistry(registry, claimName);
   if (
@@ -350,9 +335,8 @@ async function recordAllocation(
     ns,
     claimName,
     (o) => {
-      const status = statusOf(o);
-      status.renderedData = dataRef;
-      delete status.errorMessage;
+      const { errorMessage: _cleared, ...rest } = o.status ?? {};
+      o.status = { ...rest, renderedData: dataRef };
     },
     // The copy read just after the allocation (fresh): a duplicate delivery that wrote the same
     // status meanwhile costs a 409 and a re-read, then nothing is written.
@@ -368,3 +352,11 @@ const recordClaimError = (
   failureReason = 'InvalidConfiguration',
 ): Promise<ReconcileResult> =>
   recordError(ctx, R.Metal3DataClaim, raw, err.message, 'AllocationFailed', failureReason);
+
+/** The opening's recorder: a schema failure (the claim's or a related object's), once. */
+export const recordDataClaimFailure = (
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  err: TerminalError,
+): Promise<ReconcileResult> =>
+  recordError(ctx, R.Metal3DataClaim, raw, err.message, 'AllocationFailed', err.reason, { once: true });

@@ -3,31 +3,62 @@
  * Metal3DataClaim, the lowest free address of an IPPool for an IPClaim, the template's derived
  * status and cluster label, and the deletion protection of templates and pools (their finalizers,
  * template.ts and pool.ts). Deleting claims are released here too (release.ts), so a message that
- * arrives after the deletion started never allocates.
+ * arrives after the deletion started never allocates. Each kind is parsed by the shared opening:
+ * the claims through their own schemas, templates and pools through the views their allocations
+ * read (shared/allocation/views.ts: a template the renderer rejects still has its indexes kept).
  */
 import { serializeByKey } from '../../shared/allocation/keyed.ts';
+import { V } from '../../shared/allocation/views.ts';
+import { R } from '../../shared/api/resources.ts';
 import type { ReconcileFn } from '../../shared/reconcile/context.ts';
-import { done } from '../../shared/reconcile/result.ts';
-import { reconcileDataClaim } from './claim.ts';
-import { reconcileIPClaim } from './ipclaim.ts';
+import { recordEventOnly } from '../../shared/reconcile/failure.ts';
+import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
+import { reconcileDataClaim, recordDataClaimFailure } from './claim.ts';
+import { reconcileIPClaim, recordIPClaimFailure } from './ipclaim.ts';
 import { reconcilePool } from './pool.ts';
 import { reconcileTemplate } from './template.ts';
 
-export const reconcile: ReconcileFn = async (ctx, msg) => {
-  const ns = msg.namespace ?? 'default';
-  const key = `${msg.kind}/${ns}/${msg.name}`;
-  switch (msg.kind) {
-    case 'Metal3DataClaim':
-      return serializeByKey(key, () => reconcileDataClaim(ctx, ns, msg.name));
-    case 'IPClaim':
-      return serializeByKey(key, () => reconcileIPClaim(ctx, ns, msg.name));
-    case 'Metal3DataTemplate':
-      return serializeByKey(key, () => reconcileTemplate(ctx, ns, msg.name));
-    case 'IPPool':
-      return serializeByKey(key, () => reconcilePool(ctx, ns, msg.name));
-    default:
-      return done(`allocateIndex: ignoring kind ${msg.kind}`);
-  }
-};
+/** One delivery of a key at a time in this process. */
+const serialized =
+  (fn: ReconcileFn): ReconcileFn =>
+  (ctx, msg) =>
+    serializeByKey(`${msg.kind}/${msg.namespace ?? 'default'}/${msg.name}`, () => fn(ctx, msg));
+
+export const reconcileDataClaimMessage = reconcileObject({
+  resource: R.Metal3DataClaim,
+  gone: 'claim gone',
+  reconcile: reconcileDataClaim,
+  recordFailure: recordDataClaimFailure,
+});
+export const reconcileIPClaimMessage = reconcileObject({
+  resource: R.IPClaim,
+  gone: 'claim gone',
+  reconcile: reconcileIPClaim,
+  recordFailure: recordIPClaimFailure,
+});
+
+export const reconcile = reconcileKinds(
+  {
+    Metal3DataClaim: serialized(reconcileDataClaimMessage),
+    IPClaim: serialized(reconcileIPClaimMessage),
+    Metal3DataTemplate: serialized(
+      reconcileObject({
+        resource: V.Metal3DataTemplate,
+        gone: 'template gone',
+        reconcile: reconcileTemplate,
+        recordFailure: recordEventOnly,
+      }),
+    ),
+    IPPool: serialized(
+      reconcileObject({
+        resource: V.IPPool,
+        gone: 'pool gone',
+        reconcile: reconcilePool,
+        recordFailure: recordEventOnly,
+      }),
+    ),
+  },
+  (kind) => `allocateIndex: ignoring kind ${kind}`,
+);
 
 export { reconcileRelease } from '../../shared/release/data.ts';

@@ -17,7 +17,6 @@ import {
   isDeleting,
   keyOf,
   ownerRef,
-  statusOf,
   timestamp,
 } from '../../shared/allocation/objects.ts';
 import {
@@ -29,7 +28,8 @@ import {
   type RegistryState,
 } from '../../shared/allocation/registry.ts';
 import { isAddressOfClaim } from '../../shared/allocation/serves.ts';
-import { type IPAddress, type IPClaim, type IPPool, parseIPPool, R } from '../../shared/api/index.ts';
+import { type PoolView, V } from '../../shared/allocation/views.ts';
+import { type IPAddress, type IPClaim, type IPPool, R } from '../../shared/api/index.ts';
 import { FINALIZER } from '../../shared/api/wellknown.ts';
 import { type AllocatedAddress, ipAddressName } from '../../shared/ipam/allocate.ts';
 import { IpamError } from '../../shared/ipam/errors.ts';
@@ -42,23 +42,26 @@ import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { releaseIPClaim } from '../../shared/release/data.ts';
-import { type AddressPlan, planAddress, poolAddresses, spreadsByRank } from './plan-address.ts';
+import {
+  type AddressPlan,
+  type HeldAddress,
+  planAddress,
+  poolAddresses,
+  spreadsByRank,
+} from './plan-address.ts';
 import { ensurePoolFinalizer, isClaimOfPool, poolIndexes, syncPoolIndexes } from './pool.ts';
 
 export const MAX_ADDRESS_ATTEMPTS = 40;
 
 export const addressCounters = { created: 0, alreadyExists: 0, reused: 0 };
 
-export async function reconcileIPClaim(
-  ctx: ReconcileContext,
-  namespace: string,
-  name: string,
-): Promise<ReconcileResult> {
+/** An IPClaim, parsed by the opening (shared/reconcile/object.ts). */
+export async function reconcileIPClaim(ctx: ReconcileContext, raw: IPClaim): Promise<ReconcileResult> {
   const { client } = ctx;
-  const raw = await client.get(R.IPClaim, namespace, name);
-  if (!raw) return done('claim gone');
-  if (isDeleting(raw)) return releaseIPClaim(ctx, namespace, name);
-  const claim = raw as unknown as IPClaim;
+  const namespace = raw.metadata.namespace!;
+  const name = raw.metadata.name!;
+  if (isDeleting(raw)) return releaseIPClaim(ctx, namespace, name, raw);
+  const claim = raw;
   // Sticky errors (ip-address-manager): no retry until the message is cleared or the claim recreated.
   if (claim.status?.errorMessage) return done('claim has an allocation error');
   const poolName = claim.spec?.pool?.name;
@@ -68,20 +71,15 @@ export async function reconcileIPClaim(
       raw,
       new TerminalError('InvalidConfiguration', 'spec.pool.name must be set'),
     );
-  const poolRaw = await client.get(R.IPPool, namespace, poolName);
-  if (!poolRaw) {
+  // A pool that fails its schema is reported on this claim (the opening records it).
+  const pool = await client.get(R.IPPool, namespace, poolName);
+  if (!pool) {
     // The Metal3Data that made this claim reports the missing pool; the pool's creation (or the
     // safety net) brings us back.
     return requeueAfter(ctx.config.safetyRequeueSeconds, `IPPool ${namespace}/${poolName} not found`);
   }
-  let pool: IPPool;
-  try {
-    pool = parseIPPool(poolRaw);
-  } catch (e) {
-    return recordClaimError(ctx, raw, e as Error);
-  }
 
-  let claimObj: KubeObject = raw;
+  let claimObj = raw;
   if (!(raw.metadata.finalizers ?? []).includes(FINALIZER.ipClaim)) {
     const r = await optimisticUpdate(
       client,
@@ -96,16 +94,16 @@ export async function reconcileIPClaim(
     );
     if (r.outcome === 'gone') return done('claim gone');
     claimObj = r.object;
-    if (isDeleting(claimObj)) return releaseIPClaim(ctx, namespace, name);
+    if (isDeleting(claimObj)) return releaseIPClaim(ctx, namespace, name, claimObj);
   }
 
   // The pool's finalizer before any address is created from it (no write when it is there).
-  const poolNow = await ensurePoolFinalizer(ctx, poolRaw);
+  const poolNow = await ensurePoolFinalizer(ctx, pool);
   if (!poolNow)
     return requeueAfter(ctx.config.safetyRequeueSeconds, `IPPool ${namespace}/${poolName} not found`);
 
-  const registry: RegistryState = { kind: R.IPPool, owner: poolNow, joined: false };
-  let address: IPAddress;
+  const registry: RegistryState = { kind: V.IPPool, owner: poolNow, joined: false };
+  let address: HeldAddress;
   try {
     address = await allocate(ctx, pool, registry, claimObj);
   } catch (e) {
@@ -122,8 +120,8 @@ export async function reconcileIPClaim(
 
 /** Does the IPClaim `name` still wait for an address of `pool` (for the registry's stale check)? */
 async function ipClaimWaits(client: KubeClient, pool: KubeObject, name: string): Promise<boolean> {
-  const c = await client.get(R.IPClaim, pool.metadata.namespace!, name);
-  const status = c?.status as IPClaim['status'] | undefined;
+  const c = await client.get(V.IPClaim, pool.metadata.namespace!, name);
+  const status = c?.status;
   return Boolean(
     c &&
       !isDeleting(c) &&
@@ -143,11 +141,11 @@ async function allocate(
   ctx: ReconcileContext,
   pool: IPPool,
   registry: RegistryState,
-  claimRaw: KubeObject,
-): Promise<IPAddress> {
+  claimRaw: IPClaim,
+): Promise<HeldAddress> {
   const { client } = ctx;
   const ns = pool.metadata.namespace!;
-  const claim = claimRaw as unknown as IPClaim;
+  const claim = claimRaw;
   const claimName = claim.metadata.name!;
   const tried: string[] = [];
   // In a burst: the claims that joined the pool's registry before this one (ADR 012).
@@ -162,7 +160,7 @@ async function allocate(
   let narrowConflicts = 0;
   let synced = false;
   for (let attempt = 0; attempt < MAX_ADDRESS_ATTEMPTS; attempt++) {
-    if (attempt > 0 && narrow) poolNow = (await client.get(R.IPPool, ns, pool.metadata.name!)) ?? poolNow;
+    if (attempt > 0 && narrow) poolNow = (await client.get(V.IPPool, ns, pool.metadata.name!)) ?? poolNow;
     registry.owner = poolNow;
     if (serialized) ahead = Object.keys(allocatingOf(poolNow)).filter((n) => n !== claimName);
     const reads = await addressReads(
@@ -173,7 +171,7 @@ async function allocate(
       narrow,
       serialized || (burstUnderWay(registry) && spreadsByRank(pool, claim)),
     );
-    const addresses = (reads.narrow ? reads.own : reads.addresses) as unknown as IPAddress[];
+    const addresses = reads.narrow ? reads.own : reads.addresses;
     if (isDeleting(poolNow)) {
       // The address the claim already holds stays; a new one would only prolong the deletion (the
       // pool waits for every IPAddress of it), so none is planned (not even to report exhaustion).
@@ -210,7 +208,7 @@ async function allocate(
         pool,
         claim,
         addresses,
-        claims: (reads.narrow ? reads.pending : reads.claims) as unknown as IPClaim[],
+        claims: reads.narrow ? reads.pending : reads.claims,
         tried,
         ...(reads.narrow ? { mapped: poolIndexes(poolNow) } : {}),
         ...(ahead ? { ahead } : {}),
@@ -232,7 +230,7 @@ async function allocate(
     try {
       const created = await client.create(R.IPAddress, body);
       addressCounters.created++;
-      return created as unknown as IPAddress;
+      return created;
     } catch (e) {
       if (e instanceof InvalidError) {
         throw new TerminalError('CreateFailed', `Failed to create associated IPAddress object: ${e.message}`);
@@ -249,17 +247,17 @@ async function allocate(
 /** IPAddress `<namePrefix>-<ip>`: owners [pool, claim] (neither controller), the claim's labels. */
 export function newAddress(
   pool: IPPool,
-  poolRaw: KubeObject,
+  poolRaw: PoolView,
   claimRaw: KubeObject,
   a: AllocatedAddress,
-): KubeObject {
+): IPAddress {
   const ns = pool.metadata.namespace!;
-  const spec: Record<string, unknown> = {
+  const spec: IPAddress['spec'] = {
     address: a.address,
     prefix: a.prefix,
     dnsServers: a.dnsServers,
-    pool: { name: pool.metadata.name, namespace: ns },
-    claim: { name: claimRaw.metadata.name, namespace: ns },
+    pool: { name: pool.metadata.name!, namespace: ns },
+    claim: { name: claimRaw.metadata.name!, namespace: ns },
   };
   if (a.gateway !== undefined) spec.gateway = a.gateway;
   return {
@@ -282,7 +280,7 @@ async function recordAllocation(
   ctx: ReconcileContext,
   registry: RegistryState,
   claimRaw: KubeObject,
-  address: IPAddress,
+  address: HeldAddress,
 ) {
   const { client } = ctx;
   const poolRaw = registry.owner;
@@ -313,14 +311,21 @@ async function recordAllocation(
     ns,
     claimName,
     (o) => {
-      const status = statusOf(o);
-      status.address = { name: address.metadata.name, namespace: ns };
+      o.status = { ...o.status, address: { name: address.metadata.name!, namespace: ns } };
     },
     // A fresh read, not our copy: a duplicate delivery may have written the same status meanwhile
     // (then nothing is written) and a stale copy would only buy a 409.
     { expectedUid: claimRaw.metadata.uid, status: true },
   );
 }
+
+/** The opening's recorder: a schema failure (the claim's or its pool's), once. */
+export const recordIPClaimFailure = (
+  ctx: ReconcileContext,
+  raw: KubeObject,
+  err: TerminalError,
+): Promise<ReconcileResult> =>
+  recordError(ctx, R.IPClaim, raw, err.message, 'IPAllocationFailed', err.reason, { once: true });
 
 const recordClaimError = (ctx: ReconcileContext, raw: KubeObject, err: Error): Promise<ReconcileResult> =>
   recordError(

@@ -9,7 +9,8 @@
 import { rankAmong } from '../../shared/allocation/index-allocation.ts';
 import { isDeleting } from '../../shared/allocation/objects.ts';
 import { isAddressOfClaim } from '../../shared/allocation/serves.ts';
-import type { IPAddress, IPClaim, IPPool } from '../../shared/api/index.ts';
+import type { IPAddressView, IPClaimView } from '../../shared/allocation/views.ts';
+import type { IPPool } from '../../shared/api/index.ts';
 import { REQUESTED_IP_ANNOTATION } from '../../shared/api/wellknown.ts';
 import { type AllocatedAddress, allocateAddress, UsedAddresses } from '../../shared/ipam/allocate.ts';
 import { IpamError } from '../../shared/ipam/errors.ts';
@@ -21,29 +22,39 @@ import type { KubeObject } from '../../shared/kube/types.ts';
  */
 export const MAX_RANK = 4096;
 
-export type AddressPlan =
-  | { kind: 'reuse'; address: IPAddress }
+/** An IPAddress that holds an address (as listed: its other fields may be missing). */
+export type HeldAddress<A extends IPAddressView = IPAddressView> = A & {
+  spec: NonNullable<IPAddressView['spec']> & { address: string };
+};
+const holdsAddress = <A extends IPAddressView>(a: A): a is HeldAddress<A> =>
+  typeof a.spec?.address === 'string';
+
+export type AddressPlan<A extends IPAddressView = IPAddressView> =
+  | { kind: 'reuse'; address: HeldAddress<A> }
   | { kind: 'create'; allocated: AllocatedAddress };
 
-const meta = (o: { metadata: unknown }) => o as unknown as KubeObject;
-
-/** Addresses of the pool (by spec.pool.name in the pool's namespace). */
-export function poolAddresses(pool: IPPool, addresses: readonly IPAddress[]): IPAddress[] {
-  return addresses.filter(
-    (a) => a.metadata.namespace === pool.metadata.namespace && a.spec?.pool?.name === pool.metadata.name,
-  );
+/** Addresses of the pool (by spec.pool.name in the pool's namespace) that hold an address. */
+export function poolAddresses<A extends IPAddressView>(
+  pool: KubeObject,
+  addresses: readonly A[],
+): HeldAddress<A>[] {
+  return addresses
+    .filter((a): a is HeldAddress<A> => holdsAddress(a))
+    .filter(
+      (a) => a.metadata.namespace === pool.metadata.namespace && a.spec.pool?.name === pool.metadata.name,
+    );
 }
 
-const requestedIp = (c: IPClaim): string | undefined =>
+const requestedIp = (c: KubeObject): string | undefined =>
   c.metadata.annotations?.[REQUESTED_IP_ANNOTATION] || undefined;
 
-export interface AddressPlanInput {
+export interface AddressPlanInput<A extends IPAddressView = IPAddressView> {
   pool: IPPool;
-  claim: IPClaim;
+  claim: KubeObject;
   /** Every IPAddress of the namespace, or (narrow reads, ADR 010) the claim's own candidates. */
-  addresses: readonly IPAddress[];
+  addresses: readonly A[];
   /** Every IPClaim of the namespace, or (narrow reads) the pool's claims still waiting. */
-  claims: readonly IPClaim[];
+  claims: readonly IPClaimView[];
   /**
    * The pool's `status.indexes` (claim name -> address): the addresses given and the claims they
    * serve, for narrow reads that do not list every IPAddress. It may lag an IPAddress by a moment
@@ -61,7 +72,7 @@ export interface AddressPlanInput {
 }
 
 /** Throws IpamError with the upstream message (exhaustion, bad requested address, ...). */
-export function planAddress(input: AddressPlanInput): AddressPlan {
+export function planAddress<A extends IPAddressView>(input: AddressPlanInput<A>): AddressPlan<A> {
   const { pool, claim } = input;
   const mine = poolAddresses(pool, input.addresses).filter((a) => isAddressOfClaim(a, claim));
   if (mine.length > 0) return { kind: 'reuse', address: mine[0]! };
@@ -108,7 +119,7 @@ export function planAddress(input: AddressPlanInput): AddressPlan {
  * Does `claim` take the free address of its rank? Not a claim with a requested or pre-allocated
  * address, nor any claim of a pool that allocates at random.
  */
-export function spreadsByRank(pool: IPPool, claim: IPClaim): boolean {
+export function spreadsByRank(pool: IPPool, claim: KubeObject): boolean {
   const pre = pool.spec.preAllocations ?? {};
   return (
     requestedIp(claim) === undefined &&
@@ -120,8 +131,8 @@ export function spreadsByRank(pool: IPPool, claim: IPClaim): boolean {
 /** The pool's plain claims still waiting (and `claim` itself, last when it is not among them). */
 function pendingPlainClaims(
   pool: IPPool,
-  claim: IPClaim,
-  claims: readonly IPClaim[],
+  claim: KubeObject,
+  claims: readonly IPClaimView[],
   served: ReadonlySet<string>,
 ): string[] {
   const pending = claims
@@ -129,7 +140,7 @@ function pendingPlainClaims(
       (c) =>
         c.metadata.namespace === pool.metadata.namespace &&
         c.spec?.pool?.name === pool.metadata.name &&
-        !isDeleting(meta(c)) &&
+        !isDeleting(c) &&
         !c.status?.address &&
         !c.status?.errorMessage &&
         spreadsByRank(pool, c) &&

@@ -9,8 +9,12 @@ import { nthFreeIndex, rankAmong } from '../../shared/allocation/index-allocatio
 import { isDeleting } from '../../shared/allocation/objects.ts';
 import { isDataOfClaim } from '../../shared/allocation/serves.ts';
 import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
-import type { Metal3Data, Metal3DataClaim, Metal3DataTemplate } from '../../shared/api/index.ts';
+import type { DataClaimView, Metal3DataView, TemplateView } from '../../shared/allocation/views.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+
+/** A Metal3Data that holds an index (as listed: its other fields may be missing). */
+export type IndexedData = Metal3DataView & { spec: NonNullable<Metal3DataView['spec']> & { index: number } };
+export const hasIndex = (d: Metal3DataView): d is IndexedData => Number.isInteger(d.spec?.index);
 
 /**
  * Spread concurrent claims by rank (the default). Off, every claim takes the plain lowest free
@@ -19,11 +23,9 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 export const indexPlanTuning = { spreadByRank: true };
 
 export type IndexPlan =
-  | { kind: 'reuse'; data: Metal3Data }
+  | { kind: 'reuse'; data: IndexedData }
   | { kind: 'wait'; reason: string }
   | { kind: 'create'; index: number; rank: number };
-
-const meta = (o: { metadata: unknown }) => o as unknown as KubeObject;
 
 /**
  * Claims of this template that still wait for an index (the current one always counts): not
@@ -31,10 +33,10 @@ const meta = (o: { metadata: unknown }) => o as unknown as KubeObject;
  * template's `status.indexes` (`mapped`).
  */
 export function pendingClaims(
-  template: Metal3DataTemplate,
-  claim: Metal3DataClaim,
-  claims: readonly Metal3DataClaim[],
-  linked: readonly Metal3Data[],
+  template: TemplateView,
+  claim: KubeObject,
+  claims: readonly DataClaimView[],
+  linked: readonly Metal3DataView[],
   mapped: Readonly<Record<string, string>> = {},
 ): string[] {
   const served = servedClaims(linked, mapped);
@@ -44,8 +46,8 @@ export function pendingClaims(
       (c) =>
         c.metadata.namespace === ns &&
         c.spec?.template?.name === template.metadata.name &&
-        (c.spec.template.namespace || c.metadata.namespace) === ns &&
-        !isDeleting(meta(c)) &&
+        (c.spec?.template?.namespace || c.metadata.namespace) === ns &&
+        !isDeleting(c) &&
         !c.status?.errorMessage &&
         !served.has(c.metadata.name ?? ''),
     )
@@ -55,15 +57,15 @@ export function pendingClaims(
 }
 
 export interface IndexPlanInput {
-  template: Metal3DataTemplate;
-  claim: Metal3DataClaim;
+  template: TemplateView;
+  claim: KubeObject;
   /**
    * Every Metal3Data of the namespace, or (narrow reads) the claim's own candidates; filtered
    * here by the three template links.
    */
-  datas: readonly Metal3Data[];
+  datas: readonly Metal3DataView[];
   /** Every Metal3DataClaim of the namespace, or (narrow reads) the template's waiting ones. */
-  claims: readonly Metal3DataClaim[];
+  claims: readonly DataClaimView[];
   /**
    * The template's `status.indexes` (index -> claim name): indexes given and the claims they
    * serve, for narrow reads that do not list every Metal3Data. It may lag the Metal3Data by a
@@ -82,7 +84,7 @@ export interface IndexPlanInput {
 /** How many of `names` are not served by a listed Metal3Data or an entry of `mapped`. */
 export function unservedCount(
   names: readonly string[],
-  linked: readonly Metal3Data[],
+  linked: readonly Metal3DataView[],
   mapped: Readonly<Record<string, string>>,
 ): number {
   const served = servedClaims(linked, mapped);
@@ -91,18 +93,18 @@ export function unservedCount(
 
 /** The claims a listed Metal3Data or an entry of the template's `status.indexes` serves. */
 const servedClaims = (
-  linked: readonly Metal3Data[],
+  linked: readonly Metal3DataView[],
   mapped: Readonly<Record<string, string>>,
-): Set<string | undefined> => new Set([...linked.map((d) => d.spec.claim?.name), ...Object.values(mapped)]);
+): Set<string | undefined> => new Set([...linked.map((d) => d.spec?.claim?.name), ...Object.values(mapped)]);
 
 export function planIndex(input: IndexPlanInput): IndexPlan {
   const { template, claim } = input;
   // Objects as listed, not parsed: a malformed neighbour must not stop allocation, but every
   // Metal3Data with an index holds it.
-  const linked = input.datas.filter((d) => Number.isInteger(d.spec?.index) && belongsToTemplate(template, d));
+  const linked = input.datas.filter(hasIndex).filter((d) => belongsToTemplate(template, d));
   const mine = linked.find((d) => isDataOfClaim(d, claim));
   if (mine) {
-    if (isDeleting(meta(mine))) {
+    if (isDeleting(mine)) {
       return { kind: 'wait', reason: `Metal3Data ${mine.metadata.name} of this claim is being deleted` };
     }
     return { kind: 'reuse', data: mine };

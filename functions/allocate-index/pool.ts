@@ -10,16 +10,9 @@
  * restored without its status, say).
  */
 
-import {
-  addFinalizer,
-  hasFinalizer,
-  isDeleting,
-  statusOf,
-  timestamp,
-} from '../../shared/allocation/objects.ts';
+import { addFinalizer, hasFinalizer, isDeleting, timestamp } from '../../shared/allocation/objects.ts';
 import { isAddressOfClaim } from '../../shared/allocation/serves.ts';
-import type { IPAddress, IPClaim, IPPool } from '../../shared/api/index.ts';
-import { R } from '../../shared/api/resources.ts';
+import { type IPAddressView, type IPClaimView, type PoolView, V } from '../../shared/allocation/views.ts';
 import { FINALIZER } from '../../shared/api/wellknown.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -29,12 +22,12 @@ import { dropFinalizerWhenUnheld, releaseOrphanAddress } from '../../shared/rele
 import { poolAddresses } from './plan-address.ts';
 
 /** Is `claim` an IPClaim of the pool `namespace/name` (claims are served from the pool's namespace)? */
-export function isClaimOfPool(claim: KubeObject, namespace: string, name: string): boolean {
-  const pool = (claim as unknown as IPClaim).spec?.pool;
+export function isClaimOfPool(claim: IPClaimView, namespace: string, name: string): boolean {
+  const pool = claim.spec?.pool;
   return (
     claim.metadata.namespace === namespace &&
     pool?.name === name &&
-    ((pool as { namespace?: string }).namespace || claim.metadata.namespace) === namespace
+    (pool.namespace || claim.metadata.namespace) === namespace
   );
 }
 
@@ -44,12 +37,12 @@ export function isClaimOfPool(claim: KubeObject, namespace: string, name: string
  */
 export async function ensurePoolFinalizer(
   ctx: ReconcileContext,
-  current: KubeObject,
-): Promise<KubeObject | undefined> {
+  current: PoolView,
+): Promise<PoolView | undefined> {
   if (isDeleting(current) || hasFinalizer(current, FINALIZER.ipPool)) return current;
   const r = await optimisticUpdate(
     ctx.client,
-    R.IPPool,
+    V.IPPool,
     current.metadata.namespace,
     current.metadata.name!,
     (o) => (!isDeleting(o) && addFinalizer(o, FINALIZER.ipPool) ? undefined : SKIP),
@@ -58,31 +51,28 @@ export async function ensurePoolFinalizer(
   return r.outcome === 'gone' ? undefined : r.object;
 }
 
-export async function reconcilePool(
-  ctx: ReconcileContext,
-  namespace: string,
-  name: string,
-): Promise<ReconcileResult> {
+/** An IPPool as allocateIndex reads it (a view: its status maps), parsed by the opening. */
+export async function reconcilePool(ctx: ReconcileContext, raw: PoolView): Promise<ReconcileResult> {
   const { client } = ctx;
-  const raw = await client.get(R.IPPool, namespace, name);
-  if (!raw) return done('pool gone');
+  const namespace = raw.metadata.namespace!;
+  const name = raw.metadata.name!;
   if (!isDeleting(raw)) {
     const now = await ensurePoolFinalizer(ctx, raw);
     if (now) {
-      const addresses = (await client.list(R.IPAddress, namespace)).items as unknown as IPAddress[];
+      const addresses = (await client.list(V.IPAddress, namespace)).items;
       await syncPoolIndexes(ctx, now, addresses);
     }
     return done();
   }
   if (!hasFinalizer(raw, FINALIZER.ipPool)) return done('pool deleting, not held by us');
 
-  const pool = raw as unknown as IPPool;
+  const pool = raw;
   const [addressList, claimList] = await Promise.all([
-    client.list(R.IPAddress, namespace),
-    client.list(R.IPClaim, namespace),
+    client.list(V.IPAddress, namespace),
+    client.list(V.IPClaim, namespace),
   ]);
-  const claims = claimList.items as unknown as IPClaim[];
-  let addresses = poolAddresses(pool, addressList.items as unknown as IPAddress[]);
+  const claims = claimList.items;
+  let addresses = poolAddresses(pool, addressList.items);
 
   // An address whose claim is gone would hold the pool for ever: release it as the claim's release
   // would have (the claim read once more first: the list may predate it).
@@ -90,9 +80,9 @@ export async function reconcilePool(
   for (const a of addresses) {
     if (claims.some((c) => isAddressOfClaim(a, c))) continue;
     const claimName = a.spec?.claim?.name;
-    const claim = claimName ? await client.get(R.IPClaim, namespace, claimName) : undefined;
-    if (claim && isAddressOfClaim(a, claim as unknown as IPClaim)) continue;
-    await releaseOrphanAddress(ctx, a as unknown as KubeObject);
+    const claim = claimName ? await client.get(V.IPClaim, namespace, claimName) : undefined;
+    if (claim && isAddressOfClaim(a, claim)) continue;
+    await releaseOrphanAddress(ctx, a);
     releasedOrphans++;
   }
   if (releasedOrphans > 0) {
@@ -100,19 +90,14 @@ export async function reconcilePool(
       pool: `${namespace}/${name}`,
       count: releasedOrphans,
     });
-    addresses = poolAddresses(
-      pool,
-      (await client.list(R.IPAddress, namespace)).items as unknown as IPAddress[],
-    );
+    addresses = poolAddresses(pool, (await client.list(V.IPAddress, namespace)).items);
   }
 
-  const live = (claimList.items as KubeObject[]).filter(
-    (c) => isClaimOfPool(c, namespace, name) && !isDeleting(c),
-  );
-  return dropFinalizerWhenUnheld(ctx, R.IPPool, raw, FINALIZER.ipPool, {
+  const live = claimList.items.filter((c) => isClaimOfPool(c, namespace, name) && !isDeleting(c));
+  return dropFinalizerWhenUnheld(ctx, V.IPPool, raw, FINALIZER.ipPool, {
     claims: live,
     claimsNoun: 'IPClaim(s)',
-    handedOut: addresses as unknown as KubeObject[],
+    handedOut: addresses,
     handedOutNoun: 'IPAddress(es)',
     releasedNote: 'no address or claim left: pool finalizer removed',
     logField: 'pool',
@@ -120,8 +105,7 @@ export async function reconcilePool(
 }
 
 /** The pool's `status.indexes` (claim name -> address). */
-export const poolIndexes = (pool: KubeObject): Record<string, string> =>
-  (pool.status as IPPool['status'])?.indexes ?? {};
+export const poolIndexes = (pool: PoolView): Record<string, string> => pool.status?.indexes ?? {};
 
 export interface IndexesDrift {
   /** Entries missing or naming another address: claim -> its address. */
@@ -132,14 +116,14 @@ export interface IndexesDrift {
 
 /** How `mapped` differs from the pool's IPAddresses (pure); undefined when it does not. */
 export function indexesDrift(
-  pool: IPPool,
+  pool: KubeObject,
   mapped: Readonly<Record<string, string>>,
-  addresses: readonly IPAddress[],
+  addresses: readonly IPAddressView[],
 ): IndexesDrift | undefined {
   const actual = new Map<string, string>();
   for (const a of poolAddresses(pool, addresses)) {
-    const claim = a.spec?.claim?.name;
-    if (claim && !isDeleting(a as unknown as KubeObject)) actual.set(claim, a.spec.address);
+    const claim = a.spec.claim?.name;
+    if (claim && !isDeleting(a)) actual.set(claim, a.spec.address);
   }
   const set: Record<string, string> = {};
   for (const [claim, ip] of actual) if (mapped[claim] !== ip) set[claim] = ip;
@@ -156,21 +140,19 @@ export function indexesDrift(
  */
 export async function syncPoolIndexes(
   ctx: ReconcileContext,
-  poolRaw: KubeObject,
-  addresses: readonly IPAddress[],
-): Promise<KubeObject | undefined> {
-  const pool = poolRaw as unknown as IPPool;
+  poolRaw: PoolView,
+  addresses: readonly IPAddressView[],
+): Promise<PoolView | undefined> {
   const mapped = poolIndexes(poolRaw);
-  const drift = indexesDrift(pool, mapped, addresses);
+  const drift = indexesDrift(poolRaw, mapped, addresses);
   if (!drift) return poolRaw;
   const r = await optimisticUpdate(
     ctx.client,
-    R.IPPool,
+    V.IPPool,
     poolRaw.metadata.namespace,
     poolRaw.metadata.name!,
     (o) => {
-      const status = statusOf(o);
-      const indexes = { ...((status.indexes as Record<string, string> | undefined) ?? {}) };
+      const indexes = { ...(o.status?.indexes ?? {}) };
       let changed = false;
       for (const [claim, ip] of Object.entries(drift.set)) {
         if (indexes[claim] === ip) continue;
@@ -183,8 +165,7 @@ export async function syncPoolIndexes(
         changed = true;
       }
       if (!changed) return SKIP;
-      status.indexes = indexes;
-      status.lastUpdated = timestamp(ctx.now());
+      o.status = { ...o.status, indexes, lastUpdated: timestamp(ctx.now()) };
     },
     { status: true, current: poolRaw, expectedUid: poolRaw.metadata.uid },
   );

@@ -26,14 +26,20 @@ import {
 import { oldEntries } from '../../shared/allocation/registry.ts';
 import { isDataOfClaim } from '../../shared/allocation/serves.ts';
 import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
-import type { Cluster, Metal3Data, Metal3DataClaim, Metal3DataTemplate } from '../../shared/api/index.ts';
-import { R } from '../../shared/api/resources.ts';
+import {
+  type DataClaimView,
+  type Metal3DataView,
+  type TemplateView,
+  V,
+} from '../../shared/allocation/views.ts';
+import { envelopeOf, K, R } from '../../shared/api/resources.ts';
 import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
 import { optimisticUpdate, SKIP, sameJson } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
 import { dropFinalizerWhenUnheld, releaseOrphanData } from '../../shared/release/data.ts';
+import { hasIndex } from './plan-index.ts';
 
 export interface TemplateMaps {
   indexes: Record<string, string>;
@@ -41,39 +47,37 @@ export interface TemplateMaps {
 }
 
 /** The status maps of `template` from the Metal3Data list (pure). */
-export function templateMaps(template: Metal3DataTemplate, datas: readonly Metal3Data[]): TemplateMaps {
+export function templateMaps(template: TemplateView, datas: readonly Metal3DataView[]): TemplateMaps {
   const indexes: Record<string, string> = {};
   const dataNames: Record<string, string> = {};
   const linked = datas
-    .filter((d) => Number.isInteger(d.spec?.index) && d.spec.claim?.name && belongsToTemplate(template, d))
+    .filter(hasIndex)
+    .filter((d) => d.spec.claim?.name && belongsToTemplate(template, d))
     .sort((a, b) => a.spec.index - b.spec.index);
   for (const d of linked) {
-    indexes[String(d.spec.index)] = d.spec.claim.name;
-    dataNames[d.spec.claim.name] = d.metadata.name ?? '';
+    const claim = d.spec.claim?.name ?? '';
+    indexes[String(d.spec.index)] = claim;
+    dataNames[claim] = d.metadata.name ?? '';
   }
   return { indexes, dataNames };
 }
 
-export async function reconcileTemplate(
-  ctx: ReconcileContext,
-  namespace: string,
-  name: string,
-): Promise<ReconcileResult> {
+/** A Metal3DataTemplate as allocateIndex reads it (a view: its links and status maps), parsed by the opening. */
+export async function reconcileTemplate(ctx: ReconcileContext, raw: TemplateView): Promise<ReconcileResult> {
   const { client } = ctx;
-  const raw = await client.get(R.Metal3DataTemplate, namespace, name);
-  if (!raw) return done('template gone');
-  const template = raw as unknown as Metal3DataTemplate;
+  const namespace = raw.metadata.namespace!;
+  const name = raw.metadata.name!;
   const [datas, claims] = await Promise.all([
-    client.list(R.Metal3Data, namespace),
-    client.list(R.Metal3DataClaim, namespace),
+    client.list(V.Metal3Data, namespace),
+    client.list(V.Metal3DataClaim, namespace),
   ]);
-  const maps = templateMaps(template, datas.items as unknown as Metal3Data[]);
+  const maps = templateMaps(raw, datas.items);
   const waiting = new Set(
     claims.items.filter((c) => waitsForIndex(c, namespace, name)).map((c) => c.metadata.name),
   );
   const written = await optimisticUpdate(
     client,
-    R.Metal3DataTemplate,
+    V.Metal3DataTemplate,
     namespace,
     name,
     (o) => {
@@ -89,7 +93,7 @@ export async function reconcileTemplate(
         return SKIP;
       status.indexes = maps.indexes;
       status.dataNames = maps.dataNames;
-      const allocating = status.allocating as Record<string, string> | undefined;
+      const allocating = o.status?.allocating;
       for (const n of stale) delete allocating?.[n];
       status.lastUpdated = timestamp(ctx.now());
     },
@@ -102,7 +106,7 @@ export async function reconcileTemplate(
 
   const clusterName =
     current.metadata.labels?.[CLUSTER_NAME_LABEL] ??
-    (claims.items as unknown as Metal3DataClaim[])
+    claims.items
       .filter((c) => c.spec?.template?.name === name)
       .map((c) => c.metadata.labels?.[CLUSTER_NAME_LABEL])
       .find((v) => v);
@@ -114,8 +118,8 @@ export async function reconcileTemplate(
  * Does `claim` still wait for an index of the template `namespace/name`: a live claim of it with
  * neither its index (status.renderedData) nor an error that stops its allocation?
  */
-export function waitsForIndex(claim: KubeObject, namespace: string, name: string): boolean {
-  const status = (claim as unknown as Metal3DataClaim).status;
+export function waitsForIndex(claim: DataClaimView, namespace: string, name: string): boolean {
+  const status = claim.status;
   return (
     isClaimOfTemplate(claim, namespace, name) &&
     !isDeleting(claim) &&
@@ -125,8 +129,8 @@ export function waitsForIndex(claim: KubeObject, namespace: string, name: string
 }
 
 /** Is `claim` a claim of the template `namespace/name` (spec.template, namespace defaulted)? */
-export function isClaimOfTemplate(claim: KubeObject, namespace: string, name: string): boolean {
-  const ref = (claim as unknown as Metal3DataClaim).spec?.template;
+export function isClaimOfTemplate(claim: DataClaimView, namespace: string, name: string): boolean {
+  const ref = claim.spec?.template;
   return (
     claim.metadata.namespace === namespace &&
     ref?.name === name &&
@@ -138,10 +142,10 @@ export function isClaimOfTemplate(claim: KubeObject, namespace: string, name: st
  * The Metal3Data that depend on this template object: created from it (spec.template names it) or
  * owned by it. Data linked only through a shared templateReference belong to another template.
  */
-export function isDataOfTemplateObject(template: KubeObject, data: KubeObject): boolean {
+export function isDataOfTemplateObject(template: KubeObject, data: Metal3DataView): boolean {
   if (data.metadata.namespace !== template.metadata.namespace) return false;
   if (isOwnedBy(data, template.metadata.uid)) return true;
-  const ref = (data as unknown as Metal3Data).spec?.template;
+  const ref = data.spec?.template;
   return (
     ref?.name === template.metadata.name &&
     (ref?.namespace || data.metadata.namespace) === template.metadata.namespace
@@ -155,9 +159,9 @@ export function isDataOfTemplateObject(template: KubeObject, data: KubeObject): 
  */
 async function releaseTemplate(
   ctx: ReconcileContext,
-  raw: KubeObject,
-  datas: KubeObject[],
-  claims: KubeObject[],
+  raw: TemplateView,
+  datas: Metal3DataView[],
+  claims: DataClaimView[],
 ): Promise<ReconcileResult> {
   const { client } = ctx;
   const ns = raw.metadata.namespace!;
@@ -166,15 +170,14 @@ async function releaseTemplate(
 
   let dependents = datas.filter((d) => isDataOfTemplateObject(raw, d));
   let releasedOrphans = 0;
-  for (const d of dependents) {
-    const data = d as unknown as Metal3Data;
-    if (claims.some((c) => isDataOfClaim(data, c as unknown as Metal3DataClaim))) continue;
+  for (const data of dependents) {
+    if (claims.some((c) => isDataOfClaim(data, c))) continue;
     // Not among the listed claims: read the claim itself before calling the data an orphan.
     const claimName = data.spec?.claim?.name;
     const claim = claimName
-      ? await client.get(R.Metal3DataClaim, data.spec.claim.namespace || ns, claimName)
+      ? await client.get(V.Metal3DataClaim, data.spec?.claim?.namespace || ns, claimName)
       : undefined;
-    if (claim && isDataOfClaim(data, claim as unknown as Metal3DataClaim)) continue;
+    if (claim && isDataOfClaim(data, claim)) continue;
     await releaseOrphanData(ctx, data);
     releasedOrphans++;
   }
@@ -183,11 +186,11 @@ async function releaseTemplate(
       template: `${ns}/${name}`,
       count: releasedOrphans,
     });
-    dependents = (await client.list(R.Metal3Data, ns)).items.filter((d) => isDataOfTemplateObject(raw, d));
+    dependents = (await client.list(V.Metal3Data, ns)).items.filter((d) => isDataOfTemplateObject(raw, d));
   }
 
   const live = claims.filter((c) => isClaimOfTemplate(c, ns, name) && !isDeleting(c));
-  return dropFinalizerWhenUnheld(ctx, R.Metal3DataTemplate, raw, FINALIZER.dataTemplate, {
+  return dropFinalizerWhenUnheld(ctx, V.Metal3DataTemplate, raw, FINALIZER.dataTemplate, {
     claims: live,
     claimsNoun: 'Metal3DataClaim(s)',
     handedOut: dependents,
@@ -212,12 +215,11 @@ async function metal3ClusterOf(
   clusterName: string,
 ): Promise<KubeObject | undefined> {
   const { client } = ctx;
-  const cluster = (await client.get(R.Cluster, namespace, clusterName)) as (Cluster & KubeObject) | undefined;
-  const infra = (
-    cluster?.spec as { infrastructureRef?: { kind?: string; name?: string; namespace?: string } } | undefined
-  )?.infrastructureRef;
+  const cluster = await client.get(R.Cluster, namespace, clusterName);
+  const infra = cluster?.spec?.infrastructureRef;
+  // Only its name and uid are used (an owner reference): read through its envelope.
   return infra?.kind === 'Metal3Cluster' && infra.name
-    ? await client.get(R.Metal3Cluster, infra.namespace || namespace, infra.name)
+    ? await client.get(METAL3CLUSTER_ENVELOPE, infra.namespace || namespace, infra.name)
     : undefined;
 }
 
@@ -229,19 +231,21 @@ async function metal3ClusterOf(
  * kind is there (the template reconcile); otherwise only when something is missing (the claim
  * path, before it creates a Metal3Data). Returns the template as it is now (undefined when gone).
  */
+const METAL3CLUSTER_ENVELOPE = envelopeOf(K.Metal3Cluster);
+
 export async function ensureTemplateMeta(
   ctx: ReconcileContext,
-  current: KubeObject,
+  current: TemplateView,
   clusterName: string | undefined,
   opts: { always?: boolean } = {},
-): Promise<KubeObject | undefined> {
+): Promise<TemplateView | undefined> {
   if (isDeleting(current)) return current;
   if (!opts.always && !templateMetaMissing(current, clusterName)) return current;
   const namespace = current.metadata.namespace!;
   const m3c = clusterName ? await metal3ClusterOf(ctx, namespace, clusterName) : undefined;
   const r = await optimisticUpdate(
     ctx.client,
-    R.Metal3DataTemplate,
+    V.Metal3DataTemplate,
     namespace,
     current.metadata.name!,
     (o) => {

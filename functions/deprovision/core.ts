@@ -1,25 +1,27 @@
 /**
  * deprovision: a deleting Metal3Machine is released here; deleting Metal3DataClaim, Metal3Data and
- * IPClaim objects go to the data path's release functions (shared/release/data.ts).
+ * IPClaim objects go to the data path's release functions (shared/release/data.ts). Every kind is
+ * read through its release view by the shared opening: a release never waits for a valid spec.
  */
-
+import { COND } from '../../shared/capi/conditions.ts';
+import { recordTerminal } from '../../shared/capi/status.ts';
 import type { ReconcileFn } from '../../shared/reconcile/context.ts';
-import { MalformedMessageError } from '../../shared/reconcile/errors.ts';
-import { done } from '../../shared/reconcile/result.ts';
+import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
 import { reconcileRelease } from '../../shared/release/data.ts';
 import { deprovisionMachine } from './machine.ts';
+import { MACHINE_FOR_RELEASE } from './views.ts';
 
-export const reconcile: ReconcileFn = async (ctx, msg) => {
-  switch (msg.kind) {
-    case 'Metal3Machine':
-      if (!msg.namespace)
-        throw new MalformedMessageError(`deprovision: Metal3Machine ${msg.name} needs a namespace`);
-      return deprovisionMachine(ctx, msg.namespace, msg.name);
-    case 'Metal3DataClaim':
-    case 'Metal3Data':
-    case 'IPClaim':
-      return reconcileRelease(ctx, msg);
-    default:
-      return done(`deprovision ignores kind ${msg.kind}`);
-  }
-};
+export const reconcile: ReconcileFn = reconcileKinds(
+  {
+    Metal3Machine: reconcileObject({
+      resource: MACHINE_FOR_RELEASE,
+      gone: 'Metal3Machine gone',
+      reconcile: deprovisionMachine,
+      recordFailure: (ctx, m3m, err) => recordTerminal(ctx, m3m, err, COND.AssociateBMH, { once: true }),
+    }),
+    Metal3DataClaim: reconcileRelease,
+    Metal3Data: reconcileRelease,
+    IPClaim: reconcileRelease,
+  },
+  (kind) => `deprovision ignores kind ${kind}`,
+);

@@ -6,7 +6,10 @@
  * (node-reuse label when the template asks), then drop the machine's finalizer.
  * A host consumed by another machine is never touched.
  */
-import { parseMetal3MachineTemplate } from '../../shared/api/metal3machinetemplate.ts';
+import { isDeleting } from '../../shared/allocation/objects.ts';
+import { V } from '../../shared/allocation/views.ts';
+import type { BareMetalHost } from '../../shared/api/baremetalhost.ts';
+import type { Metal3MachineTemplate } from '../../shared/api/metal3machinetemplate.ts';
 import { R } from '../../shared/api/resources.ts';
 import { FINALIZER, NODE_REUSE_LABEL, validHostRef } from '../../shared/api/wellknown.ts';
 import { COND, falseCondition, REASON } from '../../shared/capi/conditions.ts';
@@ -26,17 +29,21 @@ import { updateHeldHost } from '../../shared/hosts/held.ts';
 import { applyDeprovision, hostReleasable, releaseHost } from '../../shared/hosts/release.ts';
 import { releaseStrays } from '../../shared/hosts/strays.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import { InvalidObjectError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import { MACHINE_FOR_RELEASE, type MachineForRelease } from './views.ts';
 
+/**
+ * A Metal3Machine, read through the release view by the opening (shared/reconcile/object.ts): a
+ * deleting machine is released whatever its spec says.
+ */
 export async function deprovisionMachine(
   ctx: ReconcileContext,
-  ns: string,
-  name: string,
+  raw: MachineForRelease,
 ): Promise<ReconcileResult> {
-  const raw = await ctx.client.get(R.Metal3Machine, ns, name);
-  if (!raw) return done('Metal3Machine gone');
+  const ns = raw.metadata.namespace!;
+  const name = raw.metadata.name!;
   if (!raw.metadata.deletionTimestamp) return done('not deleting');
   if (!raw.metadata.finalizers?.includes(FINALIZER.machine)) return done('finalizer already removed');
 
@@ -49,8 +56,8 @@ export async function deprovisionMachine(
   // 1. Data: delete the claim (the data path releases index, addresses and Secrets); clear refs.
   await releaseDataClaim(ctx, raw);
   const draft = new StatusDraft();
-  const st = (raw.status ?? {}) as Record<string, { name?: string } | undefined>;
-  const spec = (raw.spec ?? {}) as Record<string, { name?: string } | undefined>;
+  const st = raw.status ?? {};
+  const spec = raw.spec ?? {};
   draft.set('renderedData', undefined);
   for (const part of ['metaData', 'networkData'] as const) {
     if (st[part] && st[part]?.name !== spec[part]?.name) draft.set(part, undefined);
@@ -59,7 +66,7 @@ export async function deprovisionMachine(
   // 2. Host: the associated one (or one a crashed pass claimed without annotating); any other
   //    host this machine holds is a stray claim of a concurrent pass and is given back now.
   const found = await heldHosts(ctx.client, me, validHostRef(raw));
-  let host: KubeObject | undefined = found.host;
+  let host: BareMetalHost | undefined = found.host;
   await releaseStrays(ctx, raw, me, found.held, host);
   if (!host || !hostHeldBy(host, me)) {
     await draft.flush(ctx, raw);
@@ -122,7 +129,7 @@ export async function deprovisionMachine(
 /** The node-reuse label value when the machine's template has nodeReuse (and the Cluster is not being deleted). */
 async function nodeReuseLabel(
   ctx: ReconcileContext,
-  raw: KubeObject,
+  raw: MachineForRelease,
   machine: Awaited<ReturnType<typeof getMachine>>,
   clusterName: string | undefined,
   ns: string,
@@ -132,14 +139,16 @@ async function nodeReuseLabel(
   if (!cluster || cluster.metadata.deletionTimestamp) return undefined;
   const tname = await machineTemplateNameOf(ctx.client, machine, raw);
   if (!tname) return undefined;
-  const traw = await ctx.client.get(R.Metal3MachineTemplate, ns, tname);
-  if (!traw) return undefined;
-  let tmpl: ReturnType<typeof parseMetal3MachineTemplate>;
+  let tmpl: Metal3MachineTemplate | undefined;
   try {
-    tmpl = parseMetal3MachineTemplate(traw);
-  } catch {
-    return undefined;
+    tmpl = await ctx.client.get(R.Metal3MachineTemplate, ns, tname);
+  } catch (e) {
+    // A template that fails its schema books nothing: the host is released all the same.
+    if (e instanceof InvalidObjectError) return undefined;
+    throw e;
   }
+  if (!tmpl) return undefined;
+  const traw = tmpl;
   if (!tmpl.spec.nodeReuse) return undefined;
   const owner = await reuseOwnerOf(ctx.client, machine);
   if (!owner) return undefined;
@@ -155,10 +164,10 @@ async function nodeReuseLabel(
 }
 
 /** Deletes the machine's Metal3DataClaim after removing our finalizer from it. */
-async function releaseDataClaim(ctx: ReconcileContext, m3m: KubeObject): Promise<void> {
+async function releaseDataClaim(ctx: ReconcileContext, m3m: MachineForRelease): Promise<void> {
   const ns = m3m.metadata.namespace!;
   const name = m3m.metadata.name!;
-  const claim = await ctx.client.get(R.Metal3DataClaim, ns, name);
+  const claim = await ctx.client.get(V.Metal3DataClaim, ns, name);
   if (!claim) return;
   const owned = claim.metadata.ownerReferences?.some(
     (o) => o.kind === 'Metal3Machine' && o.uid === m3m.metadata.uid,
@@ -166,7 +175,7 @@ async function releaseDataClaim(ctx: ReconcileContext, m3m: KubeObject): Promise
   if (!owned) return;
   const res = await optimisticUpdate(
     ctx.client,
-    R.Metal3DataClaim,
+    V.Metal3DataClaim,
     ns,
     name,
     (c) => {
@@ -176,14 +185,18 @@ async function releaseDataClaim(ctx: ReconcileContext, m3m: KubeObject): Promise
     { current: claim, expectedUid: claim.metadata.uid },
   );
   if (res.outcome === 'gone') return;
-  if (!claim.metadata.deletionTimestamp)
-    await ctx.client.delete(R.Metal3DataClaim, ns, name, { preconditions: { uid: claim.metadata.uid! } });
+  if (!isDeleting(claim))
+    await ctx.client.delete(V.Metal3DataClaim, ns, name, { preconditions: { uid: claim.metadata.uid! } });
 }
 
-async function dropFinalizer(ctx: ReconcileContext, raw: KubeObject, why: string): Promise<ReconcileResult> {
+async function dropFinalizer(
+  ctx: ReconcileContext,
+  raw: MachineForRelease,
+  why: string,
+): Promise<ReconcileResult> {
   await optimisticUpdate(
     ctx.client,
-    R.Metal3Machine,
+    MACHINE_FOR_RELEASE,
     raw.metadata.namespace,
     raw.metadata.name!,
     (o) => {

@@ -1,5 +1,6 @@
 /** The relay's command line (`metal3fn relay`, and the relay bundle's entry): watch the cluster(s) and send key messages to the function queues. */
 import { readFileSync } from 'node:fs';
+import { messageOf, stringOf } from '../../shared/api/json.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
@@ -52,20 +53,20 @@ export async function run(argv: string[]): Promise<number> {
   );
   if (typeof v === 'number') return v;
   try {
-    const functions = parseFunctions(v.functions as string | undefined);
+    const functions = parseFunctions(stringOf(v.functions));
     const log = createLogger({ base: { component: 'relay' } });
     const metrics = new PipelineMetrics();
-    const client = v.kubeconfig ? KubeClient.fromFile(v.kubeconfig as string) : KubeClient.fromDefault();
-    const firstLine = (f: unknown) =>
-      f
-        ? readFileSync(f as string, 'utf8')
-            .split('\n')[0]!
-            .trim()
-        : undefined;
+    const kubeconfig = stringOf(v.kubeconfig);
+    const client = kubeconfig ? KubeClient.fromFile(kubeconfig) : KubeClient.fromDefault();
+    const firstLine = (v: unknown) => {
+      const f = stringOf(v);
+      return f ? readFileSync(f, 'utf8').split('\n')[0]!.trim() : undefined;
+    };
     const sqsParts = v.sink ? undefined : await mainQueuesFromOptions(v, functions);
-    const sink = v.sink
+    const sinkUrl = stringOf(v.sink);
+    const sink = sinkUrl
       ? new HttpCloudEventSink({
-          url: v.sink as string,
+          url: sinkUrl,
           bearerToken: firstLine(v['sink-token-file']),
           hmacSecret: firstLine(v['sink-hmac-secret-file']),
           functions,
@@ -79,7 +80,7 @@ export async function run(argv: string[]): Promise<number> {
       sink,
       log,
       metrics,
-      namespace: v.namespace as string | undefined,
+      namespace: stringOf(v.namespace),
       workloads: v['no-workload'] ? false : undefined,
       watch: {
         resyncMs: parsePositiveInt('resync', v.resync, 600) * 1000,
@@ -94,7 +95,7 @@ export async function run(argv: string[]): Promise<number> {
     sqsParts?.sqs.destroy();
     return 0;
   } catch (e) {
-    process.stderr.write(`metal3fn relay: ${(e as Error).message}\n`);
+    process.stderr.write(`metal3fn relay: ${messageOf(e)}\n`);
     return 1;
   }
 }

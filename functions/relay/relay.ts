@@ -9,6 +9,7 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { FunctionName } from '../../events/envelope.ts';
+import { messageOf } from '../../shared/api/json.ts';
 import type { KindName } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -85,7 +86,9 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
   const workloads =
     opts.workloads === false ? undefined : (opts.workloads ?? createWorkloadClientCache(opts.client));
   const watchers = new Map<string, ResourceWatcher>();
-  const nodeWatchers = new Map<string, { watcher: ResourceWatcher; secretRv: string }>();
+  // `watcher` is undefined while the workload client is being built (a placeholder that marks the
+  // cluster as being watched).
+  const nodeWatchers = new Map<string, { watcher: ResourceWatcher | undefined; secretRv: string }>();
   let ready = false;
   let stopping = false;
   const pending: RoutingEvent[] = [];
@@ -125,7 +128,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     const secretRv = secret?.metadata.resourceVersion ?? '';
     if (current && (!want || current.secretRv !== secretRv)) {
       nodeWatchers.delete(id);
-      void current.watcher.stop();
+      void current.watcher?.stop();
       workloads.invalidate(key.ns, key.name);
       log.info('workload Node watch stopped', {
         cluster: id,
@@ -137,7 +140,10 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
 
   const startNodeWatch = async (ns: string, name: string, secretRv: string) => {
     const id = `${ns}/${name}`;
-    const placeholder = { watcher: undefined as unknown as ResourceWatcher, secretRv };
+    const placeholder: { watcher: ResourceWatcher | undefined; secretRv: string } = {
+      watcher: undefined,
+      secretRv,
+    };
     nodeWatchers.set(id, placeholder);
     try {
       const client = await workloads!.get(ns, name);
@@ -161,7 +167,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     } catch (e) {
       // Secret unusable right now: forget the attempt; the Secret's next event tries again.
       if (nodeWatchers.get(id) === placeholder) nodeWatchers.delete(id);
-      log.warn('workload cluster unavailable', { cluster: id, error: (e as Error).message });
+      log.warn('workload cluster unavailable', { cluster: id, error: messageOf(e) });
     }
   };
 
@@ -187,12 +193,12 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     );
   }
   const results = await Promise.allSettled([...watchers.values()].map((w) => w.start()));
-  const failed = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+  const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed.length > 0) {
     // Fail fast on a broken start (wrong kubeconfig, missing CRDs, no RBAC): better than a relay
     // that silently never syncs.
     await Promise.all([...watchers.values()].map((w) => w.stop()));
-    throw new Error(`relay could not list: ${failed.map((f) => (f.reason as Error).message).join('; ')}`);
+    throw new Error(`relay could not list: ${failed.map((f) => messageOf(f.reason)).join('; ')}`);
   }
   ready = true;
   for (const ev of pending.splice(0)) dispatch(ev);

@@ -6,6 +6,7 @@
  * errors; a 4xx other than 429 drops the message (logged: the receiver refused it for good).
  */
 import type { FunctionName } from '../../events/envelope.ts';
+import { messageOf } from '../../shared/api/json.ts';
 import { type Logger, silentLogger } from '../../shared/observability/logger.ts';
 import { coalesceKey, type RoutedMessage } from '../../shared/queue/message.ts';
 import type { MessageSink, SenderStats } from '../../shared/queue/sender.ts';
@@ -74,10 +75,9 @@ export class HttpCloudEventSink implements MessageSink {
   private pump(): void {
     const limit = this.o.concurrency ?? 16;
     while (this.inFlight < limit && this.pending.size > 0) {
-      const [key, item] = this.pending.entries().next().value as [
-        string,
-        { r: RoutedMessage; attempt: number },
-      ];
+      const next = this.pending.entries().next();
+      if (next.done) break;
+      const [key, item] = next.value;
       this.pending.delete(key);
       this.inFlight++;
       void this.post(key, item).finally(() => {
@@ -110,7 +110,7 @@ export class HttpCloudEventSink implements MessageSink {
       }
     } catch (e) {
       retry = true;
-      this.log.warn('sink unreachable', { error: (e as Error).message });
+      this.log.warn('sink unreachable', { error: messageOf(e) });
     }
     this.stats.refused++;
     const attempt = item.attempt + 1;

@@ -10,8 +10,10 @@
  *   - errors back off exponentially with jitter; a clean end reconnects at once.
  * Events are emitted synchronously after the store is updated, so routing sees the new state.
  */
+
+import { messageOf, recordOf } from '../../shared/api/json.ts';
 import type { KindName } from '../../shared/api/resources.ts';
-import { R } from '../../shared/api/resources.ts';
+import { envelopeOf, K } from '../../shared/api/resources.ts';
 import type { KubeClient, WatchEvent } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { type Logger, silentLogger } from '../../shared/observability/logger.ts';
@@ -124,7 +126,7 @@ export class ResourceWatcher {
           if (this.stopped) return;
           failures++;
           this.counts.errors++;
-          this.log.warn('list failed', { error: (e as Error).message, failures });
+          this.log.warn('list failed', { error: messageOf(e), failures });
           if (relist === 'start' && failures === 1 && this.syncedReject) {
             // The caller learns about a broken start once; the loop keeps trying regardless.
             this.syncedReject(e);
@@ -182,13 +184,13 @@ export class ResourceWatcher {
       this.o.onEvent(ev);
     } catch (e) {
       // A routing bug must not stop the watch: log it and keep the stream.
-      this.log.error('event handler failed', { error: (e as Error).message });
+      this.log.error('event handler failed', { error: messageOf(e) });
     }
   }
 
   private prepare(o: KubeObject): KubeObject {
     const t = this.o.transform ? this.o.transform(o) : o;
-    t.kind ??= R[this.o.kind].kind;
+    t.kind ??= K[this.o.kind].kind;
     return t;
   }
 
@@ -196,7 +198,8 @@ export class ResourceWatcher {
   private async relist(cause: 'start' | 'gone' | 'resync' | 'error'): Promise<void> {
     this.counts.relists++;
     this.o.metrics?.relayRelists.inc({ kind: this.o.kind, cause });
-    const list = await this.o.client.list(R[this.o.kind], this.o.namespace, {
+    // Envelopes only: the relay must not choke on an object a function would reject.
+    const list = await this.o.client.list(envelopeOf(K[this.o.kind]), this.o.namespace, {
       limit: this.o.pageSize ?? 500,
     });
     const store = this.o.store;
@@ -259,10 +262,11 @@ export class ResourceWatcher {
         const obj = ev.object;
         switch (ev.type) {
           case 'BOOKMARK':
-            if (obj?.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+            if (obj.metadata.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
             return;
           case 'ERROR': {
-            const code = Number((obj as { code?: number } | undefined)?.code ?? 0);
+            // A Status: its code says whether the resourceVersion is gone (410).
+            const code = typeof obj.code === 'number' ? obj.code : 0;
             finish(code === 410 ? 'gone' : 'error');
             return;
           }
@@ -288,7 +292,7 @@ export class ResourceWatcher {
       const timeoutSeconds = this.o.watchTimeoutSeconds ?? Math.round(300 + Math.random() * 300);
       this.o.client
         .watch(
-          R[this.o.kind],
+          K[this.o.kind],
           this.o.namespace,
           { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
           onEvent,
@@ -306,6 +310,6 @@ export class ResourceWatcher {
 }
 
 function statusOf(err: unknown): number {
-  const e = err as { statusCode?: number; code?: number };
-  return Number(e?.statusCode ?? e?.code ?? 0);
+  const e = recordOf(err);
+  return Number(e.statusCode ?? e.code ?? 0);
 }

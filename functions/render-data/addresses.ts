@@ -5,8 +5,8 @@
  */
 
 import { copyLabels, ipClaimName, isDeleting, isOwnedBy, ownerRef } from '../../shared/allocation/objects.ts';
-import type { IPAddress, IPClaim } from '../../shared/api/index.ts';
-import { R } from '../../shared/api/resources.ts';
+import type { IPClaim } from '../../shared/api/index.ts';
+import { envelopeOf, K, R } from '../../shared/api/resources.ts';
 import { FINALIZER } from '../../shared/api/wellknown.ts';
 import type { AllocatedAddress } from '../../shared/ipam/allocate.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
@@ -22,7 +22,7 @@ export type AddressesResult =
   | { kind: 'error'; message: string; retry: boolean };
 
 /** The IPClaim for one pool of a Metal3Data. */
-export function newIPClaim(dataRaw: KubeObject, pool: string): KubeObject {
+export function newIPClaim(dataRaw: KubeObject, pool: string): IPClaim {
   const ns = dataRaw.metadata.namespace!;
   return {
     metadata: {
@@ -55,7 +55,8 @@ export async function ensureAddresses(
         message: `pool ${pool.name} is a ${pool.kind}.${pool.apiGroup}: only ipam.metal3.io IPPools are supported`,
       };
     }
-    const ippool = await client.get(R.IPPool, ns, pool.name);
+    // Whether it exists: the pool itself is the IPClaim's business (its errors come back on it).
+    const ippool = await client.get(POOL_ENVELOPE, ns, pool.name);
     if (!ippool) {
       return {
         kind: 'error',
@@ -84,7 +85,7 @@ export async function ensureAddresses(
       waiting.push(pool.name);
       continue;
     }
-    const status = (claim as unknown as IPClaim).status;
+    const status = claim.status;
     if (status?.errorMessage) {
       return {
         kind: 'error',
@@ -96,9 +97,7 @@ export async function ensureAddresses(
       waiting.push(pool.name);
       continue;
     }
-    const address = (await client.get(R.IPAddress, ns, status.address.name)) as unknown as
-      | IPAddress
-      | undefined;
+    const address = await client.get(R.IPAddress, ns, status.address.name);
     if (!address) {
       waiting.push(pool.name);
       continue;
@@ -115,7 +114,9 @@ export async function ensureAddresses(
   return { kind: 'ready', addresses };
 }
 
-async function releaseForeign(client: KubeClient, claim: KubeObject): Promise<void> {
+const POOL_ENVELOPE = envelopeOf(K.IPPool);
+
+async function releaseForeign(client: KubeClient, claim: IPClaim): Promise<void> {
   await optimisticUpdate(
     client,
     R.IPClaim,

@@ -7,13 +7,14 @@
  */
 
 import { addFinalizer, isDeleting, statusOf } from '../../shared/allocation/objects.ts';
-import { type Metal3Data, parseMetal3DataTemplate } from '../../shared/api/index.ts';
-import { R } from '../../shared/api/resources.ts';
+import type { Metal3Data } from '../../shared/api/index.ts';
+import { envelopeOf, K, R } from '../../shared/api/resources.ts';
 import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
-import { TerminalError } from '../../shared/reconcile/errors.ts';
+import { InvalidObjectError, TerminalError } from '../../shared/reconcile/errors.ts';
+import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
 import { releaseData, releaseOrphanIPClaims } from '../../shared/release/data.ts';
 import { RenderError, referencedPools, renderData } from '../../shared/render/index.ts';
@@ -21,31 +22,15 @@ import { ensureAddresses } from './addresses.ts';
 import { gatherObjects } from './inputs.ts';
 import { buildSecrets, createSecrets, secretNames, secretStates } from './secrets.ts';
 
-export const reconcile: ReconcileFn = async (ctx, msg) => {
-  if (msg.kind !== 'Metal3Data') return done(`renderData: ignoring kind ${msg.kind}`);
-  return reconcileData(ctx, msg.namespace ?? 'default', msg.name);
-};
-
-export async function reconcileData(
-  ctx: ReconcileContext,
-  namespace: string,
-  name: string,
-): Promise<ReconcileResult> {
+/** A Metal3Data, parsed by the opening (shared/reconcile/object.ts). */
+export async function reconcileData(ctx: ReconcileContext, raw: Metal3Data): Promise<ReconcileResult> {
   const { client } = ctx;
-  const raw = await client.get(R.Metal3Data, namespace, name);
-  if (!raw) return done('Metal3Data gone');
-  if (isDeleting(raw)) return releaseData(ctx, namespace, name);
-  const data = raw as unknown as Metal3Data;
-  if (!Number.isInteger(data.spec?.index) || !data.spec?.template?.name || !data.spec?.claim?.name) {
-    return recordError(
-      ctx,
-      raw,
-      'InvalidConfiguration',
-      'spec.index, spec.template.name and spec.claim.name must be set',
-    );
-  }
+  const namespace = raw.metadata.namespace!;
+  const name = raw.metadata.name!;
+  if (isDeleting(raw)) return releaseData(ctx, namespace, name, raw);
+  const data = raw;
 
-  let dataObj: KubeObject = raw;
+  let dataObj = raw;
   if (!(raw.metadata.finalizers ?? []).includes(FINALIZER.data)) {
     const r = await optimisticUpdate(
       client,
@@ -60,15 +45,15 @@ export async function reconcileData(
     );
     if (r.outcome === 'gone') return done('Metal3Data gone');
     dataObj = r.object;
-    if (isDeleting(dataObj)) return releaseData(ctx, namespace, name);
+    if (isDeleting(dataObj)) return releaseData(ctx, namespace, name, dataObj);
   }
 
   const templateNs = data.spec.template.namespace || namespace;
-  const templateRaw = await client.get(R.Metal3DataTemplate, templateNs, data.spec.template.name);
-  if (!templateRaw) return wait(ctx, `Metal3DataTemplate ${templateNs}/${data.spec.template.name} not found`);
+  // A template that fails its schema is recorded on this Metal3Data by the opening.
+  const template = await client.get(R.Metal3DataTemplate, templateNs, data.spec.template.name);
+  if (!template) return wait(ctx, `Metal3DataTemplate ${templateNs}/${data.spec.template.name} not found`);
 
   try {
-    const template = parseMetal3DataTemplate(templateRaw);
     const gathered = await gatherObjects(client, data);
     if (gathered.kind === 'wait') return wait(ctx, gathered.reason);
     const { objects } = gathered;
@@ -91,7 +76,7 @@ export async function reconcileData(
         await releaseOrphanIPClaims(ctx, namespace, name, dataObj.metadata.uid!);
         return done('Metal3Data deleted while claiming addresses; its IPClaims were released');
       }
-      if (isDeleting(now)) return releaseData(ctx, namespace, name);
+      if (isDeleting(now)) return releaseData(ctx, namespace, name, now);
     }
     if (addr.kind === 'wait') return wait(ctx, addr.reason);
     if (addr.kind === 'error') {
@@ -105,9 +90,7 @@ export async function reconcileData(
       ...objects,
       addresses: addr.addresses,
     });
-    const clusterName =
-      dataObj.metadata.labels?.[CLUSTER_NAME_LABEL] ??
-      (objects.machine.spec as { clusterName?: string } | undefined)?.clusterName;
+    const clusterName = dataObj.metadata.labels?.[CLUSTER_NAME_LABEL] ?? objects.machine.spec?.clusterName;
     const secrets = await buildSecrets(dataObj, names, rendered, clusterName);
     if (!(await createSecrets(client, dataObj.metadata.uid, secrets))) {
       return wait(ctx, 'a Secret of an earlier Metal3Data still holds the name');
@@ -115,7 +98,9 @@ export async function reconcileData(
     return markReady(ctx, dataObj, names);
   } catch (e) {
     if (e instanceof RenderError) return recordError(ctx, dataObj, 'RenderFailed', e.message);
-    if (e instanceof TerminalError) return recordError(ctx, dataObj, e.reason, e.message);
+    // A related object that fails its schema: the opening records it (the same way).
+    if (e instanceof TerminalError && !(e instanceof InvalidObjectError))
+      return recordError(ctx, dataObj, e.reason, e.message);
     throw e;
   }
 }
@@ -127,7 +112,7 @@ const wait = (ctx: ReconcileContext, reason: string): ReconcileResult =>
 /** spec.metaData/networkData refs, then status.ready (and a cleared error). */
 async function markReady(
   ctx: ReconcileContext,
-  dataObj: KubeObject,
+  dataObj: Metal3Data,
   names: { metaData: string; networkData: string | undefined },
 ): Promise<ReconcileResult> {
   const ns = dataObj.metadata.namespace!;
@@ -138,9 +123,8 @@ async function markReady(
     ns,
     name,
     (o) => {
-      const spec = o.spec as Record<string, unknown>;
-      spec.metaData = { name: names.metaData, namespace: ns };
-      if (names.networkData) spec.networkData = { name: names.networkData, namespace: ns };
+      o.spec.metaData = { name: names.metaData, namespace: ns };
+      if (names.networkData) o.spec.networkData = { name: names.networkData, namespace: ns };
     },
     { current: dataObj, expectedUid: dataObj.metadata.uid },
   );
@@ -151,17 +135,19 @@ async function markReady(
     ns,
     name,
     (o) => {
-      const status = statusOf(o);
-      status.ready = true;
-      status.error = false;
-      delete status.errorMessage;
+      const { errorMessage: _cleared, ...status } = o.status ?? {};
+      o.status = { ...status, ready: true, error: false };
     },
     { current: specDone.object, expectedUid: dataObj.metadata.uid, status: true },
   );
   return done('rendered');
 }
 
-/** Bad input: errorMessage (naming the template field), error: true, a Warning Event; no Secret. */
+/**
+ * Bad input: errorMessage (naming the template field), error: true, a Warning Event; no Secret.
+ * Once: nothing is written (no Event either) when the same error is recorded already. The
+ * Metal3Data is read through its envelope: a failure is recorded on one that fails its schema too.
+ */
 async function recordError(
   ctx: ReconcileContext,
   dataObj: KubeObject,
@@ -170,7 +156,7 @@ async function recordError(
 ): Promise<ReconcileResult> {
   const r = await optimisticUpdate(
     ctx.client,
-    R.Metal3Data,
+    METAL3DATA_ENVELOPE,
     dataObj.metadata.namespace,
     dataObj.metadata.name!,
     (o) => {
@@ -190,3 +176,17 @@ async function recordError(
   });
   return terminal(reason, message);
 }
+
+const METAL3DATA_ENVELOPE = envelopeOf(K.Metal3Data);
+
+export const reconcile: ReconcileFn = reconcileKinds(
+  {
+    Metal3Data: reconcileObject({
+      resource: R.Metal3Data,
+      gone: 'Metal3Data gone',
+      reconcile: reconcileData,
+      recordFailure: (ctx, obj, err) => recordError(ctx, obj, err.reason, err.message),
+    }),
+  },
+  (kind) => `renderData: ignoring kind ${kind}`,
+);

@@ -6,16 +6,15 @@
  */
 
 import { ownerOfKind } from '../../shared/allocation/objects.ts';
-import type { BareMetalHost, Machine, Metal3Data, Metal3Machine } from '../../shared/api/index.ts';
+import type { Metal3Data, Metal3DataClaim } from '../../shared/api/index.ts';
 import { CAPI_GROUP, INFRA_GROUP, R } from '../../shared/api/resources.ts';
 import { hostRefOf } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
 import { TerminalError } from '../../shared/reconcile/errors.ts';
 import type { RenderObjects } from '../../shared/render/index.ts';
 
 export type GatherResult =
-  | { kind: 'ready'; objects: RenderObjects; claim: KubeObject }
+  | { kind: 'ready'; objects: RenderObjects; claim: Metal3DataClaim }
   | { kind: 'wait'; reason: string };
 
 export async function gatherObjects(client: KubeClient, data: Metal3Data): Promise<GatherResult> {
@@ -46,10 +45,6 @@ export async function gatherObjects(client: KubeClient, data: Metal3Data): Promi
   return {
     kind: 'ready',
     claim,
-    objects: {
-      machine: machine as unknown as Machine,
-      metal3Machine: m3m as unknown as Metal3Machine,
-      bmh: bmh as unknown as BareMetalHost,
-    },
+    objects: { machine, metal3Machine: m3m, bmh },
   };
 }

@@ -12,6 +12,7 @@ import {
   ownerOfKind,
   ownerRef,
 } from '../../shared/allocation/objects.ts';
+import type { Secret } from '../../shared/api/core.ts';
 import { R } from '../../shared/api/resources.ts';
 import { CLUSTER_NAME_LABEL, DATA_SECRET_TYPE } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
@@ -38,7 +39,7 @@ function secret(
   key: string,
   value: string,
   clusterName: string | undefined,
-): KubeObject {
+): Secret {
   return {
     metadata: {
       name,
@@ -61,7 +62,7 @@ export async function buildSecrets(
   names: SecretNames,
   rendered: RenderedData,
   clusterName: string | undefined,
-): Promise<KubeObject[]> {
+): Promise<Secret[]> {
   const { serializeMetaData, serializeNetworkData } = await import('../../shared/render/serialize.ts');
   const out = [
     secret(dataRaw, names.metaData, 'metaData', serializeMetaData(rendered.metaData), clusterName),
@@ -107,7 +108,7 @@ export async function secretStates(
 export async function createSecrets(
   client: KubeClient,
   dataUid: string | undefined,
-  secrets: KubeObject[],
+  secrets: Secret[],
 ): Promise<boolean> {
   for (const s of secrets) {
     try {

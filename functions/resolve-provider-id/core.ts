@@ -11,18 +11,14 @@
 import type { MessageEnvelope } from '../../events/envelope.ts';
 import {
   type BareMetalHost,
-  type Cluster,
-  type Machine,
+  envelopeOf,
+  K,
   type MachineAddress,
   type Metal3Cluster,
   type Metal3Machine,
-  parseBareMetalHost,
-  parseCluster,
-  parseMachine,
-  parseMetal3Cluster,
-  parseMetal3Machine,
   R,
 } from '../../shared/api/index.ts';
+import { recordOf } from '../../shared/api/json.ts';
 import { CAPI_PAUSED_ANNOTATION, CLUSTER_NAME_LABEL, hostRefOf } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isConflict } from '../../shared/kube/errors.ts';
@@ -36,7 +32,8 @@ import {
   type NodeView,
 } from '../../shared/providerid/index.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
-import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
+import { type TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
+import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
 import { nodesConcerning } from './nodes.ts';
 import { addressesFromHost, editStatus, hostnamesOf, NODE_READY, REASON, type StatusEdit } from './status.ts';
@@ -55,7 +52,7 @@ const OWN_ERROR_REASONS: ReadonlySet<string> = new Set([
 ]);
 
 interface Loaded {
-  raw: KubeObject;
+  raw: Metal3Machine;
   machine: Metal3Machine;
   host: BareMetalHost;
   hostName: string;
@@ -68,32 +65,22 @@ interface Loaded {
 /** Passes within one invocation when the Node changed between the list and the patch (409). */
 const NODE_CONFLICT_ATTEMPTS = 3;
 
-export const reconcile: ReconcileFn = async (ctx, msg) => {
-  if (msg.kind !== 'Metal3Machine' || !msg.namespace) return done(`ignored ${msg.kind} message`);
-  // A Node another writer (the kubelet) touched between our list and our conditioned patch: read
-  // and decide again at once rather than fail the message into the queue's retry backoff.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await reconcileOnce(ctx, { ...msg, namespace: msg.namespace });
-    } catch (e) {
-      if (!isConflict(e) || attempt >= NODE_CONFLICT_ATTEMPTS) throw e;
-    }
-  }
-};
-
+/** One pass, from the machine the opening read (shared/reconcile/object.ts). */
 const reconcileOnce = async (
   ctx: ReconcileContext,
-  msg: MessageEnvelope & { namespace: string },
+  m3m: Metal3Machine,
+  msg: MessageEnvelope,
 ): Promise<ReconcileResult> => {
-  const log = ctx.log.child({ fn: 'resolveProviderID', machine: `${msg.namespace}/${msg.name}` });
-  const loaded = await load(ctx, msg);
+  const ns = m3m.metadata.namespace!;
+  const log = ctx.log.child({ fn: 'resolveProviderID', machine: `${ns}/${msg.name}` });
+  const loaded = await load(ctx, m3m, msg);
   if (!('raw' in loaded)) return loaded.result;
   const { raw, machine } = loaded;
   const now = ctx.now();
 
   let workload: KubeClient;
   try {
-    workload = await ctx.workloadClient(msg.namespace, loaded.clusterName);
+    workload = await ctx.workloadClient(ns, loaded.clusterName);
   } catch (e) {
     if (!isWorkloadUnavailable(e)) throw e;
     await updateStatus(
@@ -124,13 +111,13 @@ const reconcileOnce = async (
   ).map(
     (n): NodeView => ({
       name: n.metadata.name!,
-      providerID: (n.spec as { providerID?: string } | undefined)?.providerID,
+      providerID: n.spec?.providerID,
       labels: n.metadata.labels,
       resourceVersion: n.metadata.resourceVersion,
     }),
   );
   const decision = decideProviderID({
-    namespace: msg.namespace,
+    namespace: ns,
     machineName: msg.name,
     machineProviderID: machine.spec.providerID,
     hostName: loaded.hostName,
@@ -147,7 +134,7 @@ const reconcileOnce = async (
 
 async function execute(
   ctx: ReconcileContext,
-  raw: KubeObject,
+  raw: Metal3Machine,
   d: Decision,
   workload: KubeClient,
   fallbackAddresses: MachineAddress[],
@@ -256,10 +243,10 @@ async function patchNode(
 
 async function setProviderID(
   ctx: ReconcileContext,
-  raw: KubeObject,
+  raw: Metal3Machine,
   providerID: string,
-): Promise<KubeObject | undefined> {
-  const current = (raw.spec as { providerID?: string } | undefined)?.providerID;
+): Promise<Metal3Machine | undefined> {
+  const current = raw.spec.providerID;
   if (current === providerID) return raw;
   const r = await optimisticUpdate(
     ctx.client,
@@ -267,8 +254,7 @@ async function setProviderID(
     raw.metadata.namespace,
     raw.metadata.name!,
     (o) => {
-      if (!o.spec) o.spec = {};
-      (o.spec as { providerID?: string }).providerID = providerID;
+      o.spec.providerID = providerID;
     },
     { current: raw, expectedUid: raw.metadata.uid },
   );
@@ -288,9 +274,11 @@ async function updateStatus(
   edit: StatusEdit,
   now: Date,
 ): Promise<KubeObject | undefined> {
+  // Through the envelope: a status is written whatever the spec holds (a failure is recorded on a
+  // machine that fails its schema too).
   const r = await optimisticUpdate(
     ctx.client,
-    R.Metal3Machine,
+    METAL3MACHINE_ENVELOPE,
     raw.metadata.namespace,
     raw.metadata.name!,
     (o) => editStatus(o, edit, now),
@@ -332,11 +320,10 @@ async function fail(
 /** Reads everything the decision needs; returns a result instead when there is nothing to do yet. */
 async function load(
   ctx: ReconcileContext,
+  raw: Metal3Machine,
   msg: MessageEnvelope,
 ): Promise<Loaded | { result: ReconcileResult }> {
-  const ns = msg.namespace!;
-  const raw = await ctx.client.get(R.Metal3Machine, ns, msg.name);
-  if (!raw) return { result: done('Metal3Machine not found') };
+  const ns = raw.metadata.namespace!;
   if (msg.uid && raw.metadata.uid !== msg.uid) return { result: done('Metal3Machine was replaced') };
   if (raw.metadata.deletionTimestamp) return { result: done('Metal3Machine is being deleted') };
   if (raw.metadata.annotations?.[CAPI_PAUSED_ANNOTATION] !== undefined) return { result: done('paused') };
@@ -347,13 +334,7 @@ async function load(
   if (ref.kind === 'invalid')
     return { result: await fail(ctx, raw, 'InvalidHostAnnotation', ref.message, now) };
 
-  let machine: Metal3Machine;
-  try {
-    machine = parseMetal3Machine(raw);
-  } catch (e) {
-    if (e instanceof TerminalError) return { result: await fail(ctx, raw, e.reason, e.message, now) };
-    throw e;
-  }
+  const machine = raw;
   // CAPI v1beta1 contract: a machine another step marked failed is left alone. Failures this
   // step recorded are re-evaluated (the user may have fixed the Nodes) and cleared on success.
   const nodeCond = machine.status?.conditions?.find((c) => c.type === NODE_READY);
@@ -365,9 +346,8 @@ async function load(
     };
   }
 
-  const hostRaw = await ctx.client.get(R.BareMetalHost, ref.host.namespace, ref.host.name);
-  if (!hostRaw) return { result: done(`BareMetalHost ${ref.host.namespace}/${ref.host.name} not found`) };
-  const host = parseBareMetalHost(hostRaw);
+  const host = await ctx.client.get(R.BareMetalHost, ref.host.namespace, ref.host.name);
+  if (!host) return { result: done(`BareMetalHost ${ref.host.namespace}/${ref.host.name} not found`) };
   if (host.status?.provisioning?.state !== 'provisioned') {
     return {
       result: done(
@@ -379,24 +359,21 @@ async function load(
   const owner = raw.metadata.ownerReferences?.find(
     (o) => o.kind === 'Machine' && o.apiVersion.startsWith('cluster.x-k8s.io/'),
   );
-  const machineObj = owner ? await ctx.client.get(R.Machine, ns, owner.name) : undefined;
-  const capiMachine: Machine | undefined = machineObj ? parseMachine(machineObj) : undefined;
+  const capiMachine = owner ? await ctx.client.get(R.Machine, ns, owner.name) : undefined;
   const clusterName = raw.metadata.labels?.[CLUSTER_NAME_LABEL] ?? capiMachine?.spec?.clusterName;
   if (!clusterName) return { result: done('no cluster name (label cluster.x-k8s.io/cluster-name) yet') };
 
-  const clusterRaw = await ctx.client.get(R.Cluster, ns, clusterName);
-  if (!clusterRaw) return { result: done(`Cluster ${ns}/${clusterName} not found`) };
-  const cluster: Cluster = parseCluster(clusterRaw);
+  const cluster = await ctx.client.get(R.Cluster, ns, clusterName);
+  if (!cluster) return { result: done(`Cluster ${ns}/${clusterName} not found`) };
   if (cluster.spec?.paused) return { result: done('cluster paused') };
   const infra = cluster.spec?.infrastructureRef;
   let m3c: Metal3Cluster | undefined;
   if (infra?.name && (infra.kind ?? 'Metal3Cluster') === 'Metal3Cluster') {
-    const m3cRaw = await ctx.client.get(R.Metal3Cluster, infra.namespace || ns, infra.name);
-    if (!m3cRaw)
+    m3c = await ctx.client.get(R.Metal3Cluster, infra.namespace || ns, infra.name);
+    if (!m3c)
       return {
         result: requeueAfter(ctx.config.safetyRequeueSeconds, `Metal3Cluster ${infra.name} not found`),
       };
-    m3c = parseMetal3Cluster(m3cRaw);
   }
 
   return {
@@ -404,9 +381,54 @@ async function load(
     machine,
     host,
     hostName: ref.host.name,
-    hostUID: hostRaw.metadata.uid!,
+    hostUID: host.metadata.uid!,
     clusterName,
     hasBootstrapConfigRef: Boolean(capiMachine?.spec?.bootstrap?.configRef),
     cloudProvider: cloudProviderEnabled(m3c?.spec),
   };
 }
+
+const METAL3MACHINE_ENVELOPE = envelopeOf(K.Metal3Machine);
+
+/**
+ * The opening's recorder: a schema failure (the machine's or an object it read) on
+ * KubernetesNodeReady, once: a machine already marked failed (by this step or another: the CAPI
+ * v1beta1 contract, as `load` does for a valid one) is left alone, nothing written.
+ */
+async function recordFailure(
+  ctx: ReconcileContext,
+  obj: KubeObject,
+  err: TerminalError,
+): Promise<ReconcileResult> {
+  if (recordOf(obj.status).failureReason) return terminal(err.reason, err.message);
+  return fail(ctx, obj, err.reason, err.message, ctx.now());
+}
+
+/** Node patches that met a 409 (another writer between our list and our patch): decided again at once. */
+const withNodeConflictRetry =
+  (fn: ReconcileFn): ReconcileFn =>
+  async (ctx, msg) => {
+    // A Node another writer (the kubelet) touched between our list and our conditioned patch: read
+    // and decide again at once rather than fail the message into the queue's retry backoff.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn(ctx, msg);
+      } catch (e) {
+        if (!isConflict(e) || attempt >= NODE_CONFLICT_ATTEMPTS) throw e;
+      }
+    }
+  };
+
+export const reconcile: ReconcileFn = withNodeConflictRetry(
+  reconcileKinds(
+    {
+      Metal3Machine: reconcileObject({
+        resource: R.Metal3Machine,
+        gone: 'Metal3Machine not found',
+        reconcile: reconcileOnce,
+        recordFailure,
+      }),
+    },
+    (kind) => `ignored ${kind} message`,
+  ),
+);

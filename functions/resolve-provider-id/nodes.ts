@@ -10,10 +10,11 @@
  * The duplicate checks run over these. With a cloud provider (Step 2) the Node is whichever one
  * the provider gave our ID, so every Node is read, as before.
  */
+
+import type { Node } from '../../shared/api/core.ts';
 import { R } from '../../shared/api/index.ts';
 import { HOSTNAME_LABEL, NODE_UUID_LABEL } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
 import { labelValueProblem } from '../../shared/selectors/labels.ts';
 
 export interface NodeQuery {
@@ -33,13 +34,13 @@ export function nodeSelectors(q: NodeQuery): string[] | undefined {
   return out;
 }
 
-export async function nodesConcerning(workload: KubeClient, q: NodeQuery): Promise<KubeObject[]> {
+export async function nodesConcerning(workload: KubeClient, q: NodeQuery): Promise<Node[]> {
   const selectors = nodeSelectors(q);
   if (!selectors) return (await workload.list(R.Node)).items;
   const lists = await Promise.all(
     selectors.map((labelSelector) => workload.list(R.Node, undefined, { labelSelector })),
   );
-  const byName = new Map<string, KubeObject>();
+  const byName = new Map<string, Node>();
   for (const n of lists.flatMap((l) => l.items)) byName.set(n.metadata.name!, n);
   return [...byName.values()];
 }

@@ -3,7 +3,13 @@
  * (and the shared `Ready` summary), `ready`, addresses and the failure fields. They mutate the raw object
  * handed out by optimisticUpdate, so fields we do not model survive the read-modify-write.
  */
-import type { BareMetalHost, Condition, MachineAddress } from '../../shared/api/index.ts';
+import { statusOf } from '../../shared/allocation/objects.ts';
+import {
+  type BareMetalHost,
+  ConditionsSchema,
+  type KubeObject,
+  type MachineAddress,
+} from '../../shared/api/index.ts';
 // One Ready summary for every function that writes Metal3Machine conditions (selectHost's), so two
 // functions never flip Ready back and forth.
 import { setMachineCondition } from '../../shared/capi/conditions.ts';
@@ -25,15 +31,6 @@ export interface ConditionInput {
   reason?: string;
   message?: string;
   severity?: Severity;
-}
-
-interface StatusLike {
-  ready?: boolean;
-  failureReason?: string;
-  failureMessage?: string;
-  addresses?: MachineAddress[];
-  conditions?: Condition[];
-  [k: string]: unknown;
 }
 
 /** Addresses from the host (hostname + NIC IPs), used only when association left none. */
@@ -59,19 +56,23 @@ export interface StatusEdit {
   ownErrorReasons?: ReadonlySet<string>;
 }
 
-/** Applies an edit to `obj.status` in place. */
-export function editStatus(obj: { [k: string]: unknown }, edit: StatusEdit, now: Date): void {
-  if (!obj.status) obj.status = {};
-  const status = obj.status as StatusLike;
-  const prev = (status.conditions ?? []).find((c) => c.type === edit.condition.type);
+/**
+ * Applies an edit to `obj.status` in place. The status is read key by key (the machine may have
+ * been read through its envelope only): conditions or addresses that do not parse count as none.
+ */
+export function editStatus(obj: KubeObject, edit: StatusEdit, now: Date): void {
+  const status = statusOf(obj);
+  const conditions = ConditionsSchema.safeParse(status.conditions).data;
+  const prev = (conditions ?? []).find((c) => c.type === edit.condition.type);
   if (edit.ready !== undefined) {
     status.ready = edit.ready;
     // selectHost's phase rule (Provisioning until ready), applied in the same write, so selectHost
     // never needs a write of its own when ready flips.
     if (status.phase === 'Provisioning' || status.phase === 'Provisioned')
-      status.phase = status.ready ? 'Provisioned' : 'Provisioning';
+      status.phase = edit.ready ? 'Provisioned' : 'Provisioning';
   }
-  if (!status.addresses?.length && edit.fallbackAddresses?.length) status.addresses = edit.fallbackAddresses;
+  const addresses = Array.isArray(status.addresses) ? status.addresses : [];
+  if (addresses.length === 0 && edit.fallbackAddresses?.length) status.addresses = edit.fallbackAddresses;
   if (edit.failure) {
     status.failureReason = edit.failure.reason;
     status.failureMessage = edit.failure.message;
@@ -85,7 +86,7 @@ export function editStatus(obj: { [k: string]: unknown }, edit: StatusEdit, now:
   }
   const c = edit.condition;
   status.conditions = setMachineCondition(
-    status.conditions,
+    conditions,
     {
       type: c.type,
       status: c.status,

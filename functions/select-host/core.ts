@@ -1,23 +1,29 @@
 /**
  * selectHost: message kinds Metal3Machine (contract checks, host claim, data, host spec) and
- * Metal3MachineTemplate (automatedCleaningMode propagation).
+ * Metal3MachineTemplate (automatedCleaningMode propagation), each parsed by the shared opening.
  */
-import type { MessageEnvelope } from '../../events/envelope.ts';
-import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
-import { MalformedMessageError } from '../../shared/reconcile/errors.ts';
-import { done } from '../../shared/reconcile/result.ts';
+import { R } from '../../shared/api/resources.ts';
+import { COND } from '../../shared/capi/conditions.ts';
+import { recordTerminal } from '../../shared/capi/status.ts';
+import { recordEventOnly } from '../../shared/reconcile/failure.ts';
+import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
 import { reconcileMachine } from './machine.ts';
 import { reconcileTemplate } from './template.ts';
 
-export const reconcile: ReconcileFn = async (ctx: ReconcileContext, msg: MessageEnvelope) => {
-  if (!msg.namespace)
-    throw new MalformedMessageError(`selectHost: ${msg.kind} ${msg.name} needs a namespace`);
-  switch (msg.kind) {
-    case 'Metal3Machine':
-      return reconcileMachine(ctx, msg.namespace, msg.name);
-    case 'Metal3MachineTemplate':
-      return reconcileTemplate(ctx, msg.namespace, msg.name);
-    default:
-      return done(`selectHost ignores kind ${msg.kind}`);
-  }
-};
+export const reconcile = reconcileKinds(
+  {
+    Metal3Machine: reconcileObject({
+      resource: R.Metal3Machine,
+      gone: 'Metal3Machine gone',
+      reconcile: reconcileMachine,
+      recordFailure: (ctx, m3m, err) => recordTerminal(ctx, m3m, err, COND.AssociateBMH, { once: true }),
+    }),
+    Metal3MachineTemplate: reconcileObject({
+      resource: R.Metal3MachineTemplate,
+      gone: 'Metal3MachineTemplate gone',
+      reconcile: reconcileTemplate,
+      recordFailure: recordEventOnly,
+    }),
+  },
+  (kind) => `selectHost ignores kind ${kind}`,
+);

@@ -5,6 +5,7 @@
  * event-driven: the claim's, the Metal3Data's or the Secret's event wakes the machine again.
  */
 
+import type { Metal3DataClaim } from '../../shared/api/metal3data.ts';
 import type { Metal3Machine } from '../../shared/api/metal3machine.ts';
 import type { SecretReference } from '../../shared/api/refs.ts';
 import { apiVersionOf, R } from '../../shared/api/resources.ts';
@@ -12,7 +13,6 @@ import { FINALIZER } from '../../shared/api/wellknown.ts';
 import { REASON } from '../../shared/capi/conditions.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
 
 export type DataOutcome =
   | {
@@ -31,7 +31,7 @@ const withNs = (ref: SecretReference | undefined, ns: string): SecretReference |
   ref?.name ? { name: ref.name, namespace: ref.namespace || ns } : undefined;
 
 /** The claim this machine creates (controller ownerRef to it, its labels, its and allocateIndex's finalizers). */
-export function desiredDataClaim(m3m: Metal3Machine): KubeObject {
+export function desiredDataClaim(m3m: Metal3Machine): Metal3DataClaim {
   const ns = m3m.metadata.namespace!;
   return {
     apiVersion: apiVersionOf(R.Metal3DataClaim),
@@ -89,10 +89,7 @@ export async function resolveData(client: KubeClient, m3m: Metal3Machine): Promi
         `Metal3DataClaim ${ns}/${claim.metadata.name} belongs to an earlier Metal3Machine and is being released`,
       );
     }
-    const cs = (claim.status ?? {}) as {
-      renderedData?: { name?: string; namespace?: string };
-      errorMessage?: string;
-    };
+    const cs = claim.status ?? {};
     if (cs.errorMessage)
       return wait(
         REASON.Metal3DataFailed,
@@ -106,7 +103,7 @@ export async function resolveData(client: KubeClient, m3m: Metal3Machine): Promi
     renderedData = { name: cs.renderedData.name, namespace: cs.renderedData.namespace || ns };
     const data = await client.get(R.Metal3Data, renderedData.namespace, renderedData.name);
     if (!data) return wait(REASON.WaitingForMetal3Data, waitingForData);
-    const ds = (data.status ?? {}) as { ready?: boolean; errorMessage?: string };
+    const ds = data.status ?? {};
     if (ds.errorMessage)
       return wait(
         REASON.Metal3DataFailed,
@@ -114,7 +111,7 @@ export async function resolveData(client: KubeClient, m3m: Metal3Machine): Promi
         'Error',
       );
     if (ds.ready !== true) return wait(REASON.WaitingForMetal3Data, waitingForData);
-    const dspec = (data.spec ?? {}) as { metaData?: SecretReference; networkData?: SecretReference };
+    const dspec = data.spec;
     metaData = userMeta ?? withNs(dspec.metaData, renderedData.namespace);
     networkData = userNet ?? withNs(dspec.networkData, renderedData.namespace);
   }

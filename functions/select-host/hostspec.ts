@@ -2,9 +2,9 @@
  * Pure decisions about a host's spec and a machine's addresses (spec §4 step 10, §5 setHostSpec).
  */
 
+import type { BareMetalHost, BareMetalHostImage, BareMetalHostSpec } from '../../shared/api/baremetalhost.ts';
 import type { MachineAddress, Metal3Machine } from '../../shared/api/metal3machine.ts';
 import type { SecretReference } from '../../shared/api/refs.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
 
 export interface DataRefs {
   userData: SecretReference;
@@ -12,18 +12,7 @@ export interface DataRefs {
   networkData?: SecretReference | undefined;
 }
 
-type HostSpec = {
-  image?: Record<string, unknown>;
-  customDeploy?: { method?: string };
-  userData?: SecretReference;
-  metaData?: SecretReference;
-  networkData?: SecretReference;
-  online?: boolean;
-  automatedCleaningMode?: string;
-  [k: string]: unknown;
-};
-
-const hasImage = (spec: HostSpec | undefined): boolean =>
+const hasImage = (spec: BareMetalHostSpec | undefined): boolean =>
   Boolean(spec?.image?.url || spec?.customDeploy?.method);
 
 /**
@@ -33,9 +22,9 @@ const hasImage = (spec: HostSpec | undefined): boolean =>
  * automatedCleaningMode is always copied when the machine sets it. Returns whether the host is
  * (now) carrying this machine's image.
  */
-export function applyHostSpec(host: KubeObject, m3m: Metal3Machine, refs: DataRefs): void {
+export function applyHostSpec(host: BareMetalHost, m3m: Metal3Machine, refs: DataRefs): void {
   host.spec ??= {};
-  const spec = host.spec as HostSpec;
+  const spec = host.spec;
   if (!hasImage(spec)) {
     const img = m3m.spec.image;
     if (m3m.spec.customDeploy?.method) {
@@ -52,7 +41,7 @@ export function applyHostSpec(host: KubeObject, m3m: Metal3Machine, refs: DataRe
   if (m3m.spec.automatedCleaningMode) spec.automatedCleaningMode = m3m.spec.automatedCleaningMode;
 }
 
-function imageOf(img: NonNullable<Metal3Machine['spec']['image']>): Record<string, unknown> {
+function imageOf(img: NonNullable<Metal3Machine['spec']['image']>): BareMetalHostImage {
   return {
     url: img.url,
     checksum: img.checksum ?? '',
@@ -62,9 +51,8 @@ function imageOf(img: NonNullable<Metal3Machine['spec']['image']>): Record<strin
 }
 
 /** InternalIP per NIC with an IP, then Hostname and InternalDNS from the hardware hostname. */
-export function hostAddresses(host: KubeObject): MachineAddress[] {
-  const hw = (host.status as { hardware?: { nics?: { ip?: string }[]; hostname?: string } } | undefined)
-    ?.hardware;
+export function hostAddresses(host: BareMetalHost): MachineAddress[] {
+  const hw = host.status?.hardware;
   const out: MachineAddress[] = [];
   for (const nic of hw?.nics ?? []) if (nic?.ip) out.push({ type: 'InternalIP', address: nic.ip });
   if (hw?.hostname) {

@@ -3,8 +3,9 @@
  * the Metal3DataClaim, and once data is ready the host's image/userData/metaData/networkData/online.
  * Reads state, decides (pure helpers), writes through the optimistic helper, returns a result.
  */
+import type { BareMetalHost } from '../../shared/api/baremetalhost.ts';
 import type { Cluster, Machine } from '../../shared/api/capi.ts';
-import { type Metal3Machine, parseMetal3Machine } from '../../shared/api/metal3machine.ts';
+import type { Metal3Machine } from '../../shared/api/metal3machine.ts';
 import { R } from '../../shared/api/resources.ts';
 import {
   CAPM3_PAUSE_VALUE,
@@ -38,7 +39,6 @@ import { updateHeldHost } from '../../shared/hosts/held.ts';
 import { releaseHost } from '../../shared/hosts/release.ts';
 import { releaseStrays } from '../../shared/hosts/strays.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
@@ -46,27 +46,17 @@ import { compileHostSelector } from '../../shared/selectors/labels.ts';
 import { needsDataTemplate, resolveData } from './data.ts';
 import { applyHostSpec, crossNamespaceProblem, hostAddresses } from './hostspec.ts';
 
-export interface SelectHostOptions {
-  random?: () => number;
-  pageSize?: number;
-}
-
-export async function reconcileMachine(
-  ctx: ReconcileContext,
-  ns: string,
-  name: string,
-  opts: SelectHostOptions = {},
-): Promise<ReconcileResult> {
-  let raw = await ctx.client.get(R.Metal3Machine, ns, name);
-  if (!raw) return done('Metal3Machine gone');
-  if (raw.metadata.deletionTimestamp) return done('deleting: the deprovision function handles it');
-  const st0 = (raw.status ?? {}) as { failureReason?: string; failureMessage?: string };
-  if (st0.failureReason || st0.failureMessage) return done('failed: left alone');
+/** One pass for a Metal3Machine (parsed by the opening, shared/reconcile/object.ts). */
+export async function reconcileMachine(ctx: ReconcileContext, obj: Metal3Machine): Promise<ReconcileResult> {
+  let m3m = obj;
+  const ns = m3m.metadata.namespace!;
+  const name = m3m.metadata.name!;
+  if (m3m.metadata.deletionTimestamp) return done('deleting: the deprovision function handles it');
+  if (m3m.status?.failureReason || m3m.status?.failureMessage) return done('failed: left alone');
 
   // Bad input first: nothing is written to any host for a machine that cannot be provisioned.
-  let m3m: Metal3Machine;
+  let raw = m3m;
   try {
-    m3m = parseMetal3Machine(raw);
     compileHostSelector(m3m.spec.hostSelector);
     const cross = crossNamespaceProblem(m3m);
     if (cross) throw new TerminalError('InvalidConfiguration', cross);
@@ -80,7 +70,7 @@ export async function reconcileMachine(
   const selector = compileHostSelector(m3m.spec.hostSelector);
   const draft = new StatusDraft();
   const finish = async (result: ReconcileResult): Promise<ReconcileResult> => {
-    await draft.flush(ctx, raw!);
+    await draft.flush(ctx, raw);
     return result;
   };
 
@@ -114,7 +104,7 @@ export async function reconcileMachine(
   const { held, host: associatedHost } = key
     ? await heldHosts(ctx.client, me, key)
     : { held: [], host: undefined };
-  let host: KubeObject | undefined = associatedHost;
+  let host: BareMetalHost | undefined = associatedHost;
   if (host) host = await syncHostPause(ctx, me, cluster, paused, host);
   if (paused) {
     draft.condition({
@@ -125,9 +115,7 @@ export async function reconcileMachine(
     });
     return finish(requeueAfter(ctx.config.safetyRequeueSeconds, 'paused'));
   }
-  const pausedCond = (
-    raw.status as { conditions?: { type: string; status: string }[] } | undefined
-  )?.conditions?.find((c) => c.type === COND.Paused);
+  const pausedCond = raw.status?.conditions?.find((c) => c.type === COND.Paused);
   if (pausedCond?.status === 'True')
     draft.condition({ type: COND.Paused, status: 'False', reason: 'NotPaused', severity: 'Info' });
 
@@ -136,7 +124,7 @@ export async function reconcileMachine(
   if (!withFinalizer || withFinalizer.metadata.deletionTimestamp)
     return done('deleting: the deprovision function handles it');
   raw = withFinalizer;
-  m3m = parseMetal3Machine(raw);
+  m3m = raw;
 
   // 5. Cluster infrastructure ready.
   if (!clusterInfrastructureReady(cluster)) {
@@ -201,8 +189,6 @@ export async function reconcileMachine(
       selector,
       reuseValues: nodeReuseValues(reuseOwner),
       failureDomain: m3m.spec.failureDomain || machine.spec?.failureDomain,
-      random: opts.random,
-      pageSize: opts.pageSize,
     });
     if (outcome.kind === 'wait' || outcome.kind === 'none') {
       const reason = outcome.kind === 'wait' ? REASON.WaitingForNodeReuseHost : REASON.NoHostAvailable;
@@ -295,15 +281,19 @@ export async function reconcileMachine(
   return finish(done('host provisioning requested'));
 }
 
-async function hostLost(ctx: ReconcileContext, raw: KubeObject, message: string): Promise<ReconcileResult> {
+async function hostLost(
+  ctx: ReconcileContext,
+  raw: Metal3Machine,
+  message: string,
+): Promise<ReconcileResult> {
   return recordTerminal(ctx, raw, new TerminalError('UpdateError', message));
 }
 
 async function ensureFinalizerAndFailureDomain(
   ctx: ReconcileContext,
-  raw: KubeObject,
+  raw: Metal3Machine,
   machine: Machine,
-): Promise<KubeObject | undefined> {
+): Promise<Metal3Machine | undefined> {
   const fd = machine.spec?.failureDomain;
   const res = await optimisticUpdate(
     ctx.client,
@@ -314,7 +304,7 @@ async function ensureFinalizerAndFailureDomain(
       if (o.metadata.deletionTimestamp) return SKIP;
       const f = o.metadata.finalizers ?? [];
       if (!f.includes(FINALIZER.machine)) o.metadata.finalizers = [...f, FINALIZER.machine];
-      if (fd) (o.spec as Record<string, unknown>).failureDomain = fd;
+      if (fd) o.spec.failureDomain = fd;
     },
     { current: raw, expectedUid: raw.metadata.uid },
   );
@@ -324,9 +314,9 @@ async function ensureFinalizerAndFailureDomain(
 /** Sets the host annotation; not ok when a concurrent pass set it to another host first. */
 async function annotateHost(
   ctx: ReconcileContext,
-  raw: KubeObject,
-  host: KubeObject,
-): Promise<{ ok: true; m3m: KubeObject } | { ok: false }> {
+  raw: Metal3Machine,
+  host: BareMetalHost,
+): Promise<{ ok: true; m3m: Metal3Machine } | { ok: false }> {
   const value = `${host.metadata.namespace}/${host.metadata.name}`;
   const res = await optimisticUpdate(
     ctx.client,
@@ -354,8 +344,8 @@ async function syncHostPause(
   me: HostConsumer,
   cluster: Cluster,
   paused: boolean,
-  host: KubeObject,
-): Promise<KubeObject | undefined> {
+  host: BareMetalHost,
+): Promise<BareMetalHost | undefined> {
   const clusterPaused = cluster.spec?.paused === true;
   const res = await updateHeldHost(ctx.client, host, me, (h) => {
     const ann = h.metadata.annotations ?? {};

@@ -3,7 +3,7 @@
  * Metal3Machines cloned from it (annotations cluster.x-k8s.io/cloned-from-name + -groupkind) and to
  * their hosts (only hosts those machines consume). `nodeReuse` is read by the release path.
  */
-import { parseMetal3MachineTemplate } from '../../shared/api/metal3machinetemplate.ts';
+import type { Metal3MachineTemplate } from '../../shared/api/metal3machinetemplate.ts';
 import { R } from '../../shared/api/resources.ts';
 import {
   CLONED_FROM_GROUPKIND_ANNOTATION,
@@ -14,26 +14,20 @@ import { M3MT_GROUPKIND } from '../../shared/capi/lookups.ts';
 import { hostHeldBy, metal3MachineConsumer } from '../../shared/hosts/consumer.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { TerminalError } from '../../shared/reconcile/errors.ts';
-import { done, type ReconcileResult, terminal } from '../../shared/reconcile/result.ts';
+import { done, type ReconcileResult } from '../../shared/reconcile/result.ts';
+import { MACHINE_FOR_PROPAGATION } from './views.ts';
 
 export async function reconcileTemplate(
   ctx: ReconcileContext,
-  ns: string,
-  name: string,
+  template: Metal3MachineTemplate,
 ): Promise<ReconcileResult> {
-  const raw = await ctx.client.get(R.Metal3MachineTemplate, ns, name);
-  if (!raw) return done('Metal3MachineTemplate gone');
-  let mode: string | undefined;
-  try {
-    mode = parseMetal3MachineTemplate(raw).spec.template.spec.automatedCleaningMode;
-  } catch (e) {
-    if (!(e instanceof TerminalError)) throw e;
-    await ctx.events.record(raw, 'Warning', e.reason, e.message);
-    return terminal(e.reason, e.message);
-  }
+  const ns = template.metadata.namespace!;
+  const name = template.metadata.name!;
+  const mode = template.spec.template.spec.automatedCleaningMode;
   if (!mode) return done('no automatedCleaningMode to propagate');
-  const { items } = await ctx.client.list(R.Metal3Machine, ns);
+  // Every machine of the namespace, read through a view: one machine whose spec fails its schema
+  // must not stop the propagation to the others.
+  const { items } = await ctx.client.list(MACHINE_FOR_PROPAGATION, ns);
   let machines = 0;
   let hosts = 0;
   for (const m of items) {
@@ -43,12 +37,12 @@ export async function reconcileTemplate(
     if (m.metadata.deletionTimestamp) continue;
     const r = await optimisticUpdate(
       ctx.client,
-      R.Metal3Machine,
+      MACHINE_FOR_PROPAGATION,
       ns,
       m.metadata.name!,
       (o) => {
         if (o.metadata.deletionTimestamp) return SKIP;
-        (o.spec as Record<string, unknown>).automatedCleaningMode = mode;
+        o.spec = { ...o.spec, automatedCleaningMode: mode };
       },
       { current: m, expectedUid: m.metadata.uid },
     );
@@ -58,7 +52,7 @@ export async function reconcileTemplate(
     const me = metal3MachineConsumer({ name: m.metadata.name!, namespace: ns });
     const h = await optimisticUpdate(ctx.client, R.BareMetalHost, hostRef.namespace, hostRef.name, (o) => {
       if (!hostHeldBy(o, me)) return SKIP;
-      (o.spec as Record<string, unknown>).automatedCleaningMode = mode;
+      o.spec = { ...o.spec, automatedCleaningMode: mode };
     });
     if (h.outcome === 'updated') hosts++;
   }

@@ -5,7 +5,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { R, type ResourceType, resourceFor } from '../../shared/api/resources.ts';
+import { envelopeOf, R, type Resource, type ResourceType, resourceFor } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { isAlreadyExists, isConflict } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -53,7 +53,7 @@ export async function applyObjects(
   const ordered = [...objects].sort((a, b) => rank(a) - rank(b));
   const applied: KubeObject[] = [];
   for (const obj of ordered) {
-    const t = typeOf(obj);
+    const t = envelopeOf(typeOf(obj));
     const body = structuredClone(obj);
     if (t.namespaced) body.metadata.namespace ??= defaultNamespace;
     if (t.namespaced) await ensureNamespace(client, body.metadata.namespace!);
@@ -67,7 +67,7 @@ export async function applyObjects(
   return applied;
 }
 
-async function replaceLatest(client: KubeClient, t: ResourceType, body: KubeObject): Promise<KubeObject> {
+async function replaceLatest(client: KubeClient, t: Resource, body: KubeObject): Promise<KubeObject> {
   for (let attempt = 0; ; attempt++) {
     const current = await client.get(t, body.metadata.namespace, body.metadata.name!);
     if (!current) return client.create(t, body);

@@ -10,29 +10,28 @@
  * own) make the server answer 400: then every IPAddress and IPClaim of the namespace is listed, as
  * before, for the rest of this process.
  */
-import { R } from '../api/index.ts';
 import type { KubeClient } from '../kube/client.ts';
-import type { KubeObject } from '../kube/types.ts';
 import { fieldSelected, fieldSelectedOrAll, fieldSelectedPage, selectorsRefused } from './field-selected.ts';
 import { PENDING_PAGE } from './registry.ts';
+import { type IPAddressView, type IPClaimView, V } from './views.ts';
 
 /** The IPAddresses that may belong to `claimName` (narrow), or every one of the namespace. */
 export const addressesOfClaimCandidates = (
   client: KubeClient,
   namespace: string,
   claimName: string,
-): Promise<KubeObject[]> =>
-  fieldSelectedOrAll(client, R.IPAddress, namespace, `spec.claim.name=${claimName}`);
+): Promise<IPAddressView[]> =>
+  fieldSelectedOrAll(client, V.IPAddress, namespace, `spec.claim.name=${claimName}`);
 
 export type AddressReads =
   | {
       narrow: true;
-      own: KubeObject[];
+      own: IPAddressView[];
       /** The first PENDING_PAGE waiting claims; `burst` when more wait (ADR 012). */
-      pending: KubeObject[];
+      pending: IPClaimView[];
       burst: boolean;
     }
-  | { narrow: false; addresses: KubeObject[]; claims: KubeObject[] };
+  | { narrow: false; addresses: IPAddressView[]; claims: IPClaimView[] };
 
 /**
  * The reads of one allocation attempt for `claimName` on `poolName`; narrow ones only when
@@ -47,18 +46,18 @@ export async function addressReads(
   narrowAllowed: boolean,
   ownOnly = false,
 ): Promise<AddressReads> {
-  if (narrowAllowed && !selectorsRefused(client, R.IPAddress) && !selectorsRefused(client, R.IPClaim)) {
+  if (narrowAllowed && !selectorsRefused(client, V.IPAddress) && !selectorsRefused(client, V.IPClaim)) {
     if (ownOnly) {
       // The claim ranks by the pool's registry (or is the only allocation of its FIFO group): only
       // its own address matters.
-      const own = await fieldSelected(client, R.IPAddress, namespace, `spec.claim.name=${claimName}`);
+      const own = await fieldSelected(client, V.IPAddress, namespace, `spec.claim.name=${claimName}`);
       if (own) return { narrow: true, own, pending: [], burst: true };
     }
     const [own, pending] = await Promise.all([
-      fieldSelected(client, R.IPAddress, namespace, `spec.claim.name=${claimName}`),
+      fieldSelected(client, V.IPAddress, namespace, `spec.claim.name=${claimName}`),
       fieldSelectedPage(
         client,
-        R.IPClaim,
+        V.IPClaim,
         namespace,
         `spec.pool.name=${poolName},status.address.name=`,
         PENDING_PAGE,
@@ -67,8 +66,8 @@ export async function addressReads(
     if (own && pending) return { narrow: true, own, pending: pending.items, burst: !pending.complete };
   }
   const [addresses, claims] = await Promise.all([
-    client.list(R.IPAddress, namespace),
-    client.list(R.IPClaim, namespace),
+    client.list(V.IPAddress, namespace),
+    client.list(V.IPClaim, namespace),
   ]);
   return { narrow: false, addresses: addresses.items, claims: claims.items };
 }

@@ -1,9 +1,11 @@
 /**
  * Bad input on a claim (Metal3DataClaim or IPClaim): the message goes to status.errorMessage (a
  * sticky error, as the reference does), a Warning Event is recorded, and the result is terminal.
+ * The claim is read through its envelope: the error is recorded whatever its spec holds (a claim
+ * that fails its schema too).
  */
-import type { ResourceType } from '../api/resources.ts';
-import { optimisticUpdate } from '../kube/optimistic.ts';
+import { envelopeOf, type ResourceType } from '../api/resources.ts';
+import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import { type ReconcileResult, terminal } from '../reconcile/result.ts';
@@ -16,17 +18,21 @@ export async function recordClaimError(
   message: string,
   eventReason: string,
   failureReason: string,
+  opts: { once?: boolean } = {},
 ): Promise<ReconcileResult> {
-  await optimisticUpdate(
+  const r = await optimisticUpdate(
     ctx.client,
-    t,
+    envelopeOf(t),
     raw.metadata.namespace,
     raw.metadata.name!,
     (o) => {
-      statusOf(o).errorMessage = message;
+      const status = statusOf(o);
+      if (opts.once && status.errorMessage === message) return SKIP;
+      status.errorMessage = message;
     },
     { current: raw, expectedUid: raw.metadata.uid, status: true },
   );
-  await ctx.events.record(raw, 'Warning', eventReason, message);
+  if (r.outcome === 'updated' || !opts.once)
+    await ctx.events.record(raw, 'Warning', eventReason, message, opts);
   return terminal(failureReason, message);
 }

@@ -15,9 +15,7 @@
  * every Metal3Data and claim of the namespace is listed, as the reference does, for the rest of
  * this process (field-selected.ts: one refused request, not one per claim).
  */
-import { R } from '../api/index.ts';
 import type { KubeClient } from '../kube/client.ts';
-import type { KubeObject } from '../kube/types.ts';
 import {
   fieldSelectedOrAll,
   fieldSelectedPage as page,
@@ -25,26 +23,27 @@ import {
   selectorsRefused,
 } from './field-selected.ts';
 import { PENDING_PAGE } from './registry.ts';
+import { type DataClaimView, type Metal3DataView, V } from './views.ts';
 
 /** The Metal3Data that may belong to `claimName` (narrow), or every one of the namespace. */
 export const dataOfClaimCandidates = (
   client: KubeClient,
   namespace: string,
   claimName: string,
-): Promise<KubeObject[]> =>
-  fieldSelectedOrAll(client, R.Metal3Data, namespace, `spec.claim.name=${claimName}`);
+): Promise<Metal3DataView[]> =>
+  fieldSelectedOrAll(client, V.Metal3Data, namespace, `spec.claim.name=${claimName}`);
 
 export type IndexReads =
   | {
       narrow: true;
-      own: KubeObject[];
+      own: Metal3DataView[];
       /** The first PENDING_PAGE waiting claims; `burst` when more wait (ADR 012). */
-      pending: KubeObject[];
+      pending: DataClaimView[];
       burst: boolean;
       /** Unrendered Metal3Data: all of them, or (a burst) the first page, a hint only. */
-      unrendered: KubeObject[];
+      unrendered: Metal3DataView[];
     }
-  | { narrow: false; datas: KubeObject[]; claims: KubeObject[] };
+  | { narrow: false; datas: Metal3DataView[]; claims: DataClaimView[] };
 
 /**
  * The reads of one allocation attempt for `claimName` on `templateName`; narrow ones only when
@@ -65,39 +64,39 @@ export async function indexReads(
 ): Promise<IndexReads> {
   if (
     narrowAllowed &&
-    !selectorsRefused(client, R.Metal3Data) &&
-    !selectorsRefused(client, R.Metal3DataClaim)
+    !selectorsRefused(client, V.Metal3Data) &&
+    !selectorsRefused(client, V.Metal3DataClaim)
   ) {
     if (ownOnly) {
       // The claim ranks by the registry (or is the only allocation of its FIFO group): only its
       // own Metal3Data matters.
-      const own = await selected(client, R.Metal3Data, namespace, `spec.claim.name=${claimName}`);
+      const own = await selected(client, V.Metal3Data, namespace, `spec.claim.name=${claimName}`);
       if (own) return { narrow: true, own, pending: [], burst: true, unrendered: [] };
     }
     const unrenderedSelector = `spec.template.name=${templateName},status.ready!=true`;
     const [own, pending, unrendered] = await Promise.all([
-      selected(client, R.Metal3Data, namespace, `spec.claim.name=${claimName}`),
+      selected(client, V.Metal3Data, namespace, `spec.claim.name=${claimName}`),
       page(
         client,
-        R.Metal3DataClaim,
+        V.Metal3DataClaim,
         namespace,
         `spec.template.name=${templateName},status.renderedData.name=`,
         PENDING_PAGE,
       ),
-      page(client, R.Metal3Data, namespace, unrenderedSelector, PENDING_PAGE),
+      page(client, V.Metal3Data, namespace, unrenderedSelector, PENDING_PAGE),
     ]);
     if (own && pending && unrendered) {
       const burst = !pending.complete;
       const rest =
         burst || unrendered.complete
           ? unrendered.items
-          : await selected(client, R.Metal3Data, namespace, unrenderedSelector);
+          : await selected(client, V.Metal3Data, namespace, unrenderedSelector);
       if (rest) return { narrow: true, own, pending: pending.items, burst, unrendered: rest };
     }
   }
   const [datas, claims] = await Promise.all([
-    client.list(R.Metal3Data, namespace),
-    client.list(R.Metal3DataClaim, namespace),
+    client.list(V.Metal3Data, namespace),
+    client.list(V.Metal3DataClaim, namespace),
   ]);
   return { narrow: false, datas: datas.items, claims: claims.items };
 }

@@ -5,7 +5,7 @@
  * per client and resource, so a process sends one refused request per kind, not one per claim;
  * the caller then lists the namespace, as the reference does.
  */
-import type { ResourceType } from '../api/resources.ts';
+import type { Resource, ResourceType } from '../api/resources.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { InvalidError } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -20,12 +20,12 @@ const isRefusedSelector = (e: unknown) => e instanceof InvalidError && e.code ==
 export const selectorsRefused = (client: KubeClient, kind: ResourceType): boolean =>
   refused.has(client, kind);
 
-export async function fieldSelected(
+export async function fieldSelected<T extends KubeObject>(
   client: KubeClient,
-  kind: ResourceType,
+  kind: Resource<T>,
   namespace: string,
   fieldSelector: string,
-): Promise<KubeObject[] | undefined> {
+): Promise<T[] | undefined> {
   return (await fieldSelectedPage(client, kind, namespace, fieldSelector))?.items;
 }
 
@@ -33,13 +33,13 @@ export async function fieldSelected(
  * The first `limit` objects `fieldSelector` selects (every one without a limit), and whether that
  * is all of them; undefined when the server refuses the selector.
  */
-export async function fieldSelectedPage(
+export async function fieldSelectedPage<T extends KubeObject>(
   client: KubeClient,
-  kind: ResourceType,
+  kind: Resource<T>,
   namespace: string,
   fieldSelector: string,
   limit?: number,
-): Promise<{ items: KubeObject[]; complete: boolean } | undefined> {
+): Promise<{ items: T[]; complete: boolean } | undefined> {
   if (selectorsRefused(client, kind)) return undefined;
   try {
     const page = await client.list(kind, namespace, {
@@ -55,12 +55,12 @@ export async function fieldSelectedPage(
 }
 
 /** The objects `fieldSelector` selects, or (a server that refuses it) every one of the namespace. */
-export async function fieldSelectedOrAll(
+export async function fieldSelectedOrAll<T extends KubeObject>(
   client: KubeClient,
-  kind: ResourceType,
+  kind: Resource<T>,
   namespace: string,
   fieldSelector: string,
-): Promise<KubeObject[]> {
+): Promise<T[]> {
   return (
     (await fieldSelected(client, kind, namespace, fieldSelector)) ??
     (await client.list(kind, namespace)).items

@@ -15,7 +15,7 @@
 /** The `n`-th (0-based) non-negative integer not in `used`. */
 export function nthFreeIndex(used: Iterable<number>, n = 0): number {
   if (!Number.isInteger(n) || n < 0) throw new RangeError(`rank must be a non-negative integer, got ${n}`);
-  const taken = used instanceof Set ? (used as Set<number>) : new Set(used);
+  const taken: ReadonlySet<number> = used instanceof Set ? used : new Set(used);
   let seen = 0;
   for (let i = 0; ; i++) {
     if (taken.has(i)) continue;

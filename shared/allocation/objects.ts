@@ -3,7 +3,8 @@
  * finalizers, owner references, names. Mutators change the object they are given (for use inside
  * an optimisticUpdate mutator) and say whether they changed anything.
  */
-import { apiVersionOf, type ResourceType } from '../api/resources.ts';
+import { isRecord } from '../api/json.ts';
+import { apiVersionOf, type ResourceType } from '../api/kinds.ts';
 import type { KubeObject, OwnerReference } from '../kube/types.ts';
 
 export const isDeleting = (o: KubeObject): boolean => Boolean(o.metadata.deletionTimestamp);
@@ -80,6 +81,8 @@ export const timestamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/,
 
 /** The object's `status` as a mutable record, created when absent (for mutators). */
 export function statusOf(o: KubeObject): Record<string, unknown> {
-  if (!o.status || typeof o.status !== 'object') o.status = {};
-  return o.status as Record<string, unknown>;
+  if (isRecord(o.status)) return o.status;
+  const status: Record<string, unknown> = {};
+  o.status = status;
+  return status;
 }

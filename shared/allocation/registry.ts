@@ -11,11 +11,14 @@
  * (a claim deleted or failed before it left, a crash) only makes later ranks larger, never gives
  * an index twice; stale entries are checked and removed by the claims that see them.
  */
-import type { ResourceType } from '../api/resources.ts';
+import type { Resource } from '../api/resources.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { KubeApiError } from '../kube/errors.ts';
-import type { KubeObject } from '../kube/types.ts';
 import { kindsPerClient } from './kinds-per-client.ts';
+import type { PoolView } from './views.ts';
+
+/** A template or pool as the registry reads it: its status maps (views.ts). */
+type Owner = PoolView;
 
 /** Waiting claims read per attempt; more than this is a burst, ranked through the registry. */
 export const PENDING_PAGE = 16;
@@ -23,15 +26,14 @@ export const PENDING_PAGE = 16;
 /** An entry older than this is checked against its claim by the next claim that sees it. */
 export const STALE_ENTRY_MS = 60_000;
 
-export const allocatingOf = (o: KubeObject | undefined): Record<string, string> =>
-  ((o?.status ?? {}) as { allocating?: Record<string, string> }).allocating ?? {};
+export const allocatingOf = (o: Owner | undefined): Record<string, string> => o?.status?.allocating ?? {};
 
 /**
  * The registry's entries older than STALE_ENTRY_MS: the ones worth checking against their claim.
  * An entry whose time does not parse (written by hand or by another tool) counts as old: it is
  * checked like any other instead of inflating ranks for ever.
  */
-export const oldEntries = (owner: KubeObject, now: Date): string[] =>
+export const oldEntries = (owner: Owner, now: Date): string[] =>
   Object.entries(allocatingOf(owner))
     .filter(([, at]) => !(now.getTime() - Date.parse(at) <= STALE_ENTRY_MS))
     .map(([n]) => n);
@@ -47,7 +49,7 @@ export function joinedBefore(registry: Readonly<Record<string, string>>, name: s
 
 export interface Joined {
   /** The owner (template or pool) as the join left it, or as read when the claim had joined already. */
-  owner: KubeObject;
+  owner: Owner;
   /** Claims that joined before this one and are not stale (the join's response: the server's order). */
   ahead: string[];
 }
@@ -64,8 +66,8 @@ const unsupported = kindsPerClient();
  */
 export async function join(
   client: KubeClient,
-  kind: ResourceType,
-  owner: KubeObject,
+  kind: Resource<Owner>,
+  owner: Owner,
   claimName: string,
   now: Date,
   waits: (name: string) => Promise<boolean>,
@@ -94,8 +96,8 @@ export async function join(
  */
 export async function leave(
   client: KubeClient,
-  kind: ResourceType,
-  owner: KubeObject,
+  kind: Resource<Owner>,
+  owner: Owner,
   names: readonly string[],
   opts: { known?: boolean } = {},
 ): Promise<void> {
@@ -116,10 +118,10 @@ const PATCH_ATTEMPTS = 3;
  */
 async function patchRegistry(
   client: KubeClient,
-  kind: ResourceType,
-  owner: KubeObject,
+  kind: Resource<Owner>,
+  owner: Owner,
   entries: Record<string, string | null>,
-): Promise<KubeObject> {
+): Promise<Owner> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await client.patch(
@@ -142,8 +144,8 @@ async function patchRegistry(
  */
 async function dropStaleEntries(
   client: KubeClient,
-  kind: ResourceType,
-  owner: KubeObject,
+  kind: Resource<Owner>,
+  owner: Owner,
   except: string,
   now: Date,
   waits: (name: string) => Promise<boolean>,
@@ -160,8 +162,8 @@ async function dropStaleEntries(
  * whether the claim joined (then it leaves in the patch that records its allocation).
  */
 export interface RegistryState {
-  kind: ResourceType;
-  owner: KubeObject;
+  kind: Resource<Owner>;
+  owner: Owner;
   joined: boolean;
 }
 
@@ -188,7 +190,7 @@ export async function joinRegistry(
   state: RegistryState,
   claimName: string,
   now: Date,
-  waits: (owner: KubeObject, name: string) => Promise<boolean>,
+  waits: (owner: Owner, name: string) => Promise<boolean>,
 ): Promise<string[] | undefined> {
   const owner = state.owner;
   const joined = await join(client, state.kind, owner, claimName, now, (n) => waits(owner, n));

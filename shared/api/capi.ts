@@ -59,6 +59,8 @@ export const ClusterStatusSchema = z.lazy(() =>
   z.looseObject({
     infrastructureReady: z.boolean().optional(),
     controlPlaneReady: z.boolean().optional(),
+    /** v1beta2's place for infrastructureReady. */
+    initialization: z.looseObject({ infrastructureProvisioned: z.boolean().optional() }).optional(),
     conditions: z.array(LooseConditionSchema).optional(),
     phase: z.string().optional(),
   }),
@@ -178,6 +180,8 @@ export const KubeadmControlPlaneSpecSchema = z.lazy(() =>
       .looseObject({
         metadata: TemplateMeta.optional(),
         infrastructureRef: LooseObjectReferenceSchema.optional(),
+        /** v1beta2 moved infrastructureRef here. */
+        spec: z.looseObject({ infrastructureRef: LooseObjectReferenceSchema.optional() }).optional(),
         nodeDrainTimeout: z.string().optional(),
       })
       .optional(),

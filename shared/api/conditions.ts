@@ -3,7 +3,7 @@ import { TimestampSchema } from './meta.ts';
 
 /** Cluster API v1beta1 condition (with severity), as Metal3Machine/Metal3Cluster v1beta1 carry them. */
 export const ConditionSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     type: z.string().min(1),
     status: z.enum(['True', 'False', 'Unknown']),
     severity: z.enum(['Error', 'Warning', 'Info', '']).optional(),

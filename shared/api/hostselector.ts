@@ -35,11 +35,12 @@ const CANONICAL: Record<(typeof HOST_SELECTOR_OPERATORS)[number], CanonicalOpera
   lt: 'lt',
 };
 
+const isOperator = (op: string): op is keyof typeof CANONICAL => Object.hasOwn(CANONICAL, op);
+
 /** Normalises an operator (`In`, `==`, `!`, `DoesNotExist`...) or returns undefined when it is not one. */
 export function canonicalOperator(operator: string): CanonicalOperator | undefined {
-  return Object.hasOwn(CANONICAL, operator.toLowerCase())
-    ? CANONICAL[operator.toLowerCase() as keyof typeof CANONICAL]
-    : undefined;
+  const op = operator.toLowerCase();
+  return isOperator(op) ? CANONICAL[op] : undefined;
 }
 
 /** Case-insensitive alternation without `(?i)`, which neither JS RegExp nor every validator supports. */
@@ -54,7 +55,7 @@ const INTEGER = /^[+-]?\d+$/;
 
 export const HostSelectorRequirementSchema = z.lazy(() =>
   z
-    .object({
+    .looseObject({
       key: z.string().min(1, 'key must not be empty'),
       operator: z.string().meta({ pattern: HOST_SELECTOR_OPERATOR_PATTERN }),
       values: z.array(z.string()).optional(),
@@ -103,7 +104,7 @@ export type HostSelectorRequirement = z.infer<typeof HostSelectorRequirementSche
 
 /** Which BareMetalHosts a Metal3Machine may take: labels that must match exactly, plus expressions. */
 export const HostSelectorSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     matchLabels: StringMapSchema.optional(),
     matchExpressions: z.array(HostSelectorRequirementSchema).optional(),
   }),

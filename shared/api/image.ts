@@ -11,7 +11,7 @@ export type DiskFormat = z.infer<typeof DiskFormatSchema>;
  * rest of the spec (customDeploy, live-iso), so that rule lives on the Metal3Machine spec.
  */
 export const ImageSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     url: z.string().optional(),
     checksum: z.string().optional(),
     checksumType: ChecksumTypeSchema.optional(),
@@ -20,5 +20,5 @@ export const ImageSchema = z.lazy(() =>
 );
 export type Image = z.infer<typeof ImageSchema>;
 
-export const CustomDeploySchema = z.lazy(() => z.object({ method: z.string() }));
+export const CustomDeploySchema = z.lazy(() => z.looseObject({ method: z.string() }));
 export type CustomDeploy = z.infer<typeof CustomDeploySchema>;

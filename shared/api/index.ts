@@ -2,6 +2,7 @@
 export * from './baremetalhost.ts';
 export * from './capi.ts';
 export * from './conditions.ts';
+export * from './core.ts';
 export * from './hostselector.ts';
 export * from './image.ts';
 export * from './ipam.ts';

@@ -11,7 +11,7 @@ import { ObjectReferenceSchema } from './refs.ts';
 /** One range of an IPPool; `start`..`end` (inclusive) and/or `subnet`, with per-entry overrides. */
 export const IPPoolEntrySchema = z.lazy(() =>
   z
-    .object({
+    .looseObject({
       start: IPAddressStringSchema.optional(),
       end: IPAddressStringSchema.optional(),
       subnet: CIDRSchema.optional(),
@@ -36,7 +36,7 @@ export const AllocationStrategySchema = z.lazy(() => z.enum(['sequential', 'rand
 
 export const IPPoolSpecSchema = z.lazy(() =>
   z
-    .object({
+    .looseObject({
       clusterName: z.string().optional(),
       namePrefix: z.string().min(1, 'namePrefix must not be empty'),
       pools: z.array(IPPoolEntrySchema).optional(),
@@ -68,7 +68,7 @@ export const IPPoolSpecSchema = z.lazy(() =>
 export type IPPoolSpec = z.infer<typeof IPPoolSpecSchema>;
 
 export const IPPoolStatusSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     /** claim name -> allocated IP (Go field Allocations, JSON key `indexes`). */
     indexes: z.record(z.string(), z.string()).optional(),
     /**
@@ -85,7 +85,7 @@ export const IPPoolStatusSchema = z.lazy(() =>
 export type IPPoolStatus = z.infer<typeof IPPoolStatusSchema>;
 
 export const IPPoolSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     apiVersion: z.string().optional(),
     kind: z.literal('IPPool').optional(),
     metadata: ObjectMetaSchema,
@@ -95,15 +95,15 @@ export const IPPoolSchema = z.lazy(() =>
 );
 export type IPPool = z.infer<typeof IPPoolSchema>;
 
-export const IPClaimSpecSchema = z.lazy(() => z.object({ pool: ObjectReferenceSchema }));
+export const IPClaimSpecSchema = z.lazy(() => z.looseObject({ pool: ObjectReferenceSchema }));
 export const IPClaimStatusSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     address: ObjectReferenceSchema.optional(),
     errorMessage: z.string().optional(),
   }),
 );
 export const IPClaimSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     apiVersion: z.string().optional(),
     kind: z.literal('IPClaim').optional(),
     metadata: ObjectMetaSchema,
@@ -116,7 +116,7 @@ export type IPClaimSpec = z.infer<typeof IPClaimSpecSchema>;
 export type IPClaimStatus = z.infer<typeof IPClaimStatusSchema>;
 
 export const IPAddressSpecSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     address: IPAddressStringSchema,
     prefix: PrefixLengthSchema,
     gateway: IPAddressStringSchema.optional(),
@@ -128,7 +128,7 @@ export const IPAddressSpecSchema = z.lazy(() =>
 export type IPAddressSpec = z.infer<typeof IPAddressSpecSchema>;
 
 export const IPAddressSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     apiVersion: z.string().optional(),
     kind: z.literal('IPAddress').optional(),
     metadata: ObjectMetaSchema,

@@ -40,7 +40,7 @@ export type ObjectMeta = z.infer<typeof ObjectMetaSchema>;
 
 /** The metadata a template may stamp on the objects it creates (CAPI ObjectMeta: labels, annotations). */
 export const TemplateMetaSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     labels: StringMapSchema.optional(),
     annotations: StringMapSchema.optional(),
   }),
@@ -49,3 +49,27 @@ export type TemplateMeta = z.infer<typeof TemplateMetaSchema>;
 
 /** A Kubernetes timestamp (RFC 3339). Kept a plain string: values round-trip verbatim. */
 export const TimestampSchema = z.string().meta({ format: 'date-time' });
+
+/**
+ * A field the CRD defaults (`default:` in the generated schema; the API server fills it in on
+ * write and on read). The schema does not: parsing never adds a field, so an object written back
+ * after a read-modify-write carries exactly what was read plus the change. Readers apply the
+ * default themselves where the field may be absent (an object from a server without our CRDs).
+ */
+export function withDefault<S extends z.ZodType>(schema: S, value: z.input<S>) {
+  return schema.optional().meta({ default: value });
+}
+
+/**
+ * Any object as the API returns it: the envelope typed, everything else passed through. What a
+ * reader gets for kinds whose body it does not model (and the relay for every kind: it must not
+ * choke on an object a function would reject).
+ */
+export const KubeObjectSchema = z.lazy(() =>
+  z.looseObject({
+    apiVersion: z.string().optional(),
+    kind: z.string().optional(),
+    metadata: ObjectMetaSchema,
+  }),
+);
+export type KubeObject = z.infer<typeof KubeObjectSchema>;

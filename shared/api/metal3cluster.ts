@@ -4,7 +4,7 @@ import { ObjectMetaSchema, StringMapSchema, TimestampSchema } from './meta.ts';
 import { parseObject } from './parse.ts';
 
 export const APIEndpointSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     host: z.string(),
     port: z.int().min(0).max(65535),
   }),
@@ -15,13 +15,13 @@ export type APIEndpoint = z.infer<typeof APIEndpointSchema>;
 export const FailureDomainsSchema = z.lazy(() =>
   z.record(
     z.string(),
-    z.object({ controlPlane: z.boolean().optional(), attributes: StringMapSchema.optional() }),
+    z.looseObject({ controlPlane: z.boolean().optional(), attributes: StringMapSchema.optional() }),
   ),
 );
 export type FailureDomains = z.infer<typeof FailureDomainsSchema>;
 
 export const Metal3ClusterSpecSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     controlPlaneEndpoint: APIEndpointSchema.optional(),
     /** v1beta1: true = no cloud provider, so we set node providerIDs. */
     noCloudProvider: z.boolean().optional(),
@@ -32,7 +32,7 @@ export const Metal3ClusterSpecSchema = z.lazy(() =>
 export type Metal3ClusterSpec = z.infer<typeof Metal3ClusterSpecSchema>;
 
 export const Metal3ClusterStatusSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     ready: z.boolean().optional(),
     failureReason: z.string().optional(),
     failureMessage: z.string().optional(),
@@ -44,7 +44,7 @@ export const Metal3ClusterStatusSchema = z.lazy(() =>
 export type Metal3ClusterStatus = z.infer<typeof Metal3ClusterStatusSchema>;
 
 export const Metal3ClusterSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     apiVersion: z.string().optional(),
     kind: z.literal('Metal3Cluster').optional(),
     metadata: ObjectMetaSchema,

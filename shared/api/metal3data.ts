@@ -4,7 +4,7 @@ import { parseObject } from './parse.ts';
 import { foreignNamespaceIssues, ObjectReferenceSchema, SecretReferenceSchema } from './refs.ts';
 
 export const Metal3DataSpecSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     index: z
       .int()
       .min(0, 'index must be >= 0')
@@ -19,7 +19,7 @@ export const Metal3DataSpecSchema = z.lazy(() =>
 export type Metal3DataSpec = z.infer<typeof Metal3DataSpecSchema>;
 
 export const Metal3DataStatusSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     ready: z.boolean().optional().describe('The rendered secrets exist'),
     /** v1beta1 flag next to errorMessage (seed 001 writes `error: false`). */
     error: z.boolean().optional(),
@@ -29,7 +29,7 @@ export const Metal3DataStatusSchema = z.lazy(() =>
 export type Metal3DataStatus = z.infer<typeof Metal3DataStatusSchema>;
 
 export const Metal3DataSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     apiVersion: z.string().optional(),
     kind: z.literal('Metal3Data').optional(),
     metadata: ObjectMetaSchema,
@@ -39,11 +39,11 @@ export const Metal3DataSchema = z.lazy(() =>
 );
 export type Metal3Data = z.infer<typeof Metal3DataSchema>;
 
-export const Metal3DataClaimSpecSchema = z.lazy(() => z.object({ template: ObjectReferenceSchema }));
+export const Metal3DataClaimSpecSchema = z.lazy(() => z.looseObject({ template: ObjectReferenceSchema }));
 export type Metal3DataClaimSpec = z.infer<typeof Metal3DataClaimSpecSchema>;
 
 export const Metal3DataClaimStatusSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     renderedData: ObjectReferenceSchema.optional().describe('The Metal3Data allocated for this claim'),
     errorMessage: z.string().optional(),
   }),
@@ -52,7 +52,7 @@ export type Metal3DataClaimStatus = z.infer<typeof Metal3DataClaimStatusSchema>;
 
 export const Metal3DataClaimSchema = z.lazy(() =>
   z
-    .object({
+    .looseObject({
       apiVersion: z.string().optional(),
       kind: z.literal('Metal3DataClaim').optional(),
       metadata: ObjectMetaSchema,

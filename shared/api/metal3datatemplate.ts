@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ObjectMetaSchema, StringMapSchema, TimestampSchema } from './meta.ts';
+import { ObjectMetaSchema, StringMapSchema, TimestampSchema, withDefault } from './meta.ts';
 import { IPAddressStringSchema, MacAddressSchema } from './net.ts';
 import { parseObject } from './parse.ts';
 
@@ -11,24 +11,24 @@ const Key = z.lazy(() => z.string().min(1, 'key must not be empty'));
 
 // ---- metaData -------------------------------------------------------------------------------
 
-export const MetaDataStringSchema = z.lazy(() => z.object({ key: Key, value: z.string() }));
+export const MetaDataStringSchema = z.lazy(() => z.looseObject({ key: Key, value: z.string() }));
 export const MetaDataObjectNameSchema = z.lazy(() =>
-  z.object({ key: Key, object: TemplateObjectKindSchema }),
+  z.looseObject({ key: Key, object: TemplateObjectKindSchema }),
 );
 export const MetaDataIndexSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     key: Key,
-    offset: z.int().min(0, 'offset must be >= 0').default(0),
+    offset: withDefault(z.int().min(0, 'offset must be >= 0'), 0),
     // 0 (the default) means 1, as the reference does.
-    step: z.int().min(0, 'step must be >= 0').default(0),
+    step: withDefault(z.int().min(0, 'step must be >= 0'), 0),
     prefix: z.string().optional(),
     suffix: z.string().optional(),
   }),
 );
-export const MetaDataNamespaceSchema = z.lazy(() => z.object({ key: Key }));
+export const MetaDataNamespaceSchema = z.lazy(() => z.looseObject({ key: Key }));
 /** A metaData entry filled from an IPPool (v1beta1 spelling `...FromIPPool`). */
 export const FromPoolSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     key: Key,
     name: z.string().min(1, 'name (the IPPool) must not be empty'),
     apiGroup: z.string().optional(),
@@ -37,21 +37,21 @@ export const FromPoolSchema = z.lazy(() =>
 );
 export const MetaDataHostInterfaceSchema = z.lazy(() =>
   z
-    .object({ key: Key, interface: z.string().optional(), fromBootMAC: z.boolean().optional() })
+    .looseObject({ key: Key, interface: z.string().optional(), fromBootMAC: z.boolean().optional() })
     .refine((e) => Boolean(e.interface) || e.fromBootMAC === true, {
       message: 'set interface (a NIC name of the host) or fromBootMAC: true',
       path: ['interface'],
     }),
 );
 export const MetaDataFromLabelSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     key: Key,
     object: TemplateObjectKindSchema,
     label: z.string().min(1),
   }),
 );
 export const MetaDataFromAnnotationSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     key: Key,
     object: TemplateObjectKindSchema,
     annotation: z.string().min(1),
@@ -59,7 +59,7 @@ export const MetaDataFromAnnotationSchema = z.lazy(() =>
 );
 
 export const MetaDataTemplateSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     strings: z.array(MetaDataStringSchema).optional(),
     objectNames: z.array(MetaDataObjectNameSchema).optional(),
     indexes: z.array(MetaDataIndexSchema).optional(),
@@ -80,7 +80,7 @@ export type FromPool = z.infer<typeof FromPoolSchema>;
 // ---- networkData ----------------------------------------------------------------------------
 
 export const FromAnnotationSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     object: TemplateObjectKindSchema,
     annotation: z.string().min(1),
   }),
@@ -89,7 +89,7 @@ export type FromAnnotation = z.infer<typeof FromAnnotationSchema>;
 
 /** A pool named by reference (default ipam.metal3.io/IPPool). */
 export const PoolReferenceSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     name: z.string().min(1, 'name must not be empty'),
     apiGroup: z.string().optional(),
     kind: z.string().optional(),
@@ -99,7 +99,7 @@ export type PoolReference = z.infer<typeof PoolReferenceSchema>;
 
 /** Where a link's MAC comes from; precedence string > fromHostInterface > fromAnnotation. */
 export const MacAddressSourceSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     string: MacAddressSchema.optional(),
     fromHostInterface: z.string().optional(),
     fromAnnotation: FromAnnotationSchema.optional(),
@@ -107,13 +107,15 @@ export const MacAddressSourceSchema = z.lazy(() =>
 );
 export type MacAddressSource = z.infer<typeof MacAddressSourceSchema>;
 
-const Mtu = z.lazy(() => z.int().min(1).max(9000).default(1500));
+/** The MTU when a link does not set one (the CRD's default). */
+export const DEFAULT_MTU = 1500;
+const Mtu = z.lazy(() => withDefault(z.int().min(1).max(9000), DEFAULT_MTU));
 
 export const EthernetTypeSchema = z.lazy(() =>
   z.enum(['bridge', 'dvs', 'hw_veb', 'hyperv', 'ovs', 'tap', 'vhostuser', 'vif', 'phy']),
 );
 export const EthernetLinkSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     type: EthernetTypeSchema,
     id: z.string().min(1),
     mtu: Mtu,
@@ -134,13 +136,13 @@ export const BondModeSchema = z.lazy(() =>
   ]),
 );
 export const BondLinkSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     id: z.string().min(1),
     mtu: Mtu,
     macAddress: MacAddressSourceSchema.optional(),
     bondMode: BondModeSchema,
     bondXmitHashPolicy: z.enum(['layer2', 'layer3+4', 'layer2+3', '']).optional(),
-    bondLinks: z.array(z.string()).default([]),
+    bondLinks: withDefault(z.array(z.string()), []),
     /** Extra bond options rendered as `bond_<name>: <value>`; any JSON value. */
     parameters: z.record(z.string(), z.unknown()).optional(),
   }),
@@ -148,7 +150,7 @@ export const BondLinkSchema = z.lazy(() =>
 export type BondLink = z.infer<typeof BondLinkSchema>;
 
 export const VlanLinkSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     id: z.string().min(1),
     mtu: Mtu,
     macAddress: MacAddressSourceSchema.optional(),
@@ -162,7 +164,7 @@ export const VlanLinkSchema = z.lazy(() =>
 export type VlanLink = z.infer<typeof VlanLinkSchema>;
 
 export const NetworkLinksSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     ethernets: z.array(EthernetLinkSchema).optional(),
     bonds: z.array(BondLinkSchema).optional(),
     vlans: z.array(VlanLinkSchema).optional(),
@@ -171,7 +173,7 @@ export const NetworkLinksSchema = z.lazy(() =>
 
 /** DNS services of a route or of the whole networkData. */
 export const NetworkServicesSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     dns: z.array(IPAddressStringSchema).optional(),
     dnsFromIPPool: z.string().optional(),
   }),
@@ -180,7 +182,7 @@ export type NetworkServices = z.infer<typeof NetworkServicesSchema>;
 
 /** Route gateway; precedence string > fromPoolAnnotation > fromPoolRef > fromIPPool. */
 export const RouteGatewaySchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     string: IPAddressStringSchema.optional(),
     fromIPPool: z.string().optional(),
     fromPoolRef: PoolReferenceSchema.optional(),
@@ -194,7 +196,7 @@ export type RouteGateway = z.infer<typeof RouteGatewaySchema>;
  * (as seed 001 writes it); both integers, `prefix` wins when both are set.
  */
 export const RouteSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     network: IPAddressStringSchema,
     prefix: z.int().min(0).max(128).optional(),
     netmask: z.int().min(0).max(128).optional(),
@@ -207,7 +209,7 @@ export type Route = z.infer<typeof RouteSchema>;
 /** A statically addressed network; the address comes from fromPoolAnnotation > fromPoolRef > ipAddressFromIPPool. */
 export const StaticNetworkSchema = z.lazy(() =>
   z
-    .object({
+    .looseObject({
       id: z.string().min(1),
       link: z.string().min(1),
       ipAddressFromIPPool: z.string().optional(),
@@ -224,7 +226,7 @@ export const StaticNetworkSchema = z.lazy(() =>
 export type StaticNetwork = z.infer<typeof StaticNetworkSchema>;
 
 export const DynamicNetworkSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     id: z.string().min(1),
     link: z.string().min(1),
     routes: z.array(RouteSchema).optional(),
@@ -233,7 +235,7 @@ export const DynamicNetworkSchema = z.lazy(() =>
 export type DynamicNetwork = z.infer<typeof DynamicNetworkSchema>;
 
 export const NetworksSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     ipv4: z.array(StaticNetworkSchema).optional(),
     ipv6: z.array(StaticNetworkSchema).optional(),
     ipv4DHCP: z.array(DynamicNetworkSchema).optional(),
@@ -243,7 +245,7 @@ export const NetworksSchema = z.lazy(() =>
 );
 
 export const NetworkDataTemplateSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     links: NetworkLinksSchema.optional(),
     networks: NetworksSchema.optional(),
     services: NetworkServicesSchema.optional(),
@@ -254,7 +256,7 @@ export type NetworkDataTemplate = z.infer<typeof NetworkDataTemplateSchema>;
 // ---- the kind --------------------------------------------------------------------------------
 
 export const Metal3DataTemplateSpecSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     /** Deprecated upstream, kept for the v1beta1 shape. */
     clusterName: z.string().optional(),
     /** Links templates that replace one another (seed 001). */
@@ -270,7 +272,7 @@ export const Metal3DataTemplateSpecSchema = z.lazy(() =>
 export type Metal3DataTemplateSpec = z.infer<typeof Metal3DataTemplateSpecSchema>;
 
 export const Metal3DataTemplateStatusSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     /** index (as a string key) -> claim name, as seed 001 shows. */
     indexes: StringMapSchema.optional().describe('Allocated indexes: index -> Metal3DataClaim name'),
     /** claim name -> Metal3Data name. */
@@ -288,7 +290,7 @@ export const Metal3DataTemplateStatusSchema = z.lazy(() =>
 export type Metal3DataTemplateStatus = z.infer<typeof Metal3DataTemplateStatusSchema>;
 
 export const Metal3DataTemplateSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     apiVersion: z.string().optional(),
     kind: z.literal('Metal3DataTemplate').optional(),
     metadata: ObjectMetaSchema,

@@ -13,7 +13,7 @@ export const MachineAddressTypeSchema = z.lazy(() =>
   z.enum(['Hostname', 'ExternalIP', 'InternalIP', 'ExternalDNS', 'InternalDNS']),
 );
 export const MachineAddressSchema = z.lazy(() =>
-  z.object({ type: MachineAddressTypeSchema, address: z.string() }),
+  z.looseObject({ type: MachineAddressTypeSchema, address: z.string() }),
 );
 export type MachineAddress = z.infer<typeof MachineAddressSchema>;
 
@@ -37,7 +37,7 @@ export function imageProblem(image: Image | undefined): { path: string[]; messag
 }
 
 const Metal3MachineSpecShape = z.lazy(() =>
-  z.object({
+  z.looseObject({
     providerID: z
       .string()
       .optional()
@@ -81,7 +81,7 @@ export const Metal3MachineSpecSchema = z.lazy(() =>
 export type Metal3MachineSpec = z.infer<typeof Metal3MachineSpecSchema>;
 
 export const Metal3MachineStatusSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     ready: z.boolean().optional(),
     failureReason: z.string().optional(),
     failureMessage: z.string().optional(),
@@ -100,7 +100,7 @@ export type Metal3MachineStatus = z.infer<typeof Metal3MachineStatusSchema>;
 
 export const Metal3MachineSchema = z.lazy(() =>
   z
-    .object({
+    .looseObject({
       apiVersion: z.string().optional(),
       kind: z.literal('Metal3Machine').optional(),
       metadata: ObjectMetaSchema,

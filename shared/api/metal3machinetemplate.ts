@@ -1,29 +1,28 @@
 import { z } from 'zod';
-import { ObjectMetaSchema, TemplateMetaSchema } from './meta.ts';
+import { ObjectMetaSchema, TemplateMetaSchema, withDefault } from './meta.ts';
 import { Metal3MachineSpecSchema } from './metal3machine.ts';
 import { parseObject } from './parse.ts';
 
 export const Metal3MachineTemplateResourceSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     metadata: TemplateMetaSchema.optional(),
     spec: Metal3MachineSpecSchema,
   }),
 );
 
 export const Metal3MachineTemplateSpecSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     template: Metal3MachineTemplateResourceSchema,
     /** Book released hosts for the same KubeadmControlPlane/MachineDeployment (node-reuse label). */
-    nodeReuse: z
-      .boolean()
-      .default(false)
-      .describe('Keep released hosts for the same KubeadmControlPlane or MachineDeployment'),
+    nodeReuse: withDefault(z.boolean(), false).describe(
+      'Keep released hosts for the same KubeadmControlPlane or MachineDeployment',
+    ),
   }),
 );
 export type Metal3MachineTemplateSpec = z.infer<typeof Metal3MachineTemplateSpecSchema>;
 
 export const Metal3MachineTemplateSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     apiVersion: z.string().optional(),
     kind: z.literal('Metal3MachineTemplate').optional(),
     metadata: ObjectMetaSchema,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /** corev1.ObjectReference: a pointer to another object; `name` is the one field every use needs. */
 export const ObjectReferenceSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     apiVersion: z.string().optional(),
     kind: z.string().optional(),
     name: z.string().min(1, 'name must not be empty'),
@@ -28,7 +28,7 @@ export type LooseObjectReference = z.infer<typeof LooseObjectReferenceSchema>;
 
 /** corev1.SecretReference: `{name, namespace?}`; an empty namespace means the referrer's own. */
 export const SecretReferenceSchema = z.lazy(() =>
-  z.object({
+  z.looseObject({
     name: z.string().min(1, 'name must not be empty'),
     namespace: z.string().optional(),
   }),

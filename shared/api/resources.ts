@@ -1,94 +1,89 @@
 /**
- * The registry of every resource the product reads or writes: the one place that knows
- * group, version, kind, plural and scope. The kube client builds URLs from it (no discovery
- * round-trips), the relay watches from it, RBAC is generated from it.
+ * Typed resource handles: a kind's names (kinds.ts) with its TypeScript type and zod schema, so the
+ * kube client returns parsed objects (`client.get(R.Metal3Machine, …)` is a `Metal3Machine`) and
+ * a schema failure is an InvalidObjectError naming the object, never an object of the wrong shape.
+ * Every schema is loose (unknown fields pass through) and adds nothing (no defaults, no
+ * transforms): an object written back after a read-modify-write is what was read plus the change.
+ *
+ * `view(kind, schema)` is the same kind read through another schema: a narrower one where a path
+ * must act on objects the kind's full schema would reject (a deleting machine is released whatever
+ * its spec says; a malformed neighbour must not stop an allocation), or `KubeObjectSchema` where
+ * only the envelope matters (the relay).
  */
-export interface ResourceType {
-  /** API group; '' for the core group. */
-  readonly group: string;
-  readonly version: string;
-  readonly kind: string;
-  readonly plural: string;
-  readonly namespaced: boolean;
-  /** True when the resource has a status subresource (writes to .status go through /status). */
-  readonly statusSubresource: boolean;
+import type { z } from 'zod';
+import { BareMetalHostSchema } from './baremetalhost.ts';
+import {
+  ClusterSchema,
+  KubeadmControlPlaneSchema,
+  MachineDeploymentSchema,
+  MachineSchema,
+  MachineSetSchema,
+} from './capi.ts';
+import {
+  ConfigMapSchema,
+  CustomResourceDefinitionSchema,
+  EventSchema,
+  LeaseSchema,
+  NamespaceSchema,
+  NodeSchema,
+  SecretSchema,
+} from './core.ts';
+import { IPAddressSchema, IPClaimSchema, IPPoolSchema } from './ipam.ts';
+import { K, type ResourceType } from './kinds.ts';
+import { KubeadmConfigSchema, KubeadmConfigTemplateSchema } from './kubeadm.ts';
+import { type KubeObject, KubeObjectSchema } from './meta.ts';
+import { Metal3ClusterSchema } from './metal3cluster.ts';
+import { Metal3DataClaimSchema, Metal3DataSchema } from './metal3data.ts';
+import { Metal3DataTemplateSchema } from './metal3datatemplate.ts';
+import { Metal3MachineSchema } from './metal3machine.ts';
+import { Metal3MachineTemplateSchema } from './metal3machinetemplate.ts';
+
+export * from './kinds.ts';
+
+/** A kind and the schema its objects are read (and written) through. */
+export interface Resource<T extends KubeObject = KubeObject> extends ResourceType {
+  readonly schema: z.ZodType<T>;
 }
 
-export const INFRA_GROUP = 'infrastructure.cluster.x-k8s.io';
-export const CAPI_GROUP = 'cluster.x-k8s.io';
-export const BMO_GROUP = 'metal3.io';
-export const IPAM_GROUP = 'ipam.metal3.io';
-export const CONTROLPLANE_GROUP = 'controlplane.cluster.x-k8s.io';
-export const BOOTSTRAP_GROUP = 'bootstrap.cluster.x-k8s.io';
-
-function res(
-  group: string,
-  version: string,
-  kind: string,
-  plural: string,
-  namespaced = true,
-  statusSubresource = true,
-): ResourceType {
-  return Object.freeze({ group, version, kind, plural, namespaced, statusSubresource });
+/** The kind `t` read through `schema` (a view of it: see above). */
+export function view<T extends KubeObject>(t: ResourceType, schema: z.ZodType<T>): Resource<T> {
+  return Object.freeze({
+    group: t.group,
+    version: t.version,
+    kind: t.kind,
+    plural: t.plural,
+    namespaced: t.namespaced,
+    statusSubresource: t.statusSubresource,
+    schema,
+  });
 }
+
+/** The kind `t` with only its envelope typed (metadata), the body passed through unparsed. */
+export const envelopeOf = (t: ResourceType): Resource<KubeObject> => view(t, KubeObjectSchema);
 
 export const R = {
-  // infrastructure.cluster.x-k8s.io/v1beta1 (ours)
-  Metal3Machine: res(INFRA_GROUP, 'v1beta1', 'Metal3Machine', 'metal3machines'),
-  Metal3MachineTemplate: res(INFRA_GROUP, 'v1beta1', 'Metal3MachineTemplate', 'metal3machinetemplates'),
-  Metal3Cluster: res(INFRA_GROUP, 'v1beta1', 'Metal3Cluster', 'metal3clusters'),
-  Metal3DataTemplate: res(INFRA_GROUP, 'v1beta1', 'Metal3DataTemplate', 'metal3datatemplates'),
-  Metal3Data: res(INFRA_GROUP, 'v1beta1', 'Metal3Data', 'metal3datas'),
-  Metal3DataClaim: res(INFRA_GROUP, 'v1beta1', 'Metal3DataClaim', 'metal3dataclaims'),
-  // metal3.io (baremetal-operator)
-  BareMetalHost: res(BMO_GROUP, 'v1alpha1', 'BareMetalHost', 'baremetalhosts'),
-  // ipam.metal3.io
-  IPPool: res(IPAM_GROUP, 'v1alpha1', 'IPPool', 'ippools'),
-  IPClaim: res(IPAM_GROUP, 'v1alpha1', 'IPClaim', 'ipclaims'),
-  IPAddress: res(IPAM_GROUP, 'v1alpha1', 'IPAddress', 'ipaddresses'),
-  // Cluster API core and providers we read
-  Cluster: res(CAPI_GROUP, 'v1beta1', 'Cluster', 'clusters'),
-  Machine: res(CAPI_GROUP, 'v1beta1', 'Machine', 'machines'),
-  MachineSet: res(CAPI_GROUP, 'v1beta1', 'MachineSet', 'machinesets'),
-  MachineDeployment: res(CAPI_GROUP, 'v1beta1', 'MachineDeployment', 'machinedeployments'),
-  KubeadmControlPlane: res(CONTROLPLANE_GROUP, 'v1beta1', 'KubeadmControlPlane', 'kubeadmcontrolplanes'),
-  KubeadmConfig: res(BOOTSTRAP_GROUP, 'v1beta1', 'KubeadmConfig', 'kubeadmconfigs'),
-  KubeadmConfigTemplate: res(BOOTSTRAP_GROUP, 'v1beta1', 'KubeadmConfigTemplate', 'kubeadmconfigtemplates'),
-  // core and built-in
-  Namespace: res('', 'v1', 'Namespace', 'namespaces', false, true),
-  Secret: res('', 'v1', 'Secret', 'secrets', true, false),
-  ConfigMap: res('', 'v1', 'ConfigMap', 'configmaps', true, false),
-  Node: res('', 'v1', 'Node', 'nodes', false, true),
-  Event: res('', 'v1', 'Event', 'events', true, false),
-  Lease: res('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false),
-  CustomResourceDefinition: res(
-    'apiextensions.k8s.io',
-    'v1',
-    'CustomResourceDefinition',
-    'customresourcedefinitions',
-    false,
-    true,
-  ),
-} as const satisfies Record<string, ResourceType>;
-
-export type KindName = keyof typeof R;
-
-export function apiVersionOf(t: ResourceType): string {
-  return t.group ? `${t.group}/${t.version}` : t.version;
-}
-
-/** Looks a resource type up by apiVersion and kind; the API version's version part is ignored
- * when the exact one is not registered (a v1beta2 ref still names the same kind). */
-export function resourceFor(apiVersion: string, kind: string): ResourceType | undefined {
-  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
-  const all = Object.values(R) as ResourceType[];
-  return (
-    all.find((t) => apiVersionOf(t) === apiVersion && t.kind === kind) ??
-    all.find((t) => t.group === group && t.kind === kind)
-  );
-}
-
-/** `<plural>.<group>` (or `<plural>` for the core group), as the API server names a resource in messages. */
-export function qualifiedResource(t: ResourceType): string {
-  return t.group ? `${t.plural}.${t.group}` : t.plural;
-}
+  Metal3Machine: view(K.Metal3Machine, Metal3MachineSchema),
+  Metal3MachineTemplate: view(K.Metal3MachineTemplate, Metal3MachineTemplateSchema),
+  Metal3Cluster: view(K.Metal3Cluster, Metal3ClusterSchema),
+  Metal3DataTemplate: view(K.Metal3DataTemplate, Metal3DataTemplateSchema),
+  Metal3Data: view(K.Metal3Data, Metal3DataSchema),
+  Metal3DataClaim: view(K.Metal3DataClaim, Metal3DataClaimSchema),
+  BareMetalHost: view(K.BareMetalHost, BareMetalHostSchema),
+  IPPool: view(K.IPPool, IPPoolSchema),
+  IPClaim: view(K.IPClaim, IPClaimSchema),
+  IPAddress: view(K.IPAddress, IPAddressSchema),
+  Cluster: view(K.Cluster, ClusterSchema),
+  Machine: view(K.Machine, MachineSchema),
+  MachineSet: view(K.MachineSet, MachineSetSchema),
+  MachineDeployment: view(K.MachineDeployment, MachineDeploymentSchema),
+  KubeadmControlPlane: view(K.KubeadmControlPlane, KubeadmControlPlaneSchema),
+  KubeadmConfig: view(K.KubeadmConfig, KubeadmConfigSchema),
+  KubeadmConfigTemplate: view(K.KubeadmConfigTemplate, KubeadmConfigTemplateSchema),
+  Namespace: view(K.Namespace, NamespaceSchema),
+  Secret: view(K.Secret, SecretSchema),
+  ConfigMap: view(K.ConfigMap, ConfigMapSchema),
+  Node: view(K.Node, NodeSchema),
+  Event: view(K.Event, EventSchema),
+  Lease: view(K.Lease, LeaseSchema),
+  CustomResourceDefinition: view(K.CustomResourceDefinition, CustomResourceDefinitionSchema),
+} as const satisfies Record<keyof typeof K, Resource<KubeObject>>;

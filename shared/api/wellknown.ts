@@ -87,7 +87,7 @@ export function hostRefOf(obj: {
       message: `unable to retrieve BareMetalHost name: annotation ${HOST_ANNOTATION}=${JSON.stringify(value)} is malformed (want "<namespace>/<name>")`,
     };
   }
-  const [namespace, name] = parts as [string, string];
+  const [namespace = '', name = ''] = parts;
   if (namespace !== obj.metadata.namespace) {
     return {
       kind: 'invalid',

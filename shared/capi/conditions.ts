@@ -34,7 +34,14 @@ export const REASON = {
   WaitingForHostReady: 'WaitingForHostReady',
 } as const;
 
-export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
+/** A condition to set (its lastTransitionTime is the setter's). */
+export interface ConditionInput {
+  type: string;
+  status: Condition['status'];
+  severity?: Condition['severity'];
+  reason?: string | undefined;
+  message?: string | undefined;
+}
 
 const stamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, 'Z');
 
@@ -96,7 +103,7 @@ export function summarizeMachineReady(conds: readonly Condition[] | undefined): 
       return falseCondition(
         COND.Ready,
         c.reason ?? `${type}NotTrue`,
-        (c.severity as 'Error' | 'Warning' | 'Info') || 'Info',
+        c.severity || 'Info',
         c.message ?? `${type} is ${c.status}`,
       );
     }

@@ -2,7 +2,7 @@
  * The Cluster API side of a Metal3Machine: its owner Machine, its Cluster, pause, and the
  * KubeadmControlPlane / MachineDeployment that owns the Machine (node reuse).
  */
-import { type Cluster, type Machine, parseCluster, parseMachine } from '../api/capi.ts';
+import type { Cluster, Machine } from '../api/capi.ts';
 import { CAPI_GROUP, CONTROLPLANE_GROUP, R } from '../api/resources.ts';
 import {
   CAPI_PAUSED_ANNOTATION,
@@ -31,9 +31,9 @@ export const machineOwnerRef = (m3m: KubeObject): OwnerReference | undefined =>
 export async function getMachine(client: KubeClient, m3m: KubeObject): Promise<Machine | undefined> {
   const ref = machineOwnerRef(m3m);
   if (!ref) return undefined;
-  const raw = await client.get(R.Machine, m3m.metadata.namespace, ref.name);
-  if (!raw || (ref.uid && raw.metadata.uid && raw.metadata.uid !== ref.uid)) return undefined;
-  return parseMachine(raw);
+  const machine = await client.get(R.Machine, m3m.metadata.namespace, ref.name);
+  if (!machine || (ref.uid && machine.metadata.uid && machine.metadata.uid !== ref.uid)) return undefined;
+  return machine;
 }
 
 export const clusterNameOf = (machine: Machine | undefined, m3m: KubeObject): string | undefined =>
@@ -47,8 +47,7 @@ export async function getCluster(
   name: string | undefined,
 ): Promise<Cluster | undefined> {
   if (!name) return undefined;
-  const raw = await client.get(R.Cluster, ns, name);
-  return raw ? parseCluster(raw) : undefined;
+  return client.get(R.Cluster, ns, name);
 }
 
 export const isPaused = (cluster: Cluster | undefined, obj: KubeObject): boolean =>
@@ -56,12 +55,10 @@ export const isPaused = (cluster: Cluster | undefined, obj: KubeObject): boolean
 
 /** Cluster infrastructure ready: v1beta1 status.infrastructureReady, v1beta2 initialization, or the condition. */
 export function clusterInfrastructureReady(cluster: Cluster): boolean {
-  const st = (cluster.status ?? {}) as Record<string, any>;
+  const st = cluster.status ?? {};
   if (st.infrastructureReady === true) return true;
   if (st.initialization?.infrastructureProvisioned === true) return true;
-  return (st.conditions ?? []).some(
-    (c: { type?: string; status?: string }) => c.type === 'InfrastructureReady' && c.status === 'True',
-  );
+  return (st.conditions ?? []).some((c) => c.type === 'InfrastructureReady' && c.status === 'True');
 }
 
 export type ReuseOwner = { kind: 'KubeadmControlPlane' | 'MachineDeployment'; name: string };
@@ -101,8 +98,7 @@ export async function machineTemplateNameOf(
     if (cp) {
       const kcp = await client.get(R.KubeadmControlPlane, ns, cp.name);
       const ref =
-        (kcp?.spec as any)?.machineTemplate?.infrastructureRef ??
-        (kcp?.spec as any)?.machineTemplate?.spec?.infrastructureRef;
+        kcp?.spec?.machineTemplate?.infrastructureRef ?? kcp?.spec?.machineTemplate?.spec?.infrastructureRef;
       if (ref?.kind === 'Metal3MachineTemplate' && ref.name) return ref.name;
     }
     const ms = machine.metadata.ownerReferences?.find(
@@ -110,7 +106,7 @@ export async function machineTemplateNameOf(
     );
     if (ms) {
       const set = await client.get(R.MachineSet, ns, ms.name);
-      const ref = (set?.spec as any)?.template?.spec?.infrastructureRef;
+      const ref = set?.spec?.template?.spec?.infrastructureRef;
       if (ref?.kind === 'Metal3MachineTemplate' && ref.name) return ref.name;
     }
   }

@@ -10,10 +10,11 @@
  * it must never block association or release. Only the label is changed; the Secret's data is
  * never looked at, logged or put in an Event (log fields name the Secret, nothing more).
  */
+
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { R } from '../api/resources.ts';
 import { CLUSTER_NAME_LABEL } from '../api/wellknown.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
-import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 
 /** What happened to the BMC Secret's label. */
@@ -30,8 +31,8 @@ export type BmcSecretOutcome =
   | 'unlabelled';
 
 /** `{namespace, name}` of the host's BMC credentials Secret, when it names one. */
-export function bmcSecretRef(host: KubeObject): { namespace: string; name: string } | undefined {
-  const name = (host.spec as { bmc?: { credentialsName?: unknown } } | undefined)?.bmc?.credentialsName;
+export function bmcSecretRef(host: BareMetalHost): { namespace: string; name: string } | undefined {
+  const name = host.spec?.bmc?.credentialsName;
   if (typeof name !== 'string' || !name || !host.metadata.namespace) return undefined;
   return { namespace: host.metadata.namespace, name };
 }
@@ -42,7 +43,7 @@ export function bmcSecretRef(host: KubeObject): { namespace: string; name: strin
  */
 export async function labelBmcSecret(
   ctx: ReconcileContext,
-  host: KubeObject,
+  host: BareMetalHost,
   clusterName: string,
 ): Promise<BmcSecretOutcome> {
   const ref = bmcSecretRef(host);
@@ -71,7 +72,7 @@ export async function labelBmcSecret(
  */
 export async function unlabelBmcSecret(
   ctx: ReconcileContext,
-  host: KubeObject,
+  host: BareMetalHost,
   clusterName: string | undefined,
 ): Promise<BmcSecretOutcome> {
   const ref = bmcSecretRef(host);

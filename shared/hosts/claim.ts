@@ -12,6 +12,8 @@
  * enough eligible hosts are known; the choice among them is uniformly random (spreads concurrent
  * claims). Client-side checks stay authoritative (the server filter is only a narrowing).
  */
+
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { R } from '../api/resources.ts';
 import {
   CLUSTER_NAME_LABEL,
@@ -22,7 +24,6 @@ import {
 import type { KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
-import type { KubeObject } from '../kube/types.ts';
 import { labelValueProblem, selectorMentions, serverLabelSelector } from '../selectors/labels.ts';
 import {
   consumerLabelValue,
@@ -48,8 +49,8 @@ export interface ClaimInput extends SelectionInput {
 }
 
 export type ClaimOutcome =
-  | { kind: 'own'; host: KubeObject }
-  | { kind: 'claimed'; host: KubeObject; via: 'reuse' | 'available'; conflicts: number }
+  | { kind: 'own'; host: BareMetalHost }
+  | { kind: 'claimed'; host: BareMetalHost; via: 'reuse' | 'available'; conflicts: number }
   | { kind: 'wait'; reason: string }
   | { kind: 'none'; reason: string }
   | { kind: 'contention'; reason: string; conflicts: number };
@@ -60,7 +61,7 @@ export type ClaimOutcome =
  * claimed a host and then lost the association race without giving it back (a crash or an error
  * between the two writes) — the caller releases those strays (strays.ts).
  */
-export async function hostsHeldBy(client: KubeClient, consumer: HostConsumer): Promise<KubeObject[]> {
+export async function hostsHeldBy(client: KubeClient, consumer: HostConsumer): Promise<BareMetalHost[]> {
   const { items } = await client.list(R.BareMetalHost, hostNamespaceOf(consumer), {
     labelSelector: `${CONSUMER_LABEL}=${consumerLabelValue(consumer.name)}`,
   });
@@ -79,7 +80,7 @@ export async function heldHosts(
   client: KubeClient,
   consumer: HostConsumer,
   key: { namespace: string; name: string } | undefined,
-): Promise<{ held: KubeObject[]; host: KubeObject | undefined }> {
+): Promise<{ held: BareMetalHost[]; host: BareMetalHost | undefined }> {
   const held = await hostsHeldBy(client, consumer);
   if (!key) return { held, host: held[0] };
   const host =
@@ -129,7 +130,7 @@ export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> 
 
 /** Reads the candidate list page by page until enough eligible hosts are known. */
 class CandidateSampler {
-  eligible: KubeObject[] = [];
+  eligible: BareMetalHost[] = [];
   considered = 0;
   private cont: string | undefined;
   private started = false;
@@ -164,7 +165,7 @@ class CandidateSampler {
 
 async function claimLoop(
   input: ClaimInput,
-  candidates: KubeObject[],
+  candidates: BareMetalHost[],
   via: 'reuse' | 'available',
   sampler: CandidateSampler | undefined,
 ): Promise<ClaimOutcome> {
@@ -186,7 +187,7 @@ async function claimLoop(
           reason: sampler
             ? `${choice.reason.replace(/ \(\d+ considered\)$/, '')} (${sampler.considered} considered)`
             : choice.reason,
-        } as ClaimOutcome;
+        };
       break;
     }
     const picked = choice.host;
@@ -231,9 +232,8 @@ async function claimLoop(
  * booking is consumed. Only called inside a resourceVersion-checked update of a host that was
  * eligible as read: that write is the lock.
  */
-export function takeHost(h: KubeObject, consumer: HostConsumer): void {
-  h.spec ??= {};
-  (h.spec as Record<string, unknown>).consumerRef = consumerRefOf(consumer);
+export function takeHost(h: BareMetalHost, consumer: HostConsumer): void {
+  h.spec = { ...h.spec, consumerRef: consumerRefOf(consumer) };
   const labels: Record<string, string> = { ...(h.metadata.labels ?? {}) };
   for (const [k, v] of Object.entries(consumer.labels ?? {})) if (v !== undefined) labels[k] = v;
   labels[CONSUMER_LABEL] = consumerLabelValue(consumer.name);

@@ -5,9 +5,9 @@
  * consumer label and the consumer's own, e.g. the cluster name) only make it findable.
  */
 import { createHash } from 'node:crypto';
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { apiVersionOf, R } from '../api/resources.ts';
 import { CLUSTER_NAME_LABEL } from '../api/wellknown.ts';
-import type { KubeObject } from '../kube/types.ts';
 import { labelValueProblem } from '../selectors/labels.ts';
 
 export interface HostConsumer {
@@ -31,20 +31,20 @@ export interface HostConsumer {
   labels?: Readonly<Record<string, string | undefined>>;
 }
 
-export interface ConsumerRef {
-  apiVersion?: string;
-  kind?: string;
-  name?: string;
-  namespace?: string;
-  uid?: string;
-}
+export type ConsumerRef = {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  name?: string | undefined;
+  namespace?: string | undefined;
+  uid?: string | undefined;
+};
 
 const groupOf = (apiVersion: string | undefined): string =>
   apiVersion?.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
 
 /** The host's consumerRef, or undefined when it has none. */
-export const hostConsumerRef = (h: KubeObject): ConsumerRef | undefined =>
-  ((h.spec as { consumerRef?: ConsumerRef | null } | undefined)?.consumerRef ?? undefined) || undefined;
+export const hostConsumerRef = (h: BareMetalHost): ConsumerRef | undefined =>
+  h.spec?.consumerRef ?? undefined;
 
 /** The consumerRef a claim writes. */
 export const consumerRefOf = (c: HostConsumer): ConsumerRef => ({
@@ -79,7 +79,7 @@ export const hostNamespaceOf = (c: Pick<HostConsumer, 'namespace' | 'hostNamespa
 
 /** The host's consumerRef names `c`. */
 export const hostHeldBy = (
-  h: KubeObject,
+  h: BareMetalHost,
   c: Pick<HostConsumer, 'apiVersion' | 'kind' | 'namespace' | 'name'>,
 ) => isHeldBy(hostConsumerRef(h), c, h.metadata.namespace);
 

@@ -4,13 +4,14 @@
  * choice among ready/available hosts, narrowed to the machine's failure domain.
  * Hosts are read as the API returns them (another controller owns their schema).
  */
+
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import {
   FAILURE_DOMAIN_LABEL,
   HOST_PAUSED_ANNOTATION,
   NODE_REUSE_LABEL,
   UNHEALTHY_ANNOTATIONS,
 } from '../api/wellknown.ts';
-import type { KubeObject } from '../kube/types.ts';
 import { type CompiledSelector, matchesSelector } from '../selectors/labels.ts';
 import { type HostConsumer, hostConsumerRef, isHeldBy } from './consumer.ts';
 
@@ -18,15 +19,12 @@ import { type HostConsumer, hostConsumerRef, isHeldBy } from './consumer.ts';
 export const SELECTABLE_STATES: ReadonlySet<string> = new Set(['ready', 'available']);
 
 /** Field access on a raw host (plain JSON from the API server). */
-export const hostState = (h: KubeObject): string =>
-  String((h.status as { provisioning?: { state?: string } } | undefined)?.provisioning?.state ?? '');
+export const hostState = (h: BareMetalHost): string => h.status?.provisioning?.state ?? '';
 /** Whether the host carries an image (or a custom deploy): its provisioning was requested. */
-export function hostProvisioningRequested(host: KubeObject): boolean {
-  const spec = host.spec as { image?: { url?: string }; customDeploy?: { method?: string } } | undefined;
-  return Boolean(spec?.image?.url || spec?.customDeploy?.method);
+export function hostProvisioningRequested(host: BareMetalHost): boolean {
+  return Boolean(host.spec?.image?.url || host.spec?.customDeploy?.method);
 }
-export const hostErrorMessage = (h: KubeObject): string =>
-  String((h.status as { errorMessage?: string } | undefined)?.errorMessage ?? '');
+export const hostErrorMessage = (h: BareMetalHost): string => h.status?.errorMessage ?? '';
 
 /** The node-reuse label values accepted for a KubeadmControlPlane or MachineDeployment name. */
 export function nodeReuseValues(
@@ -53,7 +51,7 @@ export interface SelectionInput {
 }
 
 /** Why a host can never be chosen, regardless of consumer or state (undefined when none applies). */
-export function hostExclusion(h: KubeObject): string | undefined {
+export function hostExclusion(h: BareMetalHost): string | undefined {
   if (h.metadata.deletionTimestamp) return 'being deleted';
   if (hostErrorMessage(h)) return `in error: ${hostErrorMessage(h)}`;
   const ann = h.metadata.annotations ?? {};
@@ -63,7 +61,7 @@ export function hostExclusion(h: KubeObject): string | undefined {
 }
 
 /** Classifies one host for one machine. */
-export function classifyHost(h: KubeObject, input: SelectionInput): HostClass {
+export function classifyHost(h: BareMetalHost, input: SelectionInput): HostClass {
   const ref = hostConsumerRef(h);
   if (isHeldBy(ref, input.consumer, h.metadata.namespace)) return { kind: 'own' };
   if (!matchesSelector(h.metadata.labels, input.selector))
@@ -90,9 +88,9 @@ export function classifyHost(h: KubeObject, input: SelectionInput): HostClass {
 }
 
 export type Choice =
-  | { kind: 'own'; host: KubeObject }
-  | { kind: 'reuse'; host: KubeObject }
-  | { kind: 'available'; host: KubeObject }
+  | { kind: 'own'; host: BareMetalHost }
+  | { kind: 'reuse'; host: BareMetalHost }
+  | { kind: 'available'; host: BareMetalHost }
   | { kind: 'wait'; reason: string }
   | { kind: 'none'; reason: string };
 
@@ -105,9 +103,9 @@ export function pickRandom<T>(items: readonly T[], random: () => number = Math.r
 
 /** Hosts in the failure domain when one is asked for (non-empty), else all. */
 export function narrowToFailureDomain(
-  hosts: readonly KubeObject[],
+  hosts: readonly BareMetalHost[],
   failureDomain: string | undefined,
-): KubeObject[] {
+): BareMetalHost[] {
   if (!failureDomain) return [...hosts];
   return hosts.filter((h) => h.metadata.labels?.[FAILURE_DOMAIN_LABEL] === failureDomain);
 }
@@ -117,13 +115,13 @@ export function narrowToFailureDomain(
  * random available in the failure domain.
  */
 export function chooseHost(
-  hosts: readonly KubeObject[],
+  hosts: readonly BareMetalHost[],
   input: SelectionInput & { failureDomain?: string | undefined },
   random: () => number = Math.random,
 ): Choice {
-  const reuse: KubeObject[] = [];
-  let reuseNotReady: KubeObject | undefined;
-  const available: KubeObject[] = [];
+  const reuse: BareMetalHost[] = [];
+  let reuseNotReady: BareMetalHost | undefined;
+  const available: BareMetalHost[] = [];
   for (const h of hosts) {
     const c = classifyHost(h, input);
     if (c.kind === 'own') return { kind: 'own', host: h };

@@ -3,19 +3,19 @@
  * optimistic update) and on the consumer still holding it (re-checked on each fresh copy), so a
  * stale pass never writes a host that was released or taken meanwhile.
  */
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { R } from '../api/resources.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { optimisticUpdate, SKIP, type UpdateOutcome } from '../kube/optimistic.ts';
-import type { KubeObject } from '../kube/types.ts';
 import { type HostConsumer, hostHeldBy } from './consumer.ts';
 
 /** Applies `mutate` to `host` while `consumer` holds it; `skipped` when it no longer does. */
 export function updateHeldHost(
   client: KubeClient,
-  host: KubeObject,
+  host: BareMetalHost,
   consumer: Pick<HostConsumer, 'apiVersion' | 'kind' | 'namespace' | 'name'>,
-  mutate: (h: KubeObject) => void | typeof SKIP,
-): Promise<UpdateOutcome<KubeObject>> {
+  mutate: (h: BareMetalHost) => void | typeof SKIP,
+): Promise<UpdateOutcome<BareMetalHost>> {
   return optimisticUpdate(
     client,
     R.BareMetalHost,

@@ -1,3 +1,11 @@
+/**
+ * Giving a host back: the one rule set (applyRelease) and the one release (releaseHost) for every
+ * consumer and every path: a deleted machine's host after deprovisioning (spec §9 steps 4-7), a
+ * claim a pass could not associate, a stray claim of a concurrent pass. Also the pure deprovision
+ * decisions (what to clear, the power state, when the host is back).
+ */
+
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import {
   CAPM3_PAUSE_VALUE,
   CLUSTER_NAME_LABEL,
@@ -5,7 +13,6 @@ import {
   HOST_PAUSED_ANNOTATION,
 } from '../api/wellknown.ts';
 import { SKIP } from '../kube/optimistic.ts';
-import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import { unlabelBmcSecret } from './bmc-secret.ts';
 import { type HostConsumer, hostHeldBy } from './consumer.ts';
@@ -23,10 +30,10 @@ export const RELEASABLE_STATES: ReadonlySet<string> = new Set([
   'available',
 ]);
 
-export function hostReleasable(host: KubeObject): boolean {
+export function hostReleasable(host: BareMetalHost): boolean {
   const state = hostState(host);
   if (RELEASABLE_STATES.has(state)) return true;
-  const poweredOn = (host.status as { poweredOn?: boolean } | undefined)?.poweredOn;
+  const poweredOn = host.status?.poweredOn;
   return state === 'externally provisioned' && poweredOn === false;
 }
 
@@ -34,15 +41,15 @@ export function hostReleasable(host: KubeObject): boolean {
  * The power state to ask for on deprovisioning: on when the host cannot be powered off
  * (disablePowerOff), or with fast track while cleaning is enabled; off otherwise.
  */
-export function deprovisionOnline(host: KubeObject, fastTrack: boolean): boolean {
-  const spec = (host.spec ?? {}) as { disablePowerOff?: boolean; automatedCleaningMode?: string };
+export function deprovisionOnline(host: BareMetalHost, fastTrack: boolean): boolean {
+  const spec = host.spec ?? {};
   if (spec.disablePowerOff) return true;
   return fastTrack && spec.automatedCleaningMode !== 'disabled';
 }
 
 /** Whether the host still carries what provisioning wrote (image, customDeploy or data refs). */
-export function hostHasProvisioningSpec(host: KubeObject): boolean {
-  const s = (host.spec ?? {}) as Record<string, unknown>;
+export function hostHasProvisioningSpec(host: BareMetalHost): boolean {
+  const s = host.spec ?? {};
   return Boolean(s.image || s.customDeploy || s.userData || s.metaData || s.networkData);
 }
 
@@ -51,11 +58,17 @@ export function hostHasProvisioningSpec(host: KubeObject): boolean {
  * something to clear, so the power state is set once (an administrator's later power-off or
  * power-on is never overridden). Returns whether anything changed.
  */
-export function applyDeprovision(host: KubeObject, fastTrack: boolean): boolean {
+export function applyDeprovision(host: BareMetalHost, fastTrack: boolean): boolean {
   if (!hostHasProvisioningSpec(host)) return false;
-  const s = host.spec as Record<string, unknown>;
-  for (const k of ['image', 'customDeploy', 'userData', 'metaData', 'networkData']) delete s[k];
-  s.online = deprovisionOnline(host, fastTrack);
+  const {
+    image: _i,
+    customDeploy: _c,
+    userData: _u,
+    metaData: _m,
+    networkData: _n,
+    ...rest
+  } = host.spec ?? {};
+  host.spec = { ...rest, online: deprovisionOnline(host, fastTrack) };
   return true;
 }
 
@@ -65,12 +78,14 @@ export function applyDeprovision(host: KubeObject, fastTrack: boolean): boolean 
  * (the node-reuse booking). The caller has checked the host is held by `consumer`.
  */
 export function applyRelease(
-  host: KubeObject,
+  host: BareMetalHost,
   consumer: Pick<HostConsumer, 'labels'>,
   addLabels: Readonly<Record<string, string>> = {},
 ): void {
-  const s = (host.spec ?? {}) as Record<string, unknown>;
-  delete s.consumerRef;
+  if (host.spec) {
+    const { consumerRef: _drop, ...rest } = host.spec;
+    host.spec = rest;
+  }
   const labels = { ...(host.metadata.labels ?? {}) };
   for (const [k, v] of Object.entries(consumer.labels ?? {})) {
     if (v === undefined || labels[k] === v) delete labels[k];
@@ -103,11 +118,11 @@ export interface ReleaseOptions {
  */
 export async function releaseHost(
   ctx: ReconcileContext,
-  host: KubeObject,
+  host: BareMetalHost,
   consumer: HostConsumer,
   opts: ReleaseOptions = {},
 ): Promise<boolean> {
-  const provisioning = (h: KubeObject) => opts.onlyUnprovisioned === true && hostProvisioningRequested(h);
+  const provisioning = (h: BareMetalHost) => opts.onlyUnprovisioned === true && hostProvisioningRequested(h);
   if (!hostHeldBy(host, consumer) || provisioning(host)) return false;
   await unlabelBmcSecret(ctx, host, consumerClusterName(consumer));
   const res = await updateHeldHost(ctx.client, host, consumer, (h) => {

@@ -3,6 +3,7 @@
  * the same consumer (a duplicated or replayed message) claimed one, lost the association race and
  * stopped before giving it back; without this it would stay held until the consumer is deleted.
  */
+import type { BareMetalHost } from '../api/baremetalhost.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import type { HostConsumer } from './consumer.ts';
@@ -16,8 +17,8 @@ export async function releaseStrays(
   ctx: ReconcileContext,
   recordOn: KubeObject,
   consumer: HostConsumer,
-  held: readonly KubeObject[],
-  kept: KubeObject | undefined,
+  held: readonly BareMetalHost[],
+  kept: BareMetalHost | undefined,
 ): Promise<void> {
   for (const stray of held) {
     if (stray.metadata.uid === kept?.metadata.uid) continue;

@@ -11,8 +11,13 @@ import {
   type RequestContext,
   type ResponseContext,
 } from '@kubernetes/client-node';
-import { apiVersionOf, type ResourceType } from '../api/resources.ts';
-import { kubeErrorFrom } from './errors.ts';
+import { z } from 'zod';
+import { isRecord } from '../api/json.ts';
+import { apiVersionOf, type ResourceType } from '../api/kinds.ts';
+import { KubeObjectSchema } from '../api/meta.ts';
+import { parseObject } from '../api/parse.ts';
+import type { Resource } from '../api/resources.ts';
+import { KubeApiError, kubeErrorFrom } from './errors.ts';
 import { RequestStats, type Verb } from './stats.ts';
 import { undiciRequestLibrary } from './transport.ts';
 import type { KubeList, KubeObject } from './types.ts';
@@ -39,10 +44,29 @@ export interface DeleteOptions {
   propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
 }
 
-export interface WatchEvent<T extends KubeObject = KubeObject> {
+/**
+ * A watch event. The object is read through its envelope only: the relay must not choke on an
+ * object a function would reject, and a BOOKMARK or ERROR (a Status) has no body of the kind.
+ */
+export interface WatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-  object: T;
+  object: KubeObject;
 }
+
+const WATCH_TYPES: ReadonlySet<string> = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+const isWatchType = (t: string): t is WatchEvent['type'] => WATCH_TYPES.has(t);
+
+/** One page of a LIST: the items stay unknown until each is parsed with the kind's schema. */
+const ListPageSchema = z.looseObject({
+  items: z.array(z.unknown()).nullish(),
+  metadata: z
+    .looseObject({ resourceVersion: z.string().optional(), continue: z.string().optional() })
+    .optional(),
+});
+
+/** `obj` parsed with the handle's schema: the typed object, or an InvalidObjectError naming it. */
+export const parseAs = <T extends KubeObject>(t: Resource<T>, obj: unknown): T =>
+  parseObject(t.schema, t.kind, obj);
 
 /**
  * client-node's request plumbing (the KubeConfig's auth and its middleware, as
@@ -63,7 +87,7 @@ class RawApi {
     query: Record<string, string | undefined>,
     body?: unknown,
     contentType?: string,
-  ): Promise<any> {
+  ): Promise<unknown> {
     const ctx: RequestContext = this.configuration.baseServer.makeRequestContext(path, method);
     ctx.setHeaderParam('Accept', 'application/json');
     for (const [k, v] of Object.entries(query)) if (v !== undefined) ctx.setQueryParam(k, v);
@@ -74,7 +98,7 @@ class RawApi {
     return this.requestPromise(ctx);
   }
 
-  private async requestPromise(request: RequestContext): Promise<any> {
+  private async requestPromise(request: RequestContext): Promise<unknown> {
     const config = this.configuration;
     await config.authMethods.BearerToken?.applySecurityAuthentication(request);
     await config.authMethods.default?.applySecurityAuthentication(request);
@@ -85,10 +109,11 @@ class RawApi {
     return this.processResponse(response);
   }
 
-  private async processResponse(response: ResponseContext): Promise<any> {
+  private async processResponse(response: ResponseContext): Promise<unknown> {
     const text = await response.body.text();
     if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) {
-      return text ? JSON.parse(text) : {};
+      const body: unknown = text ? JSON.parse(text) : {};
+      return body;
     }
     throw new ApiException(response.httpStatusCode, 'Unsuccessful HTTP Request', text, response.headers);
   }
@@ -100,19 +125,17 @@ class RawApi {
  * One dispatcher per KubeConfig keeps a single pool, as client-go does.
  */
 function reuseDispatcher(kc: KubeConfig): void {
-  const k = kc as unknown as {
-    createDispatcher?: (...a: unknown[]) => unknown;
-    __dispatcherReused?: boolean;
-  };
-  if (typeof k.createDispatcher !== 'function' || k.__dispatcherReused) return;
-  const create = k.createDispatcher.bind(kc);
+  // createDispatcher is private in client-node's typings: reached by name and checked at run time.
+  const create: unknown = Reflect.get(kc, 'createDispatcher');
+  if (typeof create !== 'function' || Reflect.get(kc, DISPATCHER_REUSED) === true) return;
   let cached: unknown;
-  k.createDispatcher = (...a: unknown[]) => {
-    cached ??= create(...a);
+  Reflect.set(kc, 'createDispatcher', (...a: unknown[]): unknown => {
+    cached ??= Reflect.apply(create, kc, a);
     return cached;
-  };
-  k.__dispatcherReused = true;
+  });
+  Reflect.set(kc, DISPATCHER_REUSED, true);
 }
+const DISPATCHER_REUSED = '__dispatcherReused';
 
 export interface KubeClientOptions {
   /** Shared counters; pass one instance to several clients to count a whole process. */
@@ -181,25 +204,30 @@ export class KubeClient {
     }
   }
 
-  /** GET one object; undefined when it does not exist. */
-  async get<T extends KubeObject = KubeObject>(
-    t: ResourceType,
+  /** GET one object, parsed with the handle's schema; undefined when it does not exist. */
+  async get<T extends KubeObject>(
+    t: Resource<T>,
     namespace: string | undefined,
     name: string,
   ): Promise<T | undefined> {
+    let body: unknown;
     try {
-      return await this.call('get', t, () =>
+      body = await this.call('get', t, () =>
         this.api.send(HttpMethod.GET, this.path(t, namespace, name), {}),
       );
     } catch (e) {
-      if ((e as { code?: number }).code === 404) return undefined;
+      if (e instanceof KubeApiError && e.code === 404) return undefined;
       throw e;
     }
+    return parseAs(t, body);
   }
 
-  /** LIST, following continue tokens; the resourceVersion is the list's (for a watch to start from). */
-  async list<T extends KubeObject = KubeObject>(
-    t: ResourceType,
+  /**
+   * LIST, following continue tokens; each item parsed with the handle's schema (the first that
+   * fails throws its InvalidObjectError). The resourceVersion is the list's (for a watch to start from).
+   */
+  async list<T extends KubeObject>(
+    t: Resource<T>,
     namespace?: string,
     opts: ListOptions = {},
   ): Promise<KubeList<T>> {
@@ -208,7 +236,7 @@ export class KubeClient {
     let resourceVersion = '';
     let pages = 0;
     do {
-      const page = await this.call('list', t, () =>
+      const body = await this.call('list', t, () =>
         this.api.send(HttpMethod.GET, this.path(t, namespace), {
           labelSelector: opts.labelSelector || undefined,
           fieldSelector: opts.fieldSelector || undefined,
@@ -216,13 +244,12 @@ export class KubeClient {
           continue: cont,
         }),
       );
+      const page = ListPageSchema.parse(body);
       const kind = t.kind;
       const apiVersion = apiVersionOf(t);
-      for (const item of (page.items ?? []) as T[]) {
+      for (const item of page.items ?? []) {
         // Lists omit kind/apiVersion on items; put them back so objects are self-describing.
-        item.kind ??= kind;
-        item.apiVersion ??= apiVersion;
-        items.push(item);
+        items.push(parseAs(t, isRecord(item) ? { apiVersion, kind, ...item } : item));
       }
       this.stats.recordListed(page.items?.length ?? 0, t.plural);
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
@@ -234,9 +261,10 @@ export class KubeClient {
     return { items, resourceVersion };
   }
 
-  async create<T extends KubeObject>(t: ResourceType, obj: T, opts: { dryRun?: boolean } = {}): Promise<T> {
+  /** POST; the answer parsed with the handle's schema. */
+  async create<T extends KubeObject>(t: Resource<T>, obj: T, opts: { dryRun?: boolean } = {}): Promise<T> {
     const body = { ...obj, apiVersion: apiVersionOf(t), kind: t.kind };
-    return this.call('create', t, () =>
+    const created = await this.call('create', t, () =>
       this.api.send(
         HttpMethod.POST,
         this.path(t, obj.metadata.namespace),
@@ -247,12 +275,13 @@ export class KubeClient {
         body,
       ),
     );
+    return parseAs(t, created);
   }
 
   /** PUT: the object's metadata.resourceVersion is the precondition (409 when stale). */
-  async replace<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
+  async replace<T extends KubeObject>(t: Resource<T>, obj: T): Promise<T> {
     const body = { ...obj, apiVersion: apiVersionOf(t), kind: t.kind };
-    return this.call('update', t, () =>
+    const written = await this.call('update', t, () =>
       this.api.send(
         HttpMethod.PUT,
         this.path(t, obj.metadata.namespace, obj.metadata.name!),
@@ -260,13 +289,14 @@ export class KubeClient {
         body,
       ),
     );
+    return parseAs(t, written);
   }
 
   /** PUT to /status (or the main resource when the kind has no status subresource). */
-  async replaceStatus<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
+  async replaceStatus<T extends KubeObject>(t: Resource<T>, obj: T): Promise<T> {
     if (!t.statusSubresource) return this.replace(t, obj);
     const body = { ...obj, apiVersion: apiVersionOf(t), kind: t.kind };
-    return this.call('update-status', t, () =>
+    const written = await this.call('update-status', t, () =>
       this.api.send(
         HttpMethod.PUT,
         this.path(t, obj.metadata.namespace, obj.metadata.name!, 'status'),
@@ -274,11 +304,12 @@ export class KubeClient {
         body,
       ),
     );
+    return parseAs(t, written);
   }
 
-  /** PATCH; a merge patch carrying metadata.resourceVersion is conditioned on it. */
-  async patch<T extends KubeObject = KubeObject>(
-    t: ResourceType,
+  /** PATCH; a merge patch carrying metadata.resourceVersion is conditioned on it. The answer is parsed. */
+  async patch<T extends KubeObject>(
+    t: Resource<T>,
     namespace: string | undefined,
     name: string,
     patch: unknown,
@@ -286,7 +317,7 @@ export class KubeClient {
     opts: { status?: boolean } = {},
   ): Promise<T> {
     const sub = opts.status && t.statusSubresource ? 'status' : undefined;
-    return this.call(sub ? 'patch-status' : 'patch', t, () =>
+    const patched = await this.call(sub ? 'patch-status' : 'patch', t, () =>
       this.api.send(
         HttpMethod.PATCH,
         this.path(t, namespace, name, sub),
@@ -295,6 +326,7 @@ export class KubeClient {
         PATCH_CONTENT_TYPE[type],
       ),
     );
+    return parseAs(t, patched);
   }
 
   /** DELETE; resolves false when the object was already gone. */
@@ -319,7 +351,7 @@ export class KubeClient {
       );
       return true;
     } catch (e) {
-      if ((e as { code?: number }).code === 404) return false;
+      if (e instanceof KubeApiError && e.code === 404) return false;
       throw e;
     }
   }
@@ -328,7 +360,7 @@ export class KubeClient {
    * Starts a watch. Resolves with a controller to stop it; `done` is called once when the stream
    * ends (null on a clean end, the error otherwise; a 410 arrives as an ERROR event first).
    */
-  async watch<T extends KubeObject = KubeObject>(
+  async watch(
     t: ResourceType,
     namespace: string | undefined,
     params: {
@@ -338,7 +370,7 @@ export class KubeClient {
       timeoutSeconds?: number;
       allowWatchBookmarks?: boolean;
     },
-    onEvent: (ev: WatchEvent<T>) => void,
+    onEvent: (ev: WatchEvent) => void,
     done: (err: unknown) => void,
   ): Promise<AbortController> {
     this.stats.record('watch', t.plural, 0, 200);
@@ -356,7 +388,15 @@ export class KubeClient {
     return w.watch(
       this.path(t, namespace),
       query,
-      (type, object) => onEvent({ type: type as WatchEvent['type'], object }),
+      (type: string, object: unknown) => {
+        // An unknown event type or an object without an envelope (no metadata) is the stream's
+        // error, not an event: the watcher relists.
+        const parsed = KubeObjectSchema.safeParse(object);
+        if (isWatchType(type) && parsed.success) onEvent({ type, object: parsed.data });
+        else if (type === 'ERROR')
+          onEvent({ type, object: { metadata: {}, ...(isRecord(object) ? object : {}) } });
+        else done(new Error(`watch ${t.plural}: unexpected event ${type}`));
+      },
       done,
     );
   }

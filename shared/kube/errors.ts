@@ -2,18 +2,47 @@
  * Typed errors for Kubernetes API failures. The reconcile runtime decides retry vs terminal from
  * the class, never from message text.
  */
-export interface KubeStatus {
-  kind?: string;
-  status?: string;
-  message?: string;
-  reason?: string;
-  code?: number;
-  details?: {
-    name?: string;
-    kind?: string;
-    group?: string;
-    causes?: { reason?: string; message?: string; field?: string }[];
-  };
+import { z } from 'zod';
+
+/** A metav1.Status as an error response carries it (fields we read; the rest passes through). */
+const KubeStatusSchema = z.looseObject({
+  kind: z.string().optional(),
+  status: z.string().optional(),
+  message: z.string().optional(),
+  reason: z.string().optional(),
+  code: z.number().optional(),
+  details: z
+    .looseObject({
+      name: z.string().optional(),
+      kind: z.string().optional(),
+      group: z.string().optional(),
+      causes: z
+        .array(
+          z.looseObject({
+            reason: z.string().optional(),
+            message: z.string().optional(),
+            field: z.string().optional(),
+          }),
+        )
+        .optional(),
+    })
+    .optional(),
+});
+export type KubeStatus = z.infer<typeof KubeStatusSchema>;
+
+/** The Status of an error body (JSON text or already parsed); text that is no Status is its message. */
+function statusFrom(body: unknown): KubeStatus {
+  let json = body;
+  if (typeof body === 'string') {
+    try {
+      json = JSON.parse(body);
+    } catch {
+      return { message: body };
+    }
+  }
+  const parsed = KubeStatusSchema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  return typeof body === 'string' ? { message: body } : {};
 }
 
 export class KubeApiError extends Error {
@@ -57,16 +86,7 @@ export class GoneError extends KubeApiError {
 
 /** Builds the typed error for an HTTP status and its Status body (a JSON string or object). */
 export function kubeErrorFrom(code: number, body: unknown, headers?: Record<string, string>): KubeApiError {
-  let status: KubeStatus = {};
-  if (typeof body === 'string') {
-    try {
-      status = JSON.parse(body) as KubeStatus;
-    } catch {
-      status = { message: body };
-    }
-  } else if (body && typeof body === 'object') {
-    status = body as KubeStatus;
-  }
+  const status = statusFrom(body);
   const retryRaw = headers?.['retry-after'] ?? headers?.['Retry-After'];
   const retryAfter = retryRaw !== undefined && /^\d+$/.test(retryRaw) ? Number(retryRaw) : undefined;
   if (code === 409) {

@@ -3,12 +3,13 @@
  * (controller-runtime's RetryOnConflict + Metacontroller's AtomicUpdate):
  * GET -> check uid -> mutate a copy -> skip when unchanged -> PUT with resourceVersion -> on 409 re-read.
  */
-import type { ResourceType } from '../api/resources.ts';
+import { isRecord } from '../api/json.ts';
+import type { Resource } from '../api/resources.ts';
 import type { KubeClient } from './client.ts';
 import { ConflictError, isConflict, isNotFound } from './errors.ts';
 import type { KubeObject } from './types.ts';
 
-export interface UpdateOptions {
+export interface UpdateOptions<T extends KubeObject = KubeObject> {
   /** Re-read and retry this many times on 409 before giving up with the ConflictError. */
   retries?: number;
   /** Refuse to write when the object was replaced by another one with the same name. */
@@ -16,7 +17,7 @@ export interface UpdateOptions {
   /** Write through /status instead of the main resource. */
   status?: boolean;
   /** Start from this copy instead of a fresh GET (saves a read when the caller has just read it). */
-  current?: KubeObject | undefined;
+  current?: T | undefined;
 }
 
 export type UpdateOutcome<T> =
@@ -35,16 +36,16 @@ export const SKIP = Symbol('skip-write');
  */
 export async function optimisticUpdate<T extends KubeObject>(
   client: KubeClient,
-  t: ResourceType,
+  t: Resource<T>,
   namespace: string | undefined,
   name: string,
   mutate: (obj: T) => void | typeof SKIP,
-  opts: UpdateOptions = {},
+  opts: UpdateOptions<T> = {},
 ): Promise<UpdateOutcome<T>> {
   const retries = opts.retries ?? 5;
-  let current = opts.current as T | undefined;
+  let current = opts.current;
   for (let attempt = 0; ; attempt++) {
-    current ??= await client.get<T>(t, namespace, name);
+    current ??= await client.get(t, namespace, name);
     if (!current) return { outcome: 'gone' };
     if (opts.expectedUid && current.metadata.uid !== opts.expectedUid) return { outcome: 'gone' };
     const copy = structuredClone(current);
@@ -69,12 +70,14 @@ export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((v, i) => sameJson(v, bb[i]));
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]))
+    );
   }
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
+  if (!isRecord(a) || !isRecord(b)) return false;
+  const ao = a;
+  const bo = b;
   const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
   const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
   return ak.length === bk.length && ak.every((k) => sameJson(ao[k], bo[k]));

@@ -1,36 +1,10 @@
-/** Minimal structural types for objects as the API returns them (plain JSON, unknown fields kept). */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+/**
+ * Objects as the API returns them: the types of the zod schemas in shared/api (plain JSON, unknown
+ * fields kept), so a typed handle's objects are KubeObjects.
+ */
+import type { KubeObject } from '../api/meta.ts';
 
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
-  [key: string]: unknown;
-}
-
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  [key: string]: unknown;
-}
+export type { KubeObject, ObjectMeta, OwnerReference } from '../api/meta.ts';
 
 export interface KubeList<T extends KubeObject = KubeObject> {
   items: T[];

@@ -9,10 +9,11 @@
  * never a crash: the Secret's creation wakes the machine again.
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import type { Secret } from '../api/core.ts';
+import { messageOf } from '../api/json.ts';
 import { R } from '../api/resources.ts';
 import { TransientError } from '../reconcile/errors.ts';
 import { KubeClient } from './client.ts';
-import type { KubeObject } from './types.ts';
 
 export type WorkloadUnavailableReason = 'SecretNotFound' | 'KeyMissing' | 'InvalidKubeconfig';
 
@@ -70,7 +71,7 @@ interface Entry {
 
 /** Decodes the `value` key of a kubeconfig Secret; throws the typed unavailable error. */
 export function kubeconfigFromSecret(
-  secret: KubeObject | undefined,
+  secret: Secret | undefined,
   namespace: string,
   clusterName: string,
 ): string {
@@ -81,8 +82,8 @@ export function kubeconfigFromSecret(
       clusterName,
       'kubeconfig Secret not found',
     );
-  const data = (secret.data ?? {}) as Record<string, string>;
-  const stringData = (secret.stringData ?? {}) as Record<string, string>;
+  const data = secret.data ?? {};
+  const stringData = secret.stringData ?? {};
   const raw =
     data.value !== undefined ? Buffer.from(data.value, 'base64').toString('utf8') : stringData.value;
   if (raw === undefined || raw.trim() === '') {
@@ -133,7 +134,7 @@ export function createWorkloadClientCache(
         'InvalidKubeconfig',
         ns,
         cluster,
-        `kubeconfig cannot be loaded: ${(e as Error).message}`,
+        `kubeconfig cannot be loaded: ${messageOf(e)}`,
       );
     }
     entries.set(k, { client, resourceVersion: rv, checkedAt: now() });

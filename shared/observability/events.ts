@@ -3,6 +3,7 @@
  * Named deterministically per object+reason so a repeat bumps `count` instead of piling up.
  */
 import { createHash } from 'node:crypto';
+import { messageOf } from '../api/json.ts';
 import { apiVersionOf, R, resourceFor } from '../api/resources.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists, isConflict } from '../kube/errors.ts';
@@ -11,13 +12,27 @@ import type { Logger } from './logger.ts';
 
 export type EventType = 'Normal' | 'Warning';
 
+export interface EventOptions {
+  /**
+   * Record it once: an Event already there for the same object, reason and message is left as it
+   * is (no count bump). For failures recorded on every delivery of a message that cannot succeed.
+   */
+  once?: boolean;
+}
+
 export interface EventRecorder {
-  record(obj: KubeObject, type: EventType, reason: string, message: string): Promise<void>;
+  record(
+    obj: KubeObject,
+    type: EventType,
+    reason: string,
+    message: string,
+    opts?: EventOptions,
+  ): Promise<void>;
 }
 
 export function createEventRecorder(client: KubeClient, component: string, log?: Logger): EventRecorder {
   return {
-    async record(obj, type, reason, message) {
+    async record(obj, type, reason, message, opts = {}) {
       const ns = obj.metadata.namespace ?? 'default';
       const name = `${obj.metadata.name}.${createHash('sha256')
         .update(`${obj.metadata.uid}/${type}/${reason}/${message}`)
@@ -50,6 +65,7 @@ export function createEventRecorder(client: KubeClient, component: string, log?:
           });
         } catch (e) {
           if (!isAlreadyExists(e)) throw e;
+          if (opts.once) return;
           const existing = await client.get(R.Event, ns, name);
           if (!existing) return;
           await client.patch(R.Event, ns, name, {
@@ -60,7 +76,7 @@ export function createEventRecorder(client: KubeClient, component: string, log?:
         }
       } catch (e) {
         // Events are best effort: never fail a reconcile because an Event could not be written.
-        if (!isConflict(e)) log?.warn('event not recorded', { reason, error: (e as Error).message });
+        if (!isConflict(e)) log?.warn('event not recorded', { reason, error: messageOf(e) });
       }
     },
   };

@@ -2,6 +2,7 @@
  * Structured JSON logs, one line per entry. Secret contents never reach a log: values under keys
  * that look like secret payloads are redacted, and callers log references, never data.
  */
+import { isRecord } from '../api/json.ts';
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 const REDACT_KEYS = /^(data|stringData|userData|metaData|networkData|token|password|value|authorization)$/i;
@@ -48,16 +49,23 @@ export function redact(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object') return value;
   // Deeper than we look: nothing of it is printed (it could hold anything).
   if (depth > 6) return '[truncated]';
-  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  if (Array.isArray(value)) return value.map((v: unknown) => redact(v, depth + 1));
+  return isRecord(value) ? redactFields(value, depth) : value;
+}
+
+function redactFields(fields: Record<string, unknown>, depth = 0): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+  for (const [k, v] of Object.entries(fields)) {
     out[k] = REDACT_KEYS.test(k) && !isReference(v) && v !== undefined ? '[redacted]' : redact(v, depth + 1);
   }
   return out;
 }
 
+const isLevel = (s: string | undefined): s is Level => s !== undefined && Object.hasOwn(ORDER, s);
+
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  const min = ORDER[opts.level ?? (process.env.LOG_LEVEL as Level | undefined) ?? 'info'] ?? ORDER.info;
+  const envLevel = process.env.LOG_LEVEL;
+  const min = ORDER[opts.level ?? (isLevel(envLevel) ? envLevel : undefined) ?? 'info'] ?? ORDER.info;
   const write = opts.write ?? ((line: string) => process.stderr.write(`${line}\n`));
   const base = opts.base ?? {};
   const emit = (level: Level, msg: string, fields?: Record<string, unknown>) => {
@@ -67,7 +75,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       level,
       msg,
       ...base,
-      ...(fields ? (redact(fields) as object) : {}),
+      ...(fields ? redactFields(fields) : {}),
     };
     write(JSON.stringify(entry));
   };
@@ -77,7 +85,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
     // Child fields are redacted like any other (they are printed on every line of the child).
-    child: (fields) => createLogger({ ...opts, base: { ...base, ...(redact(fields) as object) } }),
+    child: (fields) => createLogger({ ...opts, base: { ...base, ...redactFields(fields) } }),
   };
 }
 

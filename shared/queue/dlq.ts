@@ -13,6 +13,7 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
+import { recordOf, stringOf } from '../api/json.ts';
 import { queueArn } from './ensure.ts';
 import { ATTR_REASON, ATTR_SOURCE_MESSAGE_ID, ATTR_SOURCE_QUEUE, stringAttr } from './message.ts';
 
@@ -56,8 +57,8 @@ export interface RedriveResult {
 
 /** Errors meaning "this endpoint has no StartMessageMoveTask (for this queue type)". */
 function moveTaskUnsupported(e: unknown): boolean {
-  const err = e as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
-  const text = `${err.name ?? ''} ${err.message ?? ''}`;
+  const err = recordOf(e);
+  const text = `${stringOf(err.name) ?? ''} ${stringOf(err.message) ?? ''}`;
   return /InvalidAction|Unknown action|UnsupportedOperation|not supported|InvalidParameterValue|UnknownOperation/i.test(
     text,
   );

@@ -15,6 +15,7 @@ import { dlqName, type QueueNaming, queueName, requeueDlqName, requeueQueueName 
 import { MAX_RECEIVE_COUNT } from './redelivery.ts';
 
 export interface QueueUrls {
+  /** The queues of the functions asked for; '' for the others. */
   main: Record<FunctionName, string>;
   dlq: Record<FunctionName, string>;
   /** Standard delay queue for requeue-after. */
@@ -41,7 +42,7 @@ async function createOrGet(
     const r = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
     return r.QueueUrl!;
   } catch (e) {
-    const n = (e as { name?: string }).name ?? '';
+    const n = e instanceof Error ? e.name : '';
     if (n !== 'QueueAlreadyExists' && n !== 'QueueNameExists') throw e;
     const r = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
     return r.QueueUrl!;
@@ -55,13 +56,23 @@ export async function queueArn(sqs: SQSClient, url: string): Promise<string> {
   return arn;
 }
 
+/** A URL per function, '' until its queue is created or looked up (a function not asked for keeps ''). */
+const noQueues = (): Record<FunctionName, string> => ({
+  selectHost: '',
+  allocateIndex: '',
+  renderData: '',
+  resolveProviderID: '',
+  deprovision: '',
+  reconcileCluster: '',
+});
+
 export async function ensureQueues(sqs: SQSClient, opts: EnsureQueuesOptions = {}): Promise<QueueUrls> {
   const fns = opts.functions ?? FUNCTION_NAMES;
   const maxReceiveCount = String(opts.maxReceiveCount ?? MAX_RECEIVE_COUNT);
   const visibility = String(opts.visibilityTimeoutSeconds ?? 60);
   const retention = String(opts.dlqRetentionSeconds ?? 1_209_600);
-  const main = {} as Record<FunctionName, string>;
-  const dlq = {} as Record<FunctionName, string>;
+  const main = noQueues();
+  const dlq = noQueues();
   await Promise.all(
     fns.map(async (fn) => {
       dlq[fn] = await createOrGet(sqs, dlqName(fn, opts), {
@@ -94,8 +105,8 @@ export async function resolveQueues(
 ): Promise<QueueUrls> {
   const fns = opts.functions ?? FUNCTION_NAMES;
   const url = async (name: string) => (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl!;
-  const main = {} as Record<FunctionName, string>;
-  const dlq = {} as Record<FunctionName, string>;
+  const main = noQueues();
+  const dlq = noQueues();
   await Promise.all(
     fns.map(async (fn) => {
       main[fn] = await url(queueName(fn, opts));

@@ -13,6 +13,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type FunctionName, type MessageEnvelope, parseEnvelope } from '../../events/envelope.ts';
+import { messageOf } from '../api/json.ts';
 import { type Logger, silentLogger } from '../observability/logger.ts';
 import { ATTR_GROUP, envelopeGroup, groupId, stringAttr, toBatchEntry } from './message.ts';
 
@@ -143,7 +144,7 @@ export async function forwardDueRequeues(
       // Not deleted: it comes back after the visibility timeout and, after maxReceiveCount, lands
       // in the requeue DLQ, where a human can look at it.
       result.malformed++;
-      log.warn('requeue message not forwarded', { messageId: m.MessageId, error: (e as Error).message });
+      log.warn('requeue message not forwarded', { messageId: m.MessageId, error: messageOf(e) });
     }
   }
   if (done.length > 0) {

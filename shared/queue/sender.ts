@@ -7,6 +7,7 @@
  */
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { FunctionName } from '../../events/envelope.ts';
+import { messageOf } from '../api/json.ts';
 import { type Logger, silentLogger } from '../observability/logger.ts';
 import type { PipelineMetrics } from '../runtimes/metrics.ts';
 import { coalesceKey, type RoutedMessage, toBatchEntry } from './message.ts';
@@ -234,7 +235,7 @@ export class QueueSender implements MessageSink {
       if (retry.length > 0) this.retryLater(fn, retry);
       else this.retryDelayMs = 0;
     } catch (e) {
-      this.log.warn('SendMessageBatch failed; will retry', { function: fn, error: (e as Error).message });
+      this.log.warn('SendMessageBatch failed; will retry', { function: fn, error: messageOf(e) });
       this.retryLater(fn, batch);
     }
   }

@@ -1,4 +1,5 @@
 /** Typed errors of the reconcile layer (the Powertools habit: one errors.ts, classes not strings). */
+import type { KubeObject } from '../api/meta.ts';
 
 /** Bad user input: recorded on the object, the message is acknowledged, never retried. */
 export class TerminalError extends Error {
@@ -21,16 +22,33 @@ export class TransientError extends Error {
   override readonly name = 'TransientError';
 }
 
-/** Schema violation of a Kubernetes object: names the object and the field path. */
+/**
+ * Schema violation of a Kubernetes object: names the object and the field path. `object` is its
+ * envelope (kind, metadata) when that much parses, so the failure can be recorded on it.
+ */
 export class InvalidObjectError extends TerminalError {
   readonly objectRef: string;
   readonly issues: { path: string; message: string }[];
-  constructor(objectRef: string, issues: { path: string; message: string }[]) {
+  readonly kind: string | undefined;
+  readonly object: KubeObject | undefined;
+  constructor(
+    objectRef: string,
+    issues: { path: string; message: string }[],
+    subject: { kind?: string; object?: KubeObject | undefined } = {},
+  ) {
     super(
       'InvalidConfiguration',
       `${objectRef} is invalid: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
     );
     this.objectRef = objectRef;
     this.issues = issues;
+    this.kind = subject.kind;
+    this.object = subject.object;
+  }
+
+  /** Is this the failure of the object `kind` `namespace/name` (and not of another it read)? */
+  concerns(kind: string, namespace: string | undefined, name: string): boolean {
+    const m = this.object?.metadata;
+    return this.kind === kind && m?.name === name && (m.namespace ?? undefined) === (namespace || undefined);
   }
 }

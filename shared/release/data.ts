@@ -10,18 +10,30 @@ import { addressesOfClaimCandidates } from '../allocation/address-reads.ts';
 import { dataOfClaimCandidates } from '../allocation/data-reads.ts';
 import { hasFinalizer, isDeleting, isOwnedBy, keyOf, removeFinalizer } from '../allocation/objects.ts';
 import { isAddressOfClaim, isDataOfClaim } from '../allocation/serves.ts';
-import type { IPAddress, IPClaim, Metal3Data, Metal3DataClaim } from '../api/index.ts';
-import { R, type ResourceType } from '../api/resources.ts';
+import {
+  type DataClaimView,
+  type IPAddressView,
+  type IPClaimView,
+  type Metal3DataView,
+  V,
+} from '../allocation/views.ts';
+import { R, type Resource } from '../api/resources.ts';
 import { FINALIZER } from '../api/wellknown.ts';
 import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../reconcile/context.ts';
+import { recordEventOnly } from '../reconcile/failure.ts';
+import { reconcileKinds, reconcileObject } from '../reconcile/object.ts';
 import { done, type ReconcileResult, requeueAfter } from '../reconcile/result.ts';
 import { ipClaimsOfData, secretsOfData } from './dependents.ts';
 
 /** Deletes `obj` if it is still the same object (uid precondition); false when already gone/replaced. */
-async function deleteExact(ctx: ReconcileContext, t: ResourceType, obj: KubeObject): Promise<boolean> {
+async function deleteExact<T extends KubeObject>(
+  ctx: ReconcileContext,
+  t: Resource<T>,
+  obj: KubeObject,
+): Promise<boolean> {
   try {
     return await ctx.client.delete(t, obj.metadata.namespace, obj.metadata.name!, {
       preconditions: { uid: obj.metadata.uid! },
@@ -38,10 +50,10 @@ async function deleteExact(ctx: ReconcileContext, t: ResourceType, obj: KubeObje
   }
 }
 
-async function dropFinalizer(
+async function dropFinalizer<T extends KubeObject>(
   ctx: ReconcileContext,
-  t: ResourceType,
-  obj: KubeObject,
+  t: Resource<T>,
+  obj: T,
   finalizer: string,
 ): Promise<void> {
   if (!hasFinalizer(obj, finalizer)) return;
@@ -60,10 +72,10 @@ async function dropFinalizer(
 }
 
 /** Deletes `obj` and removes `finalizer` from it (delete first: the object's own release runs on its event). */
-async function deleteAndUnblock(
+async function deleteAndUnblock<T extends KubeObject>(
   ctx: ReconcileContext,
-  t: ResourceType,
-  obj: KubeObject,
+  t: Resource<T>,
+  obj: T,
   finalizer: string,
 ): Promise<void> {
   if (!isDeleting(obj)) await deleteExact(ctx, t, obj);
@@ -71,48 +83,47 @@ async function deleteAndUnblock(
   if (fresh && fresh.metadata.uid === obj.metadata.uid) await dropFinalizer(ctx, t, fresh, finalizer);
 }
 
-/** A deleting Metal3DataClaim: delete its Metal3Data, drop the template entries, then its finalizer. */
+/**
+ * A deleting Metal3DataClaim: delete its Metal3Data, drop the template entries, then its
+ * finalizer. `current`: the claim as the caller has just read it (else it is read here). Every
+ * object of the release is read through a view (shared/allocation/views.ts): a deleting object is
+ * released whatever its spec says.
+ */
 export async function releaseDataClaim(
   ctx: ReconcileContext,
   namespace: string,
   name: string,
+  current?: DataClaimView,
 ): Promise<ReconcileResult> {
   const { client } = ctx;
-  const raw = await client.get(R.Metal3DataClaim, namespace, name);
+  const raw = current ?? (await client.get(V.Metal3DataClaim, namespace, name));
   if (!raw || !isDeleting(raw)) return done('nothing to release');
   if (!hasFinalizer(raw, FINALIZER.dataClaim)) return done('released');
-  const claim = raw as unknown as Metal3DataClaim;
+  const claim = raw;
   const rendered = claim.status?.renderedData?.name;
   const datas = (await dataOfClaimCandidates(client, namespace, name)).filter((d) => {
-    const data = d as unknown as Metal3Data;
-    if (isDataOfClaim(data, claim)) return true;
+    if (isDataOfClaim(d, claim)) return true;
     return d.metadata.name === rendered && isOwnedBy(d, raw.metadata.uid);
   });
   // The one the claim's status names, owned by it, even if its spec names no claim of that name
   // (the candidates are selected by spec.claim.name).
   if (rendered && !datas.some((d) => d.metadata.name === rendered)) {
-    const d = await client.get(R.Metal3Data, namespace, rendered);
+    const d = await client.get(V.Metal3Data, namespace, rendered);
     if (d && isOwnedBy(d, raw.metadata.uid)) datas.push(d);
   }
   for (const d of datas) {
-    await deleteAndUnblock(ctx, R.Metal3Data, d, FINALIZER.dataClaim);
+    await deleteAndUnblock(ctx, V.Metal3Data, d, FINALIZER.dataClaim);
     await releaseData(ctx, namespace, d.metadata.name!);
   }
   const templateName = claim.spec?.template?.name;
   if (templateName) {
     await optimisticUpdate(
       client,
-      R.Metal3DataTemplate,
+      V.Metal3DataTemplate,
       namespace,
       templateName,
       (o) => {
-        const status = o.status as
-          | {
-              indexes?: Record<string, string>;
-              dataNames?: Record<string, string>;
-              allocating?: Record<string, string>;
-            }
-          | undefined;
+        const status = o.status;
         let changed = false;
         // A claim deleted after it joined a burst registry (ADR 012) and before its allocation.
         if (status?.allocating && name in status.allocating) {
@@ -134,7 +145,7 @@ export async function releaseDataClaim(
       { status: true, retries: 20 },
     );
   }
-  await dropFinalizer(ctx, R.Metal3DataClaim, raw, FINALIZER.dataClaim);
+  await dropFinalizer(ctx, V.Metal3DataClaim, raw, FINALIZER.dataClaim);
   ctx.log.info('Metal3DataClaim released', {
     claim: `${namespace}/${name}`,
     data: datas.map((d) => d.metadata.name),
@@ -143,11 +154,11 @@ export async function releaseDataClaim(
 }
 
 /** A Metal3Data whose claim is gone: delete it and release it (its claim's finalizer included). */
-export async function releaseOrphanData(ctx: ReconcileContext, data: Metal3Data): Promise<void> {
+export async function releaseOrphanData(ctx: ReconcileContext, data: Metal3DataView): Promise<void> {
   const ns = data.metadata.namespace!;
-  const raw = await ctx.client.get(R.Metal3Data, ns, data.metadata.name!);
+  const raw = await ctx.client.get(V.Metal3Data, ns, data.metadata.name!);
   if (!raw || raw.metadata.uid !== data.metadata.uid) return;
-  if (!isDeleting(raw)) await deleteExact(ctx, R.Metal3Data, raw);
+  if (!isDeleting(raw)) await deleteExact(ctx, V.Metal3Data, raw);
   await releaseData(ctx, ns, data.metadata.name!);
 }
 
@@ -155,8 +166,8 @@ export async function releaseOrphanData(ctx: ReconcileContext, data: Metal3Data)
  * An IPAddress whose IPClaim is gone (a crash between its create and the claim's release): nobody
  * else would ever free it, and a deleting pool waits for it. Its finalizer goes, then the object.
  */
-export async function releaseOrphanAddress(ctx: ReconcileContext, address: KubeObject): Promise<void> {
-  await deleteAndUnblock(ctx, R.IPAddress, address, FINALIZER.ipAddress);
+export async function releaseOrphanAddress(ctx: ReconcileContext, address: IPAddressView): Promise<void> {
+  await deleteAndUnblock(ctx, V.IPAddress, address, FINALIZER.ipAddress);
 }
 
 /** IPClaims of a Metal3Data that is gone: drop our finalizer, delete, release (GC alone would stall on the finalizer). */
@@ -167,7 +178,7 @@ export async function releaseOrphanIPClaims(
   dataUid: string,
 ): Promise<void> {
   for (const c of await ipClaimsOfData(ctx.client, namespace, dataName, dataUid)) {
-    await deleteAndUnblock(ctx, R.IPClaim, c, FINALIZER.data);
+    await deleteAndUnblock(ctx, V.IPClaim, c, FINALIZER.data);
     await releaseIPClaim(ctx, namespace, c.metadata.name!);
   }
 }
@@ -177,28 +188,29 @@ export async function releaseData(
   ctx: ReconcileContext,
   namespace: string,
   name: string,
+  current?: Metal3DataView,
 ): Promise<ReconcileResult> {
   const { client } = ctx;
-  const raw = await client.get(R.Metal3Data, namespace, name);
+  const raw = current ?? (await client.get(V.Metal3Data, namespace, name));
   if (!raw || !isDeleting(raw)) return done('nothing to release');
   const uid = raw.metadata.uid;
   if (hasFinalizer(raw, FINALIZER.data)) {
     await releaseOrphanIPClaims(ctx, namespace, name, uid!);
     for (const s of await secretsOfData(client, raw)) await deleteExact(ctx, R.Secret, s);
-    await dropFinalizer(ctx, R.Metal3Data, raw, FINALIZER.data);
+    await dropFinalizer(ctx, V.Metal3Data, raw, FINALIZER.data);
   }
   // The claim's finalizer is the claim's to drop; if the claim is gone (or another object of that
   // name), nobody else will.
-  const fresh = await client.get(R.Metal3Data, namespace, name);
+  const fresh = await client.get(V.Metal3Data, namespace, name);
   if (fresh && fresh.metadata.uid === uid && hasFinalizer(fresh, FINALIZER.dataClaim)) {
-    const data = fresh as unknown as Metal3Data;
+    const data = fresh;
     const claim = await client.get(
-      R.Metal3DataClaim,
+      V.Metal3DataClaim,
       data.spec?.claim?.namespace || namespace,
       data.spec?.claim?.name ?? '',
     );
     if (!claim || isDeleting(claim) || !isOwnedBy(fresh, claim.metadata.uid)) {
-      await dropFinalizer(ctx, R.Metal3Data, fresh, FINALIZER.dataClaim);
+      await dropFinalizer(ctx, V.Metal3Data, fresh, FINALIZER.dataClaim);
     }
   }
   return done('released');
@@ -209,31 +221,29 @@ export async function releaseIPClaim(
   ctx: ReconcileContext,
   namespace: string,
   name: string,
+  current?: IPClaimView,
 ): Promise<ReconcileResult> {
   const { client } = ctx;
-  const raw = await client.get(R.IPClaim, namespace, name);
+  const raw = current ?? (await client.get(V.IPClaim, namespace, name));
   if (!raw || !isDeleting(raw)) return done('nothing to release');
   if (!hasFinalizer(raw, FINALIZER.ipClaim)) return done('released');
   const others = (raw.metadata.finalizers ?? []).filter((f) => f !== FINALIZER.ipClaim);
   // As ip-address-manager: wait while its user (the Metal3Data) still holds it.
   if (others.length > 0) return done(`waiting for finalizers ${others.join(', ')}`);
-  const claim = raw as unknown as IPClaim;
+  const claim = raw;
   const poolName = claim.spec?.pool?.name;
-  const addresses = (await addressesOfClaimCandidates(client, namespace, name)).filter((a) => {
-    const addr = a as unknown as IPAddress;
-    return (!poolName || addr.spec?.pool?.name === poolName) && isAddressOfClaim(addr, claim);
-  });
-  for (const a of addresses) await deleteAndUnblock(ctx, R.IPAddress, a, FINALIZER.ipAddress);
+  const addresses = (await addressesOfClaimCandidates(client, namespace, name)).filter(
+    (a) => (!poolName || a.spec?.pool?.name === poolName) && isAddressOfClaim(a, claim),
+  );
+  for (const a of addresses) await deleteAndUnblock(ctx, V.IPAddress, a, FINALIZER.ipAddress);
   if (poolName) {
     await optimisticUpdate(
       client,
-      R.IPPool,
+      V.IPPool,
       namespace,
       poolName,
       (o) => {
-        const status = o.status as
-          | { indexes?: Record<string, string>; allocating?: Record<string, string> }
-          | undefined;
+        const status = o.status;
         // Its entry, and its burst registry entry if it was deleted before its allocation (ADR 012).
         const maps = [status?.indexes, status?.allocating].filter((m) => m !== undefined && name in m);
         if (maps.length === 0) return SKIP;
@@ -242,24 +252,38 @@ export async function releaseIPClaim(
       { status: true, retries: 20 },
     );
   }
-  await dropFinalizer(ctx, R.IPClaim, raw, FINALIZER.ipClaim);
+  await dropFinalizer(ctx, V.IPClaim, raw, FINALIZER.ipClaim);
   return done(`released ${addresses.length} IPAddress`);
 }
 
-/** The deprovision function's core dispatches deleting Metal3DataClaim, Metal3Data and IPClaim here. */
-export const reconcileRelease: ReconcileFn = async (ctx, msg) => {
-  const ns = msg.namespace ?? 'default';
-  switch (msg.kind) {
-    case 'Metal3DataClaim':
-      return releaseDataClaim(ctx, ns, msg.name);
-    case 'Metal3Data':
-      return releaseData(ctx, ns, msg.name);
-    case 'IPClaim':
-      return releaseIPClaim(ctx, ns, msg.name);
-    default:
-      return done(`release: ${msg.kind} is not a kind released here`);
-  }
-};
+/**
+ * The deprovision function's core dispatches deleting Metal3DataClaim, Metal3Data and IPClaim
+ * here, each read once by the shared opening through its release view.
+ */
+export const reconcileRelease: ReconcileFn = reconcileKinds(
+  {
+    Metal3DataClaim: reconcileObject({
+      resource: V.Metal3DataClaim,
+      gone: 'nothing to release',
+      reconcile: (ctx, claim) =>
+        releaseDataClaim(ctx, claim.metadata.namespace!, claim.metadata.name!, claim),
+      recordFailure: recordEventOnly,
+    }),
+    Metal3Data: reconcileObject({
+      resource: V.Metal3Data,
+      gone: 'nothing to release',
+      reconcile: (ctx, data) => releaseData(ctx, data.metadata.namespace!, data.metadata.name!, data),
+      recordFailure: recordEventOnly,
+    }),
+    IPClaim: reconcileObject({
+      resource: V.IPClaim,
+      gone: 'nothing to release',
+      reconcile: (ctx, claim) => releaseIPClaim(ctx, claim.metadata.namespace!, claim.metadata.name!, claim),
+      recordFailure: recordEventOnly,
+    }),
+  },
+  (kind) => `release: ${kind} is not a kind released here`,
+);
 
 /** What still holds a deleting template or pool: its live claims, then what it handed out. */
 export interface DeletionHolders {
@@ -280,10 +304,10 @@ export interface DeletionHolders {
  * us: no requeue, as in CAPM3), then while anything it handed out is left (woken by its deletion;
  * the requeue is only a safety net), then drop `finalizer`.
  */
-export async function dropFinalizerWhenUnheld(
+export async function dropFinalizerWhenUnheld<T extends KubeObject>(
   ctx: ReconcileContext,
-  t: ResourceType,
-  raw: KubeObject,
+  t: Resource<T>,
+  raw: T,
   finalizer: string,
   h: DeletionHolders,
 ): Promise<ReconcileResult> {

@@ -14,15 +14,16 @@
  * Only objects owned by this Metal3Data (by uid) are returned.
  */
 import { ipClaimName, isOwnedBy, metaDataSecretName, networkDataSecretName } from '../allocation/objects.ts';
-import type { Metal3Data } from '../api/index.ts';
+import type { IPClaimView, Metal3DataView } from '../allocation/views.ts';
+import { V } from '../allocation/views.ts';
+import type { Secret } from '../api/core.ts';
 import { R } from '../api/resources.ts';
 import type { KubeClient } from '../kube/client.ts';
-import type { KubeObject } from '../kube/types.ts';
 
 /** Beyond this many pools in the namespace, one IPClaim list instead of a GET per pool. */
 export const MAX_POOL_GETS = 16;
 
-const present = (xs: (KubeObject | undefined)[]): KubeObject[] => xs.filter((x): x is KubeObject => !!x);
+const present = <T>(xs: (T | undefined)[]): T[] => xs.filter((x): x is T => x !== undefined);
 
 /** The IPClaims owned by the Metal3Data `dataName` (uid `dataUid`). */
 export async function ipClaimsOfData(
@@ -30,28 +31,28 @@ export async function ipClaimsOfData(
   namespace: string,
   dataName: string,
   dataUid: string,
-): Promise<KubeObject[]> {
-  const pools = (await client.list(R.IPPool, namespace)).items;
+): Promise<IPClaimView[]> {
+  const pools = (await client.list(V.IPPool, namespace)).items;
   const candidates =
     pools.length > MAX_POOL_GETS
-      ? (await client.list(R.IPClaim, namespace)).items
+      ? (await client.list(V.IPClaim, namespace)).items
       : present(
           await Promise.all(
-            pools.map((p) => client.get(R.IPClaim, namespace, ipClaimName(dataName, p.metadata.name!))),
+            pools.map((p) => client.get(V.IPClaim, namespace, ipClaimName(dataName, p.metadata.name!))),
           ),
         );
   return candidates.filter((c) => isOwnedBy(c, dataUid));
 }
 
 /** The rendered Secrets owned by the Metal3Data `dataRaw`. */
-export async function secretsOfData(client: KubeClient, dataRaw: KubeObject): Promise<KubeObject[]> {
+export async function secretsOfData(client: KubeClient, dataRaw: Metal3DataView): Promise<Secret[]> {
   const ns = dataRaw.metadata.namespace!;
-  const data = dataRaw as unknown as Metal3Data;
+  const data = dataRaw;
   const names = new Set<string>();
   for (const ref of [data.spec?.metaData, data.spec?.networkData]) if (ref?.name) names.add(ref.name);
   const claim = data.spec?.claim?.name;
   const index = data.spec?.index;
-  if (claim && Number.isInteger(index)) {
+  if (claim && index !== undefined && Number.isInteger(index)) {
     names.add(metaDataSecretName(claim, index));
     names.add(networkDataSecretName(claim, index));
   }

@@ -3,15 +3,16 @@
  * reference order: links = bonds, ethernets, vlans; networks = ipv4, ipv6, ipv4DHCP, ipv6DHCP,
  * ipv6SLAAC; each in template order. mtu and vlan_id are numbers, everything else strings.
  */
-import type {
-  BondLink,
-  DynamicNetwork,
-  EthernetLink,
-  MacAddressSource,
-  NetworkServices,
-  Route,
-  StaticNetwork,
-  VlanLink,
+import {
+  type BondLink,
+  DEFAULT_MTU,
+  type DynamicNetwork,
+  type EthernetLink,
+  type MacAddressSource,
+  type NetworkServices,
+  type Route,
+  type StaticNetwork,
+  type VlanLink,
 } from '../api/index.ts';
 import { IpamError } from '../ipam/errors.ts';
 import { type IpFamily, prefixToNetmask } from '../ipam/ip.ts';
@@ -121,7 +122,7 @@ function renderBond(link: BondLink, inputs: RenderInputs, field: string): BondLi
   const out: BondLinkOut = {
     type: 'bond',
     id: link.id,
-    mtu: requiredNumber(link.mtu, `${field}.mtu`, 'mtu'),
+    mtu: requiredNumber(link.mtu ?? DEFAULT_MTU, `${field}.mtu`, 'mtu'),
     bond_mode: link.bondMode,
     bond_xmit_hash_policy: link.bondXmitHashPolicy ?? '',
     bond_links: [...(link.bondLinks ?? [])],
@@ -144,7 +145,7 @@ function renderEthernet(link: EthernetLink, inputs: RenderInputs, field: string)
   const out: EthernetLinkOut = {
     type: link.type,
     id: link.id,
-    mtu: requiredNumber(link.mtu, `${field}.mtu`, 'mtu'),
+    mtu: requiredNumber(link.mtu ?? DEFAULT_MTU, `${field}.mtu`, 'mtu'),
   };
   if (link.macAddress) out.ethernet_mac_address = linkMac(link.macAddress, inputs, `${field}.macAddress`);
   return out;
@@ -154,7 +155,7 @@ function renderVlan(link: VlanLink, inputs: RenderInputs, field: string): VlanLi
   const out: VlanLinkOut = {
     type: 'vlan',
     id: link.id,
-    mtu: requiredNumber(link.mtu, `${field}.mtu`, 'mtu'),
+    mtu: requiredNumber(link.mtu ?? DEFAULT_MTU, `${field}.mtu`, 'mtu'),
     vlan_link: link.vlanLink,
     vlan_id: requiredNumber(link.vlanID, `${field}.vlanID`, 'vlanID'),
   };

@@ -114,6 +114,6 @@ export class RelayCache implements CacheView {
 
 /** Secrets are cached for their names, labels and owners only: their data never sits in the relay. */
 export function stripSecret(obj: KubeObject): KubeObject {
-  const { data: _d, stringData: _s, ...rest } = obj as KubeObject & { data?: unknown; stringData?: unknown };
-  return rest as KubeObject;
+  const { data: _d, stringData: _s, ...rest } = obj;
+  return rest;
 }

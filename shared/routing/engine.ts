@@ -50,9 +50,8 @@ export function route(
     if (r.when && !r.when(ev)) continue;
     const self = r.targets === 'self';
     if (self && scope === 'workload') continue; // functions take management keys only
-    const targets: Target[] = self
-      ? [{ kind: r.on, object: ev.object }]
-      : (r.targets as Exclude<Route['targets'], 'self'>)(ev, cache);
+    const targets: Target[] =
+      r.targets === 'self' ? [{ kind: r.on, object: ev.object }] : r.targets(ev, cache);
     for (const t of targets) {
       const md = t.object.metadata;
       if (!md.name) continue;

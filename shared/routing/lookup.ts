@@ -3,7 +3,7 @@
  * ApiServerSource, `replay --event`) have no watch cache, so they load just the kinds the routes
  * for the event's kind read, in the event's namespace, and route against that.
  */
-import { type KindName, R } from '../api/resources.ts';
+import { envelopeOf, K, type KindName } from '../api/resources.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { RoutedMessage } from '../queue/message.ts';
 import { RelayCache, stripSecret } from './cache.ts';
@@ -19,7 +19,8 @@ export async function loadCacheFor(
   const kinds: KindName[] = kindsReadFor(kind, routes);
   await Promise.all(
     kinds.map(async (k) => {
-      const t = R[k];
+      // Envelopes only: routing reads objects key by key and must not choke on one a function rejects.
+      const t = envelopeOf(K[k]);
       const list = await client.list(t, t.namespaced ? namespace : undefined);
       const store = cache.store(k);
       for (const o of list.items) store.upsert(k === 'Secret' ? stripSecret(o) : o);

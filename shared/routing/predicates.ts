@@ -1,13 +1,34 @@
 /**
  * Predicates over events and small readers over raw objects, for the routes' `when`: the relay must
- * not choke on objects a function would reject, so nothing here parses.
+ * not choke on objects a function would reject, so nothing here parses a kind's schema; fields are
+ * read key by key, each checked for what it is (shared/api/json.ts).
  */
+import { fieldOf, recordOf, stringOf } from '../api/json.ts';
 import type { KubeObject, OwnerReference } from '../kube/types.ts';
 import type { RoutingEvent } from './types.ts';
 
-export type Any = Record<string, any>;
-export const spec = (o: KubeObject): Any => ((o as Any).spec ?? {}) as Any;
-export const status = (o: KubeObject): Any => ((o as Any).status ?? {}) as Any;
+/** Fields of a JSON object, read key by key. */
+export type Fields = Record<string, unknown>;
+export const spec = (o: KubeObject): Fields => recordOf(o.spec);
+export const status = (o: KubeObject): Fields => recordOf(o.status);
+
+/** The string fields of an object reference (`{apiVersion, kind, name, namespace}`), whatever `v` is. */
+export interface RefFields {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  name?: string | undefined;
+  namespace?: string | undefined;
+}
+export const refOf = (v: unknown): RefFields => {
+  const r = recordOf(v);
+  return {
+    apiVersion: stringOf(r.apiVersion),
+    kind: stringOf(r.kind),
+    name: stringOf(r.name),
+    namespace: stringOf(r.namespace),
+  };
+};
+export { fieldOf };
 export const nsOf = (o: KubeObject): string => o.metadata.namespace ?? '';
 export const isDeleting = (o: KubeObject): boolean => Boolean(o.metadata.deletionTimestamp);
 export const live = (ev: RoutingEvent): boolean => ev.type !== 'DELETED';
@@ -38,7 +59,7 @@ export const changedFromEmpty =
   (pick: (o: KubeObject) => unknown) =>
   (ev: RoutingEvent): boolean =>
     ev.type === 'ADDED' && !ev.old && ev.resync !== true
-      ? json(pick(ev.object)) !== json(pick({ metadata: {} } as KubeObject))
+      ? json(pick(ev.object)) !== json(pick(EMPTY))
       : changed(pick)(ev);
 
 /**
@@ -47,8 +68,10 @@ export const changedFromEmpty =
  * from unset to set). The step that wrote that transition is the one that would be woken; it has
  * already gone on. Any other status change (a status lost, an error cleared) still wakes it.
  */
+const EMPTY: KubeObject = { metadata: {} };
+
 export const changedBesidesOwnStatus =
-  (ownTransition: (oldStatus: Any, newStatus: Any) => boolean, ownSpecFields: readonly string[] = []) =>
+  (ownTransition: (oldStatus: Fields, newStatus: Fields) => boolean, ownSpecFields: readonly string[] = []) =>
   (ev: RoutingEvent): boolean => {
     if (!ev.old || ev.resync === true || ev.type === 'DELETED') return true;
     // Spec fields the step writes itself: their appearance is its own write, their loss or
@@ -58,27 +81,22 @@ export const changedBesidesOwnStatus =
     for (const f of ownSpecFields) {
       if (so0[f] !== undefined && json(so0[f]) !== json(sn0[f])) return true;
     }
-    const strip = (o: Any): Any =>
+    const strip = (o: KubeObject): Fields =>
       ownSpecFields.length === 0
         ? o
         : {
             ...o,
-            spec: Object.fromEntries(
-              Object.entries(spec(o as KubeObject)).filter(([k]) => !ownSpecFields.includes(k)),
-            ),
+            spec: Object.fromEntries(Object.entries(spec(o)).filter(([k]) => !ownSpecFields.includes(k))),
           };
-    const { status: so, metadata: mo, ...restOld } = strip(ev.old as Any);
-    const { status: sn, metadata: mn, ...restNew } = strip(ev.object as Any);
-    const meta = (m: Any) => [
-      m?.labels,
-      m?.annotations,
-      m?.finalizers,
-      m?.ownerReferences,
-      m?.deletionTimestamp,
-    ];
+    const { status: so, metadata: mo, ...restOld } = strip(ev.old);
+    const { status: sn, metadata: mn, ...restNew } = strip(ev.object);
+    const meta = (v: unknown) => {
+      const m = recordOf(v);
+      return [m.labels, m.annotations, m.finalizers, m.ownerReferences, m.deletionTimestamp];
+    };
     if (json([restOld, meta(mo)]) !== json([restNew, meta(mn)])) return true;
     if (json(so) === json(sn)) return false;
-    return !ownTransition((so ?? {}) as Any, (sn ?? {}) as Any);
+    return !ownTransition(recordOf(so), recordOf(sn));
   };
 
 /**
@@ -97,7 +115,8 @@ export const changedOrOwnLost =
     return before.some((v, i) => v !== undefined && json(v) !== json(after[i]));
   };
 
-export const hostState = (bmh: KubeObject): string => String(status(bmh).provisioning?.state ?? '');
+export const hostState = (bmh: KubeObject): string =>
+  String(fieldOf(bmh, 'status', 'provisioning', 'state') ?? '');
 
 export function isFreeHost(bmh: KubeObject): boolean {
   const state = hostState(bmh);
@@ -106,5 +125,8 @@ export function isFreeHost(bmh: KubeObject): boolean {
 
 export function isMachineReady(m3m: KubeObject): boolean {
   const st = status(m3m);
-  return Boolean(spec(m3m).providerID) && (st.ready === true || st.initialization?.provisioned === true);
+  return (
+    Boolean(spec(m3m).providerID) &&
+    (st.ready === true || fieldOf(st, 'initialization', 'provisioned') === true)
+  );
 }

@@ -4,9 +4,11 @@
  * wrote itself or a host's power heartbeat, wakes nobody who does not read it. Each reader projects
  * an object onto the parts a function reads; `changed(reader)` compares the projections.
  */
+
+import { fieldOf, listOf } from '../api/json.ts';
 import { CLUSTER_NAME_LABEL, FINALIZER, HOST_ANNOTATION, HOST_PAUSED_ANNOTATION } from '../api/wellknown.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { type Any, hostState, ownerOfKind, spec, status } from './predicates.ts';
+import { hostState, ownerOfKind, spec, status } from './predicates.ts';
 
 export const md = (o: KubeObject) => o.metadata;
 export const without = (m: Record<string, string> | undefined, key: string) => {
@@ -76,7 +78,7 @@ export const hostForSelectHost = (o: KubeObject): unknown => {
   const state = hostState(o);
   const s = spec(o);
   const rest = Object.fromEntries(Object.entries(s).filter(([k]) => !PROVISIONING_FIELDS.includes(k)));
-  const requested = Boolean(s.image?.url || s.customDeploy?.method);
+  const requested = Boolean(fieldOf(s, 'image', 'url') || fieldOf(s, 'customDeploy', 'method'));
   return [
     rest,
     md(o).labels,
@@ -93,8 +95,10 @@ export const clusterForSelectHost = (o: KubeObject): unknown => {
     spec(o),
     md(o).annotations,
     st.infrastructureReady === true ||
-      st.initialization?.infrastructureProvisioned === true ||
-      ((st.conditions ?? []) as Any[]).some((c) => c?.type === 'InfrastructureReady' && c?.status === 'True'),
+      fieldOf(st, 'initialization', 'infrastructureProvisioned') === true ||
+      listOf(st.conditions).some(
+        (c) => fieldOf(c, 'type') === 'InfrastructureReady' && fieldOf(c, 'status') === 'True',
+      ),
   ];
 };
 

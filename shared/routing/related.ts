@@ -3,17 +3,23 @@
  * claim's machine, a Node's machines, a template's or pool's waiting claims; and the FIFO groups
  * that serialize allocations per template and per pool.
  */
+
+import { fieldOf, listOf } from '../api/json.ts';
 import { INFRA_GROUP } from '../api/resources.ts';
 import { CLUSTER_NAME_LABEL, HOSTNAME_LABEL, NODE_UUID_LABEL } from '../api/wellknown.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { objectGroup } from '../queue/message.ts';
 import type { CacheView } from './cache.ts';
-import { type Any, groupOf, isDeleting, nsOf, ownerOfKind, spec, status } from './predicates.ts';
+import { groupOf, isDeleting, nsOf, ownerOfKind, refOf, spec, status } from './predicates.ts';
 import type { Target } from './types.ts';
 
 export function consumerMachine(bmh: KubeObject, cache: CacheView): KubeObject | undefined {
-  const ref = spec(bmh).consumerRef as Any | undefined;
-  if (ref?.kind !== 'Metal3Machine' || (ref.apiVersion && groupOf(ref.apiVersion) !== INFRA_GROUP))
+  const ref = refOf(spec(bmh).consumerRef);
+  if (
+    ref.kind !== 'Metal3Machine' ||
+    !ref.name ||
+    (ref.apiVersion && groupOf(ref.apiVersion) !== INFRA_GROUP)
+  )
     return undefined;
   return cache.get('Metal3Machine', ref.namespace || nsOf(bmh), ref.name);
 }
@@ -25,7 +31,7 @@ export function claimOwnerMachine(claim: KubeObject, cache: CacheView): KubeObje
 
 /** The machine a Metal3Data serves: through its claim (spec.claim), else its own Metal3Machine owner. */
 export function dataMachine(data: KubeObject, cache: CacheView): KubeObject | undefined {
-  const ref = spec(data).claim as Any | undefined;
+  const ref = refOf(spec(data).claim);
   const claim = ref?.name ? cache.get('Metal3DataClaim', ref.namespace || nsOf(data), ref.name) : undefined;
   const viaClaim = claim ? claimOwnerMachine(claim, cache) : undefined;
   if (viaClaim) return viaClaim;
@@ -34,13 +40,13 @@ export function dataMachine(data: KubeObject, cache: CacheView): KubeObject | un
 }
 
 export function infraMachineOfMachine(machine: KubeObject, cache: CacheView): KubeObject | undefined {
-  const ref = spec(machine).infrastructureRef as Any | undefined;
-  if (ref?.kind !== 'Metal3Machine') return undefined;
+  const ref = refOf(spec(machine).infrastructureRef);
+  if (ref.kind !== 'Metal3Machine' || !ref.name) return undefined;
   return cache.get('Metal3Machine', ref.namespace || nsOf(machine), ref.name);
 }
 
 export const poolKey = (o: KubeObject): { ns: string; name: string } | undefined => {
-  const p = spec(o).pool as Any | undefined;
+  const p = refOf(spec(o).pool);
   return p?.name ? { ns: p.namespace || nsOf(o), name: p.name } : undefined;
 };
 
@@ -62,7 +68,7 @@ export function pendingClaimsOfPool(pool: { ns: string; name: string }, cache: C
 
 /** The template a claim or Metal3Data names (spec.template), else its Metal3DataTemplate owner. */
 export function templateOf(o: KubeObject, cache: CacheView): KubeObject | undefined {
-  const ref = spec(o).template as Any | undefined;
+  const ref = refOf(spec(o).template);
   if (ref?.name) return cache.get('Metal3DataTemplate', ref.namespace || nsOf(o), ref.name);
   const owner = ownerOfKind(o, 'Metal3DataTemplate', true) ?? ownerOfKind(o, 'Metal3DataTemplate');
   return owner ? cache.get('Metal3DataTemplate', nsOf(o), owner.name) : undefined;
@@ -75,7 +81,7 @@ export function deletingTemplateOf(o: KubeObject, cache: CacheView): Target[] {
 }
 
 export const templateGroup = (t: Target): string => {
-  const ref = spec(t.object).template as Any | undefined;
+  const ref = refOf(spec(t.object).template);
   return ref?.name
     ? objectGroup('Metal3DataTemplate', ref.namespace || nsOf(t.object), ref.name)
     : objectGroup('Metal3DataClaim', nsOf(t.object), t.object.metadata.name ?? '');
@@ -121,8 +127,9 @@ export function machinesOfNode(node: KubeObject, cluster: string, cache: CacheVi
     for (const m of cache.list('Metal3Machine', clusterNs)) {
       const label = m.metadata.labels?.[CLUSTER_NAME_LABEL];
       if (label !== undefined && label !== clusterName) continue;
-      const addrs = (status(m).addresses ?? []) as Any[];
-      if (addrs.some((a) => a?.type === 'Hostname' && a?.address === hostname)) out.push(m);
+      const addrs = listOf(status(m).addresses);
+      if (addrs.some((a) => fieldOf(a, 'type') === 'Hostname' && fieldOf(a, 'address') === hostname))
+        out.push(m);
     }
   }
   const seen = new Set<string>();

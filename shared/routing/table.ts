@@ -18,11 +18,11 @@ import {
 } from '../api/wellknown.ts';
 import type { KubeObject } from '../kube/types.ts';
 import {
-  type Any,
   changed,
   changedBesidesOwnStatus,
   changedFromEmpty,
   changedOrOwnLost,
+  fieldOf,
   hostState,
   isDeleting,
   isFreeHost,
@@ -32,6 +32,7 @@ import {
   liveNotDeleting,
   nsOf,
   ownerOfKind,
+  refOf,
   spec,
   status,
 } from './predicates.ts';
@@ -128,7 +129,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Metal3DataClaim',
     fn: 'selectHost',
     reads: ['Metal3Machine'],
-    when: changedFromEmpty((o) => (o as Any).status),
+    when: changedFromEmpty((o) => o.status),
     targets: (ev, c) => machines([claimOwnerMachine(ev.object, c)], notDeleting),
   },
   {
@@ -136,7 +137,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Metal3Data',
     fn: 'selectHost',
     reads: ['Metal3DataClaim', 'Metal3Machine'],
-    when: changedFromEmpty((o) => [(o as Any).status?.ready, (o as Any).status?.errorMessage]),
+    when: changedFromEmpty((o) => [fieldOf(o, 'status', 'ready'), fieldOf(o, 'status', 'errorMessage')]),
     targets: (ev, c) => machines([dataMachine(ev.object, c)], notDeleting),
   },
   {
@@ -147,14 +148,16 @@ export const ROUTES: readonly Route[] = [
     targets: (ev, c) => {
       const ns = nsOf(ev.object);
       const name = ev.object.metadata.name;
-      const refers = (ref: Any | undefined, owner: KubeObject) =>
-        ref !== undefined && ref.name === name && (ref.namespace || nsOf(owner)) === ns;
+      const refers = (v: unknown, owner: KubeObject) => {
+        const ref = refOf(v);
+        return v !== undefined && ref.name === name && (ref.namespace || nsOf(owner)) === ns;
+      };
       const direct = c
         .list('Metal3Machine', ns)
         .filter((m) => refers(spec(m).metaData, m) || refers(spec(m).networkData, m));
       const viaBootstrap = c
         .list('Machine', ns)
-        .filter((m) => spec(m).bootstrap?.dataSecretName === name)
+        .filter((m) => fieldOf(m, 'spec', 'bootstrap', 'dataSecretName') === name)
         .map((m) => infraMachineOfMachine(m, c));
       return machines([...direct, ...viaBootstrap], notDeleting);
     },
@@ -175,9 +178,9 @@ export const ROUTES: readonly Route[] = [
     fn: 'reconcileCluster',
     reads: ['Metal3Cluster'],
     targets: (ev, c) => {
-      const ref = spec(ev.object).infrastructureRef as Any | undefined;
+      const ref = refOf(spec(ev.object).infrastructureRef);
       const m3c =
-        ref?.kind === 'Metal3Cluster'
+        ref.kind === 'Metal3Cluster' && ref.name
           ? c.get('Metal3Cluster', ref.namespace || nsOf(ev.object), ref.name)
           : undefined;
       return m3c ? [{ kind: 'Metal3Cluster', object: m3c }] : [];
@@ -231,8 +234,8 @@ export const ROUTES: readonly Route[] = [
           (cl) =>
             !isDeleting(cl) &&
             !status(cl).renderedData &&
-            spec(cl).template?.name === ev.object.metadata.name &&
-            (spec(cl).template?.namespace || nsOf(cl)) === nsOf(ev.object),
+            refOf(spec(cl).template).name === ev.object.metadata.name &&
+            (refOf(spec(cl).template).namespace || nsOf(cl)) === nsOf(ev.object),
         )
         .map((object) => ({ kind: 'Metal3DataClaim', object })),
     group: templateGroup,
@@ -327,7 +330,7 @@ export const ROUTES: readonly Route[] = [
     fn: 'renderData',
     reads: ['Metal3Data'],
     when: (ev) =>
-      live(ev) && Boolean(status(ev.object).address) && changed((o) => (o as Any).status?.address)(ev),
+      live(ev) && Boolean(status(ev.object).address) && changed((o) => fieldOf(o, 'status', 'address'))(ev),
     targets: (ev, c) => {
       const owner = ownerOfKind(ev.object, 'Metal3Data', true) ?? ownerOfKind(ev.object, 'Metal3Data');
       const data = owner ? c.get('Metal3Data', nsOf(ev.object), owner.name) : undefined;
@@ -377,7 +380,7 @@ export const ROUTES: readonly Route[] = [
     // spec.providerID appearing is resolveProviderID's own patch; its change or loss still wakes it.
     when: changedOrOwnLost(
       (o) => [o.metadata.labels?.[NODE_UUID_LABEL], o.metadata.labels?.[HOSTNAME_LABEL]],
-      (o) => [(o as Any).spec?.providerID],
+      (o) => [fieldOf(o, 'spec', 'providerID')],
     ),
     targets: (ev, c) => machines(machinesOfNode(ev.object, ev.cluster ?? '', c), notDeleting),
   },
@@ -430,7 +433,7 @@ export const ROUTES: readonly Route[] = [
     when: (ev) => ev.type === 'DELETED',
     targets: (ev, c) => {
       const out: Target[] = machines([claimOwnerMachine(ev.object, c)], isDeleting);
-      const rendered = status(ev.object).renderedData as Any | undefined;
+      const rendered = refOf(status(ev.object).renderedData);
       const data = rendered?.name
         ? c.get('Metal3Data', rendered.namespace || nsOf(ev.object), rendered.name)
         : undefined;

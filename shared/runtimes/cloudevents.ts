@@ -5,6 +5,8 @@
  *     data is the whole object) and `dev.knative.apiserver.ref.{add,update,delete}` (Reference mode:
  *     data is an ObjectReference, the object is read back), both routed through the relay's table.
  */
+import { isRecord, messageOf, stringOf } from '../api/json.ts';
+
 export const MESSAGE_EVENT_TYPE = 'io.metal3fn.message';
 const APISERVER_PREFIX = 'dev.knative.apiserver.';
 
@@ -44,7 +46,7 @@ function parseData(text: string, contentType: string | undefined): unknown {
     try {
       return JSON.parse(text);
     } catch (e) {
-      throw new CloudEventError(`event data is not JSON: ${(e as Error).message}`);
+      throw new CloudEventError(`event data is not JSON: ${messageOf(e)}`);
     }
   }
   return text;
@@ -57,13 +59,14 @@ export function parseCloudEvent(headers: Headers, body: string): CloudEvent {
     throw new CloudEventError('batched CloudEvents are not supported; send one event per request');
   }
   if (contentType?.startsWith('application/cloudevents')) {
-    let raw: Record<string, unknown>;
+    let parsed: unknown;
     try {
-      raw = JSON.parse(body) as Record<string, unknown>;
+      parsed = JSON.parse(body);
     } catch (e) {
-      throw new CloudEventError(`structured event is not JSON: ${(e as Error).message}`);
+      throw new CloudEventError(`structured event is not JSON: ${messageOf(e)}`);
     }
-    if (!raw || typeof raw !== 'object') throw new CloudEventError('structured event must be a JSON object');
+    if (!isRecord(parsed)) throw new CloudEventError('structured event must be a JSON object');
+    const raw = parsed;
     for (const k of REQUIRED) {
       if (typeof raw[k] !== 'string' || !raw[k]) throw new CloudEventError(`structured event lacks '${k}'`);
     }
@@ -71,7 +74,7 @@ export function parseCloudEvent(headers: Headers, body: string): CloudEvent {
     if (data === undefined && typeof raw.data_base64 === 'string') {
       data = parseData(
         Buffer.from(raw.data_base64, 'base64').toString('utf8'),
-        raw.datacontenttype as string | undefined,
+        stringOf(raw.datacontenttype),
       );
     } else if (typeof data === 'string' && /json/i.test(String(raw.datacontenttype ?? ''))) {
       data = parseData(data, 'application/json');
@@ -84,8 +87,8 @@ export function parseCloudEvent(headers: Headers, body: string): CloudEvent {
       type: String(raw.type),
       id: String(raw.id),
       source: String(raw.source),
-      subject: raw.subject as string | undefined,
-      datacontenttype: raw.datacontenttype as string | undefined,
+      subject: stringOf(raw.subject),
+      datacontenttype: stringOf(raw.datacontenttype),
       data,
       extensions,
     };

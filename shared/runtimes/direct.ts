@@ -229,7 +229,12 @@ export class DirectRunner implements MessageSink {
         group: entry.routed.group,
       });
     } catch (e) {
-      outcome = { kind: 'retry', msg, error: e as Error, errorClass: 'unknown' };
+      outcome = {
+        kind: 'retry',
+        msg,
+        error: e instanceof Error ? e : new Error(String(e)),
+        errorClass: 'unknown',
+      };
     }
     this.o.onOutcome?.(msg.function, outcome);
     switch (outcome.kind) {

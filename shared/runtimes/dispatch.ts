@@ -13,7 +13,7 @@ import {
   type MessageEnvelope,
   parseEnvelope,
 } from '../../events/envelope.ts';
-import { resourceFor } from '../api/resources.ts';
+import { resourceFor } from '../api/kinds.ts';
 import { KubeApiError } from '../kube/errors.ts';
 import type { ReconcileContext, ReconcileFn } from '../reconcile/context.ts';
 import { MalformedMessageError, TerminalError, TransientError } from '../reconcile/errors.ts';

@@ -13,9 +13,10 @@
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { type FunctionName, MessageEnvelope } from '../../events/envelope.ts';
-import { resourceFor } from '../api/resources.ts';
-import type { KubeObject } from '../kube/types.ts';
+import { FUNCTION_NAMES, type FunctionName, MessageEnvelope } from '../../events/envelope.ts';
+import { isRecord, messageOf, stringOf } from '../api/json.ts';
+import { KubeObjectSchema } from '../api/meta.ts';
+import { envelopeOf, resourceFor } from '../api/resources.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import type { RoutingEvent } from '../routing/index.ts';
 import { routeWithApi } from '../routing/lookup.ts';
@@ -61,7 +62,7 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
     );
   }
   const metrics = opts.metrics ?? new PipelineMetrics();
-  const served = new Set<FunctionName>(opts.functions ?? (Object.keys(opts.fns) as FunctionName[]));
+  const served = new Set<FunctionName>(opts.functions ?? FUNCTION_NAMES.filter((fn) => opts.fns[fn]));
   const maxBody = opts.maxBodyBytes ?? 64 * 1024;
   const timers = new Set<NodeJS.Timeout>();
 
@@ -100,24 +101,27 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
     mode: 'resource' | 'ref',
     type: RoutingEvent['type'],
   ): Promise<RoutingEvent> => {
-    const data = ce.data as Record<string, any> | undefined;
-    if (!data || typeof data !== 'object') throw new CloudEventError('ApiServerSource event without data');
+    const data = ce.data;
+    if (!isRecord(data)) throw new CloudEventError('ApiServerSource event without data');
     if (mode === 'resource') {
-      if (!data.kind || !data.metadata?.name)
+      const object = KubeObjectSchema.safeParse(data).data;
+      if (!object?.kind || !object.metadata.name)
         throw new CloudEventError('Resource-mode data must be an object with kind and metadata.name');
-      return { type, object: data as KubeObject };
+      return { type, object };
     }
     // Reference mode: the data names the object; read it back (a deleted one becomes a stub).
     const ref = {
-      apiVersion: data.apiVersion ?? ce.extensions.apiversion,
-      kind: data.kind ?? ce.extensions.kind,
-      name: data.name ?? ce.extensions.name,
-      namespace: data.namespace ?? ce.extensions.namespace,
+      apiVersion: stringOf(data.apiVersion) ?? ce.extensions.apiversion,
+      kind: stringOf(data.kind) ?? ce.extensions.kind,
+      name: stringOf(data.name) ?? ce.extensions.name,
+      namespace: stringOf(data.namespace) ?? ce.extensions.namespace,
     };
     if (!ref.kind || !ref.name) throw new CloudEventError('Reference-mode data must name kind and name');
     const t = resourceFor(ref.apiVersion ?? '', ref.kind);
     const obj =
-      t && type !== 'DELETED' ? await opts.context.client.get(t, ref.namespace, ref.name) : undefined;
+      t && type !== 'DELETED'
+        ? await opts.context.client.get(envelopeOf(t), ref.namespace, ref.name)
+        : undefined;
     if (obj) {
       obj.kind ??= ref.kind;
       obj.apiVersion ??= ref.apiVersion;
@@ -153,7 +157,7 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
       try {
         ce = parseCloudEvent(c.req.raw.headers, body);
       } catch (e) {
-        return c.json({ error: (e as Error).message }, 400);
+        return c.json({ error: messageOf(e) }, 400);
       }
       const results: Invocation[] = [];
       try {
@@ -174,7 +178,7 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
       } catch (e) {
         if (e instanceof CloudEventError) return c.json({ error: e.message }, 400);
         // Reading the cluster failed: transient, let the sender retry.
-        return c.json({ error: (e as Error).message }, 500);
+        return c.json({ error: messageOf(e) }, 500);
       }
       const failed = results.some((r) => r.outcome === 'retry');
       return c.json({ id: ce.id, results }, failed ? 500 : 200);

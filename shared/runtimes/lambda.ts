@@ -14,7 +14,8 @@ import {
 } from '@aws-lambda-powertools/batch';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
+import { isFunctionName } from '../../events/envelope.ts';
+import { recordOf, stringOf } from '../api/json.ts';
 import { ATTR_GROUP } from '../queue/message.ts';
 import { dlqName, functionOfQueue, parseQueueArn, type QueueNaming, queueName } from '../queue/names.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
@@ -100,8 +101,8 @@ export function createSqsHandler(
 ): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
   const sqs = lazySqs(opts.sqs);
   const urlOf = queueUrlCache(sqs);
-  const requeueUrl =
-    typeof opts.requeueUrl === 'string' ? async () => opts.requeueUrl as string : opts.requeueUrl;
+  const fixedUrl = opts.requeueUrl;
+  const requeueUrl = typeof fixedUrl === 'string' ? async () => fixedUrl : fixedUrl;
 
   const recordHandler = async (record: SQSRecord): Promise<void> => {
     const source = parseQueueArn(record.eventSourceARN);
@@ -187,9 +188,9 @@ export function createRequeueForwarder(
         const source = parseQueueArn(record.eventSourceARN);
         if (!source) throw new Error(`not an SQS queue ARN: ${record.eventSourceARN}`);
         // The function is read from the body here only to find its queue; forwardOne validates it.
-        const fn = (JSON.parse(record.body) as { function?: FunctionName }).function;
-        if (!fn || !(FUNCTION_NAMES as readonly string[]).includes(fn))
-          throw new Error(`requeue message names no function`);
+        const named = stringOf(recordOf(JSON.parse(record.body)).function);
+        if (!named || !isFunctionName(named)) throw new Error(`requeue message names no function`);
+        const fn = named;
         const main = { [fn]: await urlOf(queueName(fn, opts.naming), source.account) };
         const requeue = await urlOf(source.name, source.account);
         const [client, { forwardOne }] = await Promise.all([sqs(), sqsParts()]);

@@ -5,7 +5,8 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
+import { FUNCTION_NAMES, type FunctionName, isFunctionName } from '../../events/envelope.ts';
+import { messageOf, stringOf } from '../api/json.ts';
 import { ensureQueues, type QueueUrls, resolveMainQueues, resolveQueues } from '../queue/ensure.ts';
 import { createSqsClient, sqsEndpointFromEnv } from '../queue/sqs.ts';
 import type { PipelineMetrics } from './metrics.ts';
@@ -55,7 +56,7 @@ export function parseCommandArgs(
       strict: true,
     }).values;
   } catch (e) {
-    process.stderr.write(`metal3fn ${command}: ${(e as Error).message}\n\n${help}`);
+    process.stderr.write(`metal3fn ${command}: ${messageOf(e)}\n\n${help}`);
     return 2;
   }
   if (v.help) {
@@ -71,12 +72,10 @@ export function parseFunctions(raw: string | undefined): FunctionName[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  for (const f of list) {
-    if (!(FUNCTION_NAMES as readonly string[]).includes(f)) {
-      throw new Error(`unknown function '${f}' (one of ${FUNCTION_NAMES.join(', ')})`);
-    }
-  }
-  return list as FunctionName[];
+  return list.map((f) => {
+    if (!isFunctionName(f)) throw new Error(`unknown function '${f}' (one of ${FUNCTION_NAMES.join(', ')})`);
+    return f;
+  });
 }
 
 export function parsePositiveInt(name: string, raw: string | boolean | undefined, fallback: number): number {
@@ -89,9 +88,9 @@ export function parsePositiveInt(name: string, raw: string | boolean | undefined
 
 /** The SQS client and the queue URLs (created or looked up) the options describe. */
 export async function sqsFromOptions(v: Values, functions: readonly FunctionName[]) {
-  const endpoint = (v['sqs-endpoint'] as string | undefined) ?? sqsEndpointFromEnv();
-  const sqs = createSqsClient({ endpoint, region: v.region as string | undefined });
-  const prefix = (v['queue-prefix'] as string | undefined) ?? process.env.QUEUE_PREFIX ?? '';
+  const endpoint = stringOf(v['sqs-endpoint']) ?? sqsEndpointFromEnv();
+  const sqs = createSqsClient({ endpoint, region: stringOf(v.region) });
+  const prefix = stringOf(v['queue-prefix']) ?? process.env.QUEUE_PREFIX ?? '';
   const create = v['no-create-queues'] ? false : v['create-queues'] ? true : endpoint !== undefined;
   const queues: QueueUrls = create
     ? await ensureQueues(sqs, { prefix, functions })
@@ -101,9 +100,9 @@ export async function sqsFromOptions(v: Values, functions: readonly FunctionName
 
 /** For the relay: the main queues only (created with everything else when asked to). */
 export async function mainQueuesFromOptions(v: Values, functions: readonly FunctionName[]) {
-  const endpoint = (v['sqs-endpoint'] as string | undefined) ?? sqsEndpointFromEnv();
-  const sqs = createSqsClient({ endpoint, region: v.region as string | undefined });
-  const prefix = (v['queue-prefix'] as string | undefined) ?? process.env.QUEUE_PREFIX ?? '';
+  const endpoint = stringOf(v['sqs-endpoint']) ?? sqsEndpointFromEnv();
+  const sqs = createSqsClient({ endpoint, region: stringOf(v.region) });
+  const prefix = stringOf(v['queue-prefix']) ?? process.env.QUEUE_PREFIX ?? '';
   const create = v['no-create-queues'] ? false : v['create-queues'] ? true : endpoint !== undefined;
   const main = create
     ? (await ensureQueues(sqs, { prefix, functions })).main
@@ -116,7 +115,7 @@ export async function mainQueuesFromOptions(v: Values, functions: readonly Funct
 export function startMetricsServerFromArgs(v: Values, metrics: PipelineMetrics) {
   return startMetricsServer(
     parsePositiveInt('metrics-port', v['metrics-port'], 0),
-    (v['metrics-host'] as string | undefined) ?? '127.0.0.1',
+    stringOf(v['metrics-host']) ?? '127.0.0.1',
     metrics,
   );
 }

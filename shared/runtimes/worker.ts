@@ -19,7 +19,8 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { FunctionName } from '../../events/envelope.ts';
+import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
+import { messageOf } from '../api/json.ts';
 import { type Logger, silentLogger } from '../observability/logger.ts';
 import { sendToDlq } from '../queue/dlq.ts';
 import { queueNameOfUrl } from '../queue/names.ts';
@@ -196,9 +197,7 @@ export class Worker {
     this.deleter = new DeleteBatcher(opts.sqs);
     this.log = opts.log ?? silentLogger;
     this.slots = new Slots(opts.concurrency ?? 10);
-    this.functions = (opts.functions ?? (Object.keys(opts.queues.main) as FunctionName[])).filter(
-      (fn) => opts.queues.main[fn] && opts.fns[fn],
-    );
+    this.functions = (opts.functions ?? FUNCTION_NAMES).filter((fn) => opts.queues.main[fn] && opts.fns[fn]);
   }
 
   get visibility(): number {
@@ -275,7 +274,7 @@ export class Worker {
         this.slots.give(n);
         if (this.stopping) break;
         errors++;
-        this.log.warn('receive failed', { function: fn, error: (e as Error).message });
+        this.log.warn('receive failed', { function: fn, error: messageOf(e) });
         await sleep(Math.min(10_000, 200 * 2 ** errors), this.abort.signal);
         continue;
       }
@@ -402,7 +401,7 @@ export class Worker {
       this.log.warn('message handling failed', {
         function: fn,
         messageId: message.MessageId,
-        error: (e as Error).message,
+        error: messageOf(e),
       });
       return true;
     } finally {
@@ -435,7 +434,7 @@ export class Worker {
         } catch (e) {
           this.log.warn('release failed; the message returns after its visibility timeout', {
             messageId: h.message.MessageId,
-            error: (e as Error).message,
+            error: messageOf(e),
           });
         }
       }),
@@ -478,7 +477,7 @@ export class Worker {
       } catch (e) {
         if (this.stopping) break;
         errors++;
-        this.log.warn('requeue forwarding failed', { error: (e as Error).message });
+        this.log.warn('requeue forwarding failed', { error: messageOf(e) });
         await sleep(Math.min(10_000, 200 * 2 ** errors), this.abort.signal);
       }
     }

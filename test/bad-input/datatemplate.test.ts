@@ -6,7 +6,7 @@
  * `errorMessage` naming the template field, a Warning Event); no Secret and no IP address is written.
  */
 import { describe, expect, it } from 'vitest';
-import { R } from '../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../shared/api/resources.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { createMachine } from '../integration/data/harness.ts';
 import {
@@ -121,16 +121,16 @@ const SEMANTIC: RenderCase[] = [
 describe('Metal3DataTemplate: accepted by the CRD, refused by renderData', () => {
   it.each(SEMANTIC)('$name: errorMessage on the Metal3Data, no Secret or address written', async (c) => {
     const tname = `t-${c.name}`;
-    await tc.client.create(R.Metal3DataTemplate, template(tname, c.spec));
+    await tc.client.create(envelopeOf(R.Metal3DataTemplate), template(tname, c.spec));
     await createMachine(tc.client, c.name, tname, { machineAnnotations: c.machineAnnotations ?? {} });
     expect((await run(tc.ctx, 'allocateIndex', R.Metal3DataClaim, c.name)).kind).toBe('done');
     const dataName = `${tname}-0`;
-    expect(await tc.client.get(R.Metal3Data, NS, dataName)).toBeDefined();
+    expect(await tc.client.get(envelopeOf(R.Metal3Data), NS, dataName)).toBeDefined();
 
     tc.server.log.reset();
     const outcome = await run(tc.ctx, 'renderData', R.Metal3Data, dataName);
     expect(outcome.kind).toBe(c.outcome);
-    const data = await tc.client.get(R.Metal3Data, NS, dataName);
+    const data = await tc.client.get(envelopeOf(R.Metal3Data), NS, dataName);
     const st = statusOf(data);
     expect(st.error).toBe(true);
     expect(st.ready).toBe(false);

@@ -8,7 +8,7 @@ import { expect } from 'vitest';
 import { FUNCTIONS } from '../../bin/function-table.ts';
 import { type MessageEnvelope, MessageEnvelope as MessageEnvelopeSchema } from '../../events/envelope.ts';
 import type { RequestLog, RequestLogEntry } from '../../infra/local/apiserver/index.ts';
-import { apiVersionOf, R, type ResourceType } from '../../shared/api/resources.ts';
+import { apiVersionOf, R, type Resource } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { createEventRecorder } from '../../shared/observability/events.ts';
@@ -35,7 +35,7 @@ export function makeCtx(client: KubeClient): ReconcileContext {
 
 export function envelopeFor(
   fn: MessageEnvelope['function'],
-  t: ResourceType,
+  t: Resource,
   name: string,
   ns: string | undefined = NS,
 ): MessageEnvelope {
@@ -53,7 +53,7 @@ export function envelopeFor(
 export function run(
   ctx: ReconcileContext,
   fn: MessageEnvelope['function'],
-  t: ResourceType,
+  t: Resource,
   name: string,
 ): Promise<DispatchOutcome> {
   return dispatch(FUNCTIONS, ctx, JSON.stringify(envelopeFor(fn, t, name)));
@@ -96,7 +96,7 @@ export async function warningEvents(client: KubeClient, obj: KubeObject): Promis
 /** The 422 the API server answers for an invalid object, with the field path in its message. */
 export async function expectRejected(
   client: KubeClient,
-  t: ResourceType,
+  t: Resource,
   obj: KubeObject,
   fieldPath: string,
 ): Promise<void> {

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createSampleHosts } from '../../infra/local/sim/bmo.ts';
-import { R } from '../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../shared/api/resources.ts';
 import { createCluster, createMachinePair } from '../integration/host-lifecycle/harness.ts';
 import { describeWrites, NS, run, statusOf, useBadInputCluster, warningEvents, writes } from './harness.ts';
 
@@ -20,7 +20,7 @@ const tc = useBadInputCluster({
     // host-0001 belongs to another machine.
     const { m3m } = await createMachinePair(client, 'owner');
     expect((await run(ctx, 'selectHost', R.Metal3Machine, 'owner')).kind).not.toBe('retry');
-    const owned = (await client.get(R.Metal3Machine, NS, 'owner'))?.metadata.annotations?.[
+    const owned = (await client.get(envelopeOf(R.Metal3Machine), NS, 'owner'))?.metadata.annotations?.[
       'metal3.io/BareMetalHost'
     ];
     expect(owned, `machine ${m3m.metadata.name} should hold a host`).toBeDefined();
@@ -28,7 +28,7 @@ const tc = useBadInputCluster({
 });
 
 async function ownedHost(): Promise<string> {
-  return (await tc.client.get(R.Metal3Machine, NS, 'owner'))!.metadata.annotations![
+  return (await tc.client.get(envelopeOf(R.Metal3Machine), NS, 'owner'))!.metadata.annotations![
     'metal3.io/BareMetalHost'
   ]!;
 }
@@ -104,7 +104,7 @@ describe('Metal3Machine with a bad metal3.io/BareMetalHost annotation', () => {
     const name = `ann-${c.name}`;
     const { m3m } = await createMachinePair(tc.client, name);
     const value = await c.value();
-    await tc.client.patch(R.Metal3Machine, NS, name, {
+    await tc.client.patch(envelopeOf(R.Metal3Machine), NS, name, {
       metadata: { annotations: { 'metal3.io/BareMetalHost': value } },
     });
     const hostsBefore = (await tc.client.list(R.BareMetalHost)).items.map((h) => [
@@ -116,7 +116,7 @@ describe('Metal3Machine with a bad metal3.io/BareMetalHost annotation', () => {
     const outcome = await run(tc.ctx, 'selectHost', R.Metal3Machine, name);
     expect(outcome.kind, JSON.stringify(outcome)).toBe('terminal');
     expect(describeWrites(writes(tc.server.log, ['baremetalhosts', 'secrets']))).toEqual([]);
-    const after = await tc.client.get(R.Metal3Machine, NS, name);
+    const after = await tc.client.get(envelopeOf(R.Metal3Machine), NS, name);
     expect(statusOf(after).failureReason).toBe(c.reason);
     expect(String(statusOf(after).failureMessage)).toMatch(c.message);
     if (c.noHostRead)

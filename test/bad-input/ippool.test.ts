@@ -7,7 +7,7 @@
  * renderData, an address error becomes the Metal3Data's error and no Secret is written.
  */
 import { describe, expect, it } from 'vitest';
-import { R } from '../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../shared/api/resources.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { createMachine } from '../integration/data/harness.ts';
 import { describeWrites, NS, run, statusOf, useBadInputCluster, warningEvents, writes } from './harness.ts';
@@ -55,13 +55,13 @@ const BAD_POOLS: PoolCase[] = [
 
 describe('IPPool: accepted by the API, refused by allocateIndex', () => {
   it.each(BAD_POOLS)('$name: errorMessage on the IPClaim, no IPAddress', async (c) => {
-    await tc.client.create(R.IPPool, ipPool(`pool-${c.name}`, c.spec));
-    await tc.client.create(R.IPClaim, ipClaim(`claim-${c.name}`, `pool-${c.name}`));
+    await tc.client.create(envelopeOf(R.IPPool), ipPool(`pool-${c.name}`, c.spec));
+    await tc.client.create(envelopeOf(R.IPClaim), ipClaim(`claim-${c.name}`, `pool-${c.name}`));
     tc.server.log.reset();
 
     const outcome = await run(tc.ctx, 'allocateIndex', R.IPClaim, `claim-${c.name}`);
     expect(outcome.kind).toBe('terminal');
-    const claim = await tc.client.get(R.IPClaim, NS, `claim-${c.name}`);
+    const claim = await tc.client.get(envelopeOf(R.IPClaim), NS, `claim-${c.name}`);
     expect(String(statusOf(claim).errorMessage)).toMatch(c.message);
     expect(String(statusOf(claim).errorMessage)).toContain(`IPPool ${NS}/pool-${c.name}`);
     const events = await warningEvents(tc.client, { ...claim!, kind: 'IPClaim' });
@@ -81,7 +81,7 @@ describe('IPPool: a prefix that does not fit its family', () => {
       R.IPPool,
       ipPool('wide', { pools: [{ start: '10.3.0.10', end: '10.3.0.20' }], prefix: 99 }),
     );
-    await tc.client.create(R.Metal3DataTemplate, {
+    await tc.client.create(envelopeOf(R.Metal3DataTemplate), {
       metadata: { name: 'wide-t', namespace: NS },
       spec: {
         clusterName: 'cluster',
@@ -101,7 +101,7 @@ describe('IPPool: a prefix that does not fit its family', () => {
     await run(tc.ctx, 'allocateIndex', R.IPClaim, 'wide-t-0-wide');
     tc.server.log.reset();
     expect((await run(tc.ctx, 'renderData', R.Metal3Data, 'wide-t-0')).kind).toBe('terminal');
-    const data = await tc.client.get(R.Metal3Data, NS, 'wide-t-0');
+    const data = await tc.client.get(envelopeOf(R.Metal3Data), NS, 'wide-t-0');
     expect(String(statusOf(data).errorMessage)).toMatch(
       /spec\.networkData\.networks\.ipv4\[0\]\.ipAddressFromIPPool.*99/,
     );
@@ -115,13 +115,14 @@ describe('IPPool exhausted', () => {
       R.IPPool,
       ipPool('small', { pools: [{ start: '10.1.0.10', end: '10.1.0.11' }], prefix: 24 }),
     );
-    for (const n of ['a', 'b', 'c']) await tc.client.create(R.IPClaim, ipClaim(`small-${n}`, 'small'));
+    for (const n of ['a', 'b', 'c'])
+      await tc.client.create(envelopeOf(R.IPClaim), ipClaim(`small-${n}`, 'small'));
     expect((await run(tc.ctx, 'allocateIndex', R.IPClaim, 'small-a')).kind).toBe('done');
     expect((await run(tc.ctx, 'allocateIndex', R.IPClaim, 'small-b')).kind).toBe('done');
     tc.server.log.reset();
     const outcome = await run(tc.ctx, 'allocateIndex', R.IPClaim, 'small-c');
     expect(outcome).toMatchObject({ kind: 'terminal' });
-    const claim = await tc.client.get(R.IPClaim, NS, 'small-c');
+    const claim = await tc.client.get(envelopeOf(R.IPClaim), NS, 'small-c');
     expect(String(statusOf(claim).errorMessage)).toMatch(/exhausted|no (free|available) address/i);
     expect(describeWrites(writes(tc.server.log, ['ipaddresses']))).toEqual([]);
     const addrs = (await tc.client.list(R.IPAddress, NS)).items.filter((a) =>
@@ -138,7 +139,7 @@ describe('IPPool exhausted', () => {
       R.IPPool,
       ipPool('tiny', { pools: [{ start: '10.2.0.10', end: '10.2.0.10' }], prefix: 24 }),
     );
-    await tc.client.create(R.Metal3DataTemplate, {
+    await tc.client.create(envelopeOf(R.Metal3DataTemplate), {
       metadata: { name: 'tiny-t', namespace: NS },
       spec: {
         clusterName: 'cluster',
@@ -150,7 +151,7 @@ describe('IPPool exhausted', () => {
       expect((await run(tc.ctx, 'allocateIndex', R.Metal3DataClaim, m)).kind).toBe('done');
     // Pass 1 creates the IPClaims; allocation; pass 2 renders (or records the error).
     for (const d of ['tiny-t-0', 'tiny-t-1']) await run(tc.ctx, 'renderData', R.Metal3Data, d);
-    for (const c of (await tc.client.list(R.IPClaim, NS)).items.filter((c) =>
+    for (const c of (await tc.client.list(envelopeOf(R.IPClaim), NS)).items.filter((c) =>
       c.metadata.name?.startsWith('tiny-t-'),
     ))
       await run(tc.ctx, 'allocateIndex', R.IPClaim, c.metadata.name!);
@@ -159,7 +160,9 @@ describe('IPPool exhausted', () => {
     for (const d of ['tiny-t-0', 'tiny-t-1'])
       outcomes.push((await run(tc.ctx, 'renderData', R.Metal3Data, d)).kind);
     expect(outcomes.sort()).toEqual(['done', 'terminal']);
-    const datas = await Promise.all(['tiny-t-0', 'tiny-t-1'].map((d) => tc.client.get(R.Metal3Data, NS, d)));
+    const datas = await Promise.all(
+      ['tiny-t-0', 'tiny-t-1'].map((d) => tc.client.get(envelopeOf(R.Metal3Data), NS, d)),
+    );
     const failed = datas.find((d) => statusOf(d).error === true)!;
     expect(String(statusOf(failed).errorMessage)).toMatch(/IP Allocation for tiny failed/);
     const ok = datas.find((d) => statusOf(d).ready === true)!;

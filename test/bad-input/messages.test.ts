@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS } from '../../bin/function-table.ts';
 import { MAX_MESSAGE_BYTES } from '../../events/envelope.ts';
 import { createSampleHosts } from '../../infra/local/sim/bmo.ts';
-import { R } from '../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../shared/api/resources.ts';
 import { ensureQueues, type QueueUrls, queueArn } from '../../shared/queue/ensure.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { createSqsHandler } from '../../shared/runtimes/lambda.ts';
@@ -173,13 +173,13 @@ async function expectDeadLetters(urls: QueueUrls, prefix: string, expected: Pois
 
 /** The good machine holds exactly one host; the bad one failed terminally and holds none. */
 async function expectMachines(good: string, bad: string): Promise<string> {
-  const g = await tc.client.get(R.Metal3Machine, NS, good);
+  const g = await tc.client.get(envelopeOf(R.Metal3Machine), NS, good);
   const hostKey = g?.metadata.annotations?.['metal3.io/BareMetalHost'];
   expect(hostKey, `${good} should hold a host`).toBeDefined();
   const host = await tc.client.get(R.BareMetalHost, NS, hostKey!.split('/')[1]!);
   expect((host?.spec as { consumerRef?: { name?: string } } | undefined)?.consumerRef?.name).toBe(good);
   expect((host?.spec as { image?: { url?: string } } | undefined)?.image?.url).toBeTruthy();
-  const b = await tc.client.get(R.Metal3Machine, NS, bad);
+  const b = await tc.client.get(envelopeOf(R.Metal3Machine), NS, bad); // it fails its schema
   expect(statusOf(b)).toMatchObject({ failureReason: 'InvalidConfiguration' });
   expect(String(statusOf(b).failureMessage)).toMatch(/image\.checksum/);
   expect(b?.metadata.annotations?.['metal3.io/BareMetalHost']).toBeUndefined();

@@ -5,7 +5,7 @@
  * port beyond 65535 is refused by the CRD with the field path. A redelivery writes nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { R } from '../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../shared/api/resources.ts';
 import {
   describeWrites,
   expectRejected,
@@ -36,11 +36,11 @@ const CASES: { name: string; spec: Record<string, unknown>; message: RegExp }[] 
 describe('Metal3Cluster: accepted by the CRD, refused by reconcileCluster', () => {
   it.each(CASES)('$name: InvalidConfiguration on the object and a Warning Event', async (c) => {
     const name = `m3c-${c.name}`;
-    await tc.client.create(R.Metal3Cluster, { metadata: { name, namespace: NS }, spec: c.spec });
+    await tc.client.create(envelopeOf(R.Metal3Cluster), { metadata: { name, namespace: NS }, spec: c.spec });
     tc.server.log.reset();
     const outcome = await run(tc.ctx, 'reconcileCluster', R.Metal3Cluster, name);
     expect(outcome).toMatchObject({ kind: 'terminal', reason: 'InvalidConfiguration' });
-    const obj = await tc.client.get(R.Metal3Cluster, NS, name);
+    const obj = await tc.client.get(envelopeOf(R.Metal3Cluster), NS, name);
     const st = statusOf(obj);
     expect(st.ready).toBe(false);
     expect(st.failureReason).toBe('InvalidConfiguration');

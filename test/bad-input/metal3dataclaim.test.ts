@@ -7,7 +7,7 @@
  * the CRD with the field path.
  */
 import { describe, expect, it } from 'vitest';
-import { R } from '../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../shared/api/resources.ts';
 import {
   describeWrites,
   expectRejected,
@@ -23,7 +23,7 @@ const tc = useBadInputCluster({
   cluster: { namespaces: ['other'] },
   seed: async ({ client }) => {
     for (const ns of [NS, 'other']) {
-      await client.create(R.Metal3DataTemplate, {
+      await client.create(envelopeOf(R.Metal3DataTemplate), {
         metadata: { name: 'nodepool', namespace: ns },
         spec: { clusterName: 'cluster', metaData: { strings: [{ key: 'a', value: 'b' }] } },
       });
@@ -33,24 +33,24 @@ const tc = useBadInputCluster({
 
 describe('Metal3DataClaim', () => {
   it('a template in another namespace: errorMessage and a Warning Event, no Metal3Data', async () => {
-    await tc.client.create(R.Metal3DataClaim, {
+    await tc.client.create(envelopeOf(R.Metal3DataClaim), {
       metadata: { name: 'cross', namespace: NS },
       spec: { template: { name: 'nodepool', namespace: 'other' } },
     });
     tc.server.log.reset();
     const outcome = await run(tc.ctx, 'allocateIndex', R.Metal3DataClaim, 'cross');
     expect(outcome).toMatchObject({ kind: 'terminal', reason: 'InvalidConfiguration' });
-    const claim = await tc.client.get(R.Metal3DataClaim, NS, 'cross');
+    const claim = await tc.client.get(envelopeOf(R.Metal3DataClaim), NS, 'cross');
     expect(String(statusOf(claim).errorMessage)).toMatch(
       /Metal3DataClaim metal3\/cross is invalid: spec\.template/,
     );
     expect((await warningEvents(tc.client, claim!)).length).toBeGreaterThan(0);
     expect(describeWrites(writes(tc.server.log, ['metal3datas', 'secrets', 'ipclaims']))).toEqual([]);
-    expect((await tc.client.list(R.Metal3Data)).items).toEqual([]);
+    expect((await tc.client.list(envelopeOf(R.Metal3Data))).items).toEqual([]);
   });
 
   it('a template that does not exist: a wait that writes nothing', async () => {
-    await tc.client.create(R.Metal3DataClaim, {
+    await tc.client.create(envelopeOf(R.Metal3DataClaim), {
       metadata: { name: 'orphan', namespace: NS },
       spec: { template: { name: 'no-such-template' } },
     });

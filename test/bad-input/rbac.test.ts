@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { createSampleHosts } from '../../infra/local/sim/bmo.ts';
-import { R, type ResourceType } from '../../shared/api/resources.ts';
+import { envelopeOf, R, type Resource } from '../../shared/api/resources.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
@@ -43,13 +43,14 @@ async function applyRbac(file: string): Promise<void> {
           ? 'clusterrolebindings'
           : undefined;
     if (!path) continue;
-    const t: ResourceType = {
+    const t = envelopeOf({
       group: 'rbac.authorization.k8s.io',
       version: 'v1',
       kind: o.kind!,
       plural: path,
       namespaced: false,
-    } as ResourceType;
+      statusSubresource: false,
+    });
     await tc.client.create(t, o);
   }
 }
@@ -70,8 +71,8 @@ beforeAll(async () => {
   ctx = makeCtx(fnClient);
   await createCluster(tc.client);
   await createSampleHosts(tc.client, NS, 2);
-  await tc.client.create(R.IPPool, POOL_1);
-  await tc.client.create(R.Metal3DataTemplate, {
+  await tc.client.create(envelopeOf(R.IPPool), POOL_1);
+  await tc.client.create(envelopeOf(R.Metal3DataTemplate), {
     metadata: { name: 'nodepool-1', namespace: NS },
     spec: {
       clusterName: 'cluster',
@@ -100,13 +101,13 @@ afterAll(async () => {
 async function driveData(): Promise<void> {
   for (let round = 0; round < 12; round++) {
     const before = fnClient.stats.writes;
-    for (const c of (await tc.client.list(R.Metal3DataClaim, NS)).items)
+    for (const c of (await tc.client.list(envelopeOf(R.Metal3DataClaim), NS)).items)
       await run(ctx, 'allocateIndex', R.Metal3DataClaim, c.metadata.name!);
-    for (const c of (await tc.client.list(R.IPClaim, NS)).items)
+    for (const c of (await tc.client.list(envelopeOf(R.IPClaim), NS)).items)
       await run(ctx, 'allocateIndex', R.IPClaim, c.metadata.name!);
-    for (const d of (await tc.client.list(R.Metal3Data, NS)).items)
+    for (const d of (await tc.client.list(envelopeOf(R.Metal3Data), NS)).items)
       await run(ctx, 'renderData', R.Metal3Data, d.metadata.name!);
-    for (const t of (await tc.client.list(R.Metal3DataTemplate, NS)).items)
+    for (const t of (await tc.client.list(envelopeOf(R.Metal3DataTemplate), NS)).items)
       await run(ctx, 'allocateIndex', R.Metal3DataTemplate, t.metadata.name!);
     if (fnClient.stats.writes === before) return;
   }
@@ -130,7 +131,7 @@ describe('the functions ServiceAccount (rbac-functions.yaml)', () => {
       await run(ctx, 'selectHost', R.Metal3Machine, 'rbac-0');
       await driveData();
     }
-    const host = (await tc.client.get(R.Metal3Machine, NS, 'rbac-0'))?.metadata.annotations?.[
+    const host = (await tc.client.get(envelopeOf(R.Metal3Machine), NS, 'rbac-0'))?.metadata.annotations?.[
       'metal3.io/BareMetalHost'
     ];
     expect(forbidden()).toEqual([]);
@@ -153,11 +154,11 @@ describe('the functions ServiceAccount (rbac-functions.yaml)', () => {
         h.status = { ...(h.status ?? {}), provisioning: { state: 'available' } };
         await tc.client.replaceStatus(R.BareMetalHost, h).catch(() => undefined);
       }
-      for (const c of (await tc.client.list(R.Metal3DataClaim, NS)).items)
+      for (const c of (await tc.client.list(envelopeOf(R.Metal3DataClaim), NS)).items)
         await run(ctx, 'deprovision', R.Metal3DataClaim, c.metadata.name!);
-      for (const d of (await tc.client.list(R.Metal3Data, NS)).items)
+      for (const d of (await tc.client.list(envelopeOf(R.Metal3Data), NS)).items)
         await run(ctx, 'deprovision', R.Metal3Data, d.metadata.name!);
-      for (const c of (await tc.client.list(R.IPClaim, NS)).items)
+      for (const c of (await tc.client.list(envelopeOf(R.IPClaim), NS)).items)
         await run(ctx, 'deprovision', R.IPClaim, c.metadata.name!);
       tc.server.settle();
     }
@@ -168,13 +169,14 @@ describe('the functions ServiceAccount (rbac-functions.yaml)', () => {
       ),
     ).toEqual([]);
     expect((await tc.client.list(R.IPAddress, NS)).items).toEqual([]);
-    expect((await tc.client.list(R.Metal3Data, NS)).items).toEqual([]);
+    expect((await tc.client.list(envelopeOf(R.Metal3Data), NS)).items).toEqual([]);
   });
 });
 
 describe('the relay ServiceAccount (rbac-relay.yaml)', () => {
   it('may list and watch what it routes, and may write nothing', async () => {
-    for (const t of [R.Metal3Machine, R.BareMetalHost, R.Metal3Data, R.IPClaim, R.Secret]) {
+    const kinds: Resource[] = [R.Metal3Machine, R.BareMetalHost, R.Metal3Data, R.IPClaim, R.Secret];
+    for (const t of kinds) {
       await expect(relayClient.list(t)).resolves.toBeDefined();
     }
     await expect(

@@ -24,7 +24,7 @@ import type { ApiServerHandle } from '../../infra/local/apiserver/index.ts';
 import { listEverything } from '../../infra/local/dev/objects.ts';
 import { checkRelease, type ReleaseFinding } from '../../infra/local/dev/release-check.ts';
 import { type DevResult, runDev } from '../../infra/local/dev/run.ts';
-import { R } from '../../shared/api/resources.ts';
+import { R, type Resource } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import {
   type CrashStats,
@@ -181,7 +181,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const scaleDownAndCheck = async (admin: KubeClient): Promise<void> => {
     try {
       say('chaos: every machine Ready; scaling to zero');
-      for (const t of [R.KubeadmControlPlane, R.MachineDeployment]) {
+      const kinds: Resource[] = [R.KubeadmControlPlane, R.MachineDeployment];
+      for (const t of kinds) {
         for (const obj of (await admin.list(t)).items) {
           await admin.patch(t, obj.metadata.namespace, obj.metadata.name!, { spec: { replicas: 0 } });
         }

@@ -1,11 +1,11 @@
 /** The CRD and helpers the conformance cases use (a kind of our own, so a real cluster can host it). */
 
-import type { ResourceType } from '../../shared/api/resources.ts';
+import { envelopeOf, type Resource } from '../../shared/api/resources.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 
 export const GROUP = 'conformance.metal3fn.io';
 
-export const Widget: ResourceType = Object.freeze({
+export const Widget: Resource = envelopeOf({
   group: GROUP,
   version: 'v1',
   kind: 'Widget',
@@ -14,7 +14,7 @@ export const Widget: ResourceType = Object.freeze({
   statusSubresource: true,
 });
 
-export const Gadget: ResourceType = Object.freeze({
+export const Gadget: Resource = envelopeOf({
   group: GROUP,
   version: 'v1',
   kind: 'Gadget',

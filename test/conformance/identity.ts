@@ -11,12 +11,12 @@ import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import type { ResourceType } from '../../shared/api/resources.ts';
+import { envelopeOf, type Resource } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { tempDir } from './suite.ts';
 
-const kind = (group: string, k: string, plural: string, namespaced: boolean): ResourceType =>
-  Object.freeze({ group, version: 'v1', kind: k, plural, namespaced, statusSubresource: false });
+const kind = (group: string, k: string, plural: string, namespaced: boolean): Resource =>
+  envelopeOf({ group, version: 'v1', kind: k, plural, namespaced, statusSubresource: false });
 const RBAC = 'rbac.authorization.k8s.io';
 /** Kinds the product never touches (so they are not in shared/api/resources.ts). */
 export const ServiceAccount = kind('', 'ServiceAccount', 'serviceaccounts', true);

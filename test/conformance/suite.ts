@@ -116,12 +116,22 @@ export function defineConformanceSuite(title: string, setup: () => Promise<Targe
 
 export const tempDir = (): string => mkdtempSync(join(tmpdir(), 'm3fn-conf-'));
 
+/** A watch event as recorded (the object as the server sent it). */
+export interface RecordedEvent<T extends KubeObject = KubeObject> {
+  type: WatchEvent['type'];
+  object: T;
+}
+
 /** A running watch that records its events. */
 export interface Recorder<T extends KubeObject = KubeObject> {
-  events: WatchEvent<T>[];
+  events: RecordedEvent<T>[];
   ended: Promise<unknown>;
   /** Resolves with the first event matching `pred` (from the start of the recording). */
-  waitFor(pred: (e: WatchEvent<T>) => boolean, what: string, timeoutMs?: number): Promise<WatchEvent<T>>;
+  waitFor(
+    pred: (e: RecordedEvent<T>) => boolean,
+    what: string,
+    timeoutMs?: number,
+  ): Promise<RecordedEvent<T>>;
   stop(): void;
 }
 
@@ -131,7 +141,7 @@ export async function record<T extends KubeObject = KubeObject>(
   ns: string | undefined,
   params: Record<string, string | number | boolean | undefined>,
 ): Promise<Recorder<T>> {
-  const events: WatchEvent<T>[] = [];
+  const events: RecordedEvent<T>[] = [];
   let endResolve!: (v: unknown) => void;
   const ended = new Promise((r) => {
     endResolve = r;

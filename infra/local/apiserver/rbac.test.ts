@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { ForbiddenError, type KubeApiError } from '../../../shared/kube/errors.ts';
 import { kubectlExit } from '../../../test/conformance/cases/kubectl.ts';
@@ -25,7 +25,7 @@ const rbac = (kind: string, meta: Record<string, unknown>, body: Record<string, 
   ...body,
 });
 const RBAC = (kind: string, plural: string, namespaced: boolean) =>
-  Object.freeze({
+  envelopeOf({
     group: 'rbac.authorization.k8s.io',
     version: 'v1',
     kind,
@@ -226,7 +226,7 @@ describe('RBAC enforcement', () => {
   });
 
   it('access reviews answer with the same authorizer (self and for another user)', async () => {
-    const SSAR = Object.freeze({
+    const SSAR = envelopeOf({
       group: 'authorization.k8s.io',
       version: 'v1',
       kind: 'SelfSubjectAccessReview',
@@ -234,7 +234,7 @@ describe('RBAC enforcement', () => {
       namespaced: false,
       statusSubresource: false,
     });
-    const SAR = Object.freeze({ ...SSAR, kind: 'SubjectAccessReview', plural: 'subjectaccessreviews' });
+    const SAR = envelopeOf({ ...SSAR, kind: 'SubjectAccessReview', plural: 'subjectaccessreviews' });
     const ask = async (c: KubeClient, ns: string) =>
       (
         (await c.create<any>(SSAR, {

@@ -3,7 +3,7 @@
  * BareMetalHost; workload: Node) and records when each machine reached each phase. It uses its
  * own client and counters, so what it reads never counts as the product's requests.
  */
-import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import { envelopeOf, R, type ResourceType } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { machinePhase, type Phase } from './phase.ts';
@@ -38,7 +38,7 @@ function informer(client: KubeClient, t: ResourceType, cache: Cache, onChange: (
   const loop = async () => {
     while (!stopped) {
       try {
-        const list = await client.list(t);
+        const list = await client.list(envelopeOf(t));
         cache.clear();
         for (const o of list.items) cache.set(keyOf(o), o);
         onChange();

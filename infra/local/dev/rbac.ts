@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import type { ResourceType } from '../../../shared/api/resources.ts';
+import { envelopeOf, type ResourceType } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { RbacOptions } from '../apiserver/index.ts';
@@ -97,6 +97,6 @@ export async function applyRbacFile(
     const obj = t.namespaced
       ? { ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? namespace } }
       : o;
-    await admin.create(t, obj);
+    await admin.create(envelopeOf(t), obj);
   }
 }

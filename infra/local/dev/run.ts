@@ -11,7 +11,7 @@ import { FUNCTIONS } from '../../../bin/function-table.ts';
 import { FUNCTION_NAMES } from '../../../events/envelope.ts';
 import { startRelay } from '../../../functions/relay/relay.ts';
 import type { IPPoolSpec } from '../../../shared/api/index.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { RequestStats, type RequestStatsSnapshot } from '../../../shared/kube/stats.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
@@ -488,6 +488,8 @@ async function scaleToZero(
           ? R.MachineDeployment
           : undefined;
     if (!t) continue;
-    await client.patch(t, obj.metadata.namespace ?? NAMESPACE, obj.metadata.name!, { spec: { replicas: 0 } });
+    await client.patch(envelopeOf(t), obj.metadata.namespace ?? NAMESPACE, obj.metadata.name!, {
+      spec: { replicas: 0 },
+    });
   }
 }

@@ -3,6 +3,7 @@
  * with bootMACAddress and labels, and its status seeded through /status as a registered host
  * (state available, hardware NICs [{name, mac, ip}] and hostname, powered off).
  */
+import type { BareMetalHost } from '../../../shared/api/baremetalhost.ts';
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { isAlreadyExists, isConflict } from '../../../shared/kube/errors.ts';
@@ -78,7 +79,7 @@ async function createOne(
     }
   }
   const mac = sampleMac(i);
-  let host: KubeObject;
+  let host: BareMetalHost;
   try {
     host = await client.create(R.BareMetalHost, {
       metadata: { name, namespace: ns, labels: opts.labels?.(i) ?? {} },

@@ -16,7 +16,7 @@
  *   deleted first on scale-down.
  */
 
-import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import { envelopeOf, K, R, type ResourceType } from '../../../shared/api/resources.ts';
 import { CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL } from '../../../shared/api/wellknown.ts';
 import type { KubeClient, WatchEvent } from '../../../shared/kube/client.ts';
 import { isAlreadyExists } from '../../../shared/kube/errors.ts';
@@ -381,7 +381,7 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
     ns: string,
     name: string,
   ): Promise<void> {
-    const t: ResourceType = kind === 'KubeadmControlPlane' ? R.KubeadmControlPlane : R.MachineDeployment;
+    const t = envelopeOf(kind === 'KubeadmControlPlane' ? K.KubeadmControlPlane : K.MachineDeployment);
     const obj = await client.get(t, ns, name);
     if (!obj || obj.metadata.deletionTimestamp) return;
     obj.apiVersion ??= `${t.group}/${t.version}`;
@@ -449,7 +449,7 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
     let ms = await client.get(R.MachineSet, ns, msName);
     if (!ms) {
       try {
-        ms = await client.create<KubeObject>(R.MachineSet, {
+        ms = await client.create(R.MachineSet, {
           metadata: {
             name: msName,
             namespace: ns,

@@ -1,3 +1,4 @@
+import { isRecord } from '../json.ts';
 import { CRD_DEFINITIONS, type CrdDefinition } from './definitions.ts';
 import { type SchemaNode, structuralSchemaOf } from './structural.ts';
 
@@ -6,16 +7,18 @@ export const CONTRACT_LABEL = { 'cluster.x-k8s.io/v1beta1': 'v1beta1' } as const
 
 /** The openAPIV3Schema of a kind: the zod object schema, with the envelope Kubernetes owns left to it. */
 export function openAPISchemaOf(def: CrdDefinition): SchemaNode {
-  const schema = structuralSchemaOf(def.schema);
-  const properties = { ...(schema.properties as Record<string, SchemaNode>) };
+  const schema = structuralSchemaOf(def.schema, { prune: def.unknownFields === 'prune' });
+  const properties: Record<string, SchemaNode> = {};
+  if (isRecord(schema.properties))
+    for (const [k, v] of Object.entries(schema.properties)) properties[k] = isRecord(v) ? v : {};
   properties.apiVersion = { type: 'string', description: 'APIVersion of this representation of the object.' };
   properties.kind = { type: 'string', description: 'Kind of the REST resource this object represents.' };
   properties.metadata = { type: 'object' };
   if (def.specValidations && properties.spec) {
     properties.spec = { ...properties.spec, 'x-kubernetes-validations': def.specValidations };
   }
-  const required = ((schema.required as string[] | undefined) ?? []).filter(
-    (k) => k !== 'metadata' && k !== 'kind',
+  const required = (Array.isArray(schema.required) ? schema.required : []).filter(
+    (k): k is string => typeof k === 'string' && k !== 'metadata' && k !== 'kind',
   );
   const root: SchemaNode = { type: 'object', description: def.description, properties };
   if (required.length > 0) root.required = required;

@@ -30,6 +30,13 @@ export interface CrdDefinition {
   description: string;
   /** Ours (infra/crds, CAPI contract label) or a kind others own that the local system needs (infra/local/crds). */
   owner: 'ours' | 'local';
+  /**
+   * Fields the schema does not model: pruned by the API server (ours and the IPAM kinds, whose
+   * allocation we implement), or kept (`x-kubernetes-preserve-unknown-fields` on every object node:
+   * kinds other controllers own). The zod schemas themselves always let unknown fields through, so
+   * a read-modify-write never drops what a newer CRD carries (ADR 016).
+   */
+  unknownFields: 'prune' | 'preserve';
   shortNames: string[];
   categories: string[];
   columns: PrinterColumn[];
@@ -56,6 +63,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: Metal3MachineSchema,
     description: 'Metal3Machine is the infrastructure machine of Cluster API for a bare metal host.',
     owner: 'ours',
+    unknownFields: 'prune',
     shortNames: ['m3m', 'm3machine'],
     categories: ['cluster-api'],
     columns: [
@@ -83,6 +91,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: Metal3MachineTemplateSchema,
     description: 'Metal3MachineTemplate is the template Cluster API clones Metal3Machines from.',
     owner: 'ours',
+    unknownFields: 'prune',
     shortNames: ['m3mt', 'm3machinetemplate'],
     categories: ['cluster-api'],
     columns: [
@@ -100,6 +109,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: Metal3ClusterSchema,
     description: 'Metal3Cluster is the infrastructure cluster of Cluster API for bare metal.',
     owner: 'ours',
+    unknownFields: 'prune',
     shortNames: ['m3c', 'm3cluster'],
     categories: ['cluster-api'],
     columns: [
@@ -126,6 +136,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: Metal3DataTemplateSchema,
     description: 'Metal3DataTemplate holds the metaData and networkData templates rendered per machine.',
     owner: 'ours',
+    unknownFields: 'prune',
     shortNames: ['m3dt', 'm3datatemplate'],
     categories: ['cluster-api'],
     columns: [
@@ -140,6 +151,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: Metal3DataSchema,
     description: 'Metal3Data is the data rendered for one machine from a Metal3DataTemplate, at one index.',
     owner: 'ours',
+    unknownFields: 'prune',
     shortNames: ['m3d', 'm3data'],
     categories: ['cluster-api'],
     selectableFields: ['.spec.claim.name', '.spec.template.name', '.status.ready'],
@@ -162,6 +174,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: Metal3DataClaimSchema,
     description: 'Metal3DataClaim asks a Metal3DataTemplate for a Metal3Data (an index) for one machine.',
     owner: 'ours',
+    unknownFields: 'prune',
     shortNames: ['m3dc', 'm3dataclaim'],
     categories: ['cluster-api'],
     selectableFields: ['.spec.template.name', '.status.renderedData.name'],
@@ -187,6 +200,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: BareMetalHostSchema,
     description: 'BareMetalHost (baremetal-operator): a physical host. Local copy; unknown fields are kept.',
     owner: 'local',
+    unknownFields: 'preserve',
     shortNames: ['bmh', 'bmhost'],
     categories: [],
     columns: [
@@ -222,6 +236,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: IPPoolSchema,
     description: 'IPPool (ip-address-manager): ranges of addresses handed out to IPClaims.',
     owner: 'local',
+    unknownFields: 'prune',
     shortNames: ['ipp', 'ippool'],
     categories: [],
     columns: [
@@ -235,6 +250,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: IPClaimSchema,
     description: 'IPClaim (ip-address-manager): a request for one address from an IPPool.',
     owner: 'local',
+    unknownFields: 'prune',
     shortNames: ['ipc', 'ipclaim'],
     categories: [],
     selectableFields: ['.spec.pool.name', '.status.address.name'],
@@ -255,6 +271,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: IPAddressSchema,
     description: 'IPAddress (ip-address-manager): one address allocated from an IPPool to an IPClaim.',
     owner: 'local',
+    unknownFields: 'prune',
     shortNames: ['ipa', 'ipaddress'],
     categories: [],
     selectableFields: ['.spec.pool.name', '.spec.claim.name'],
@@ -277,6 +294,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: ClusterSchema,
     description: 'Cluster (Cluster API). Local copy; unknown fields are kept.',
     owner: 'local',
+    unknownFields: 'preserve',
     shortNames: ['cl'],
     categories: ['cluster-api'],
     columns: [
@@ -295,6 +313,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: MachineSchema,
     description: 'Machine (Cluster API). Local copy; unknown fields are kept.',
     owner: 'local',
+    unknownFields: 'preserve',
     shortNames: ['ma'],
     categories: ['cluster-api'],
     columns: [
@@ -316,6 +335,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: MachineSetSchema,
     description: 'MachineSet (Cluster API). Local copy; unknown fields are kept.',
     owner: 'local',
+    unknownFields: 'preserve',
     shortNames: ['ms'],
     categories: ['cluster-api'],
     columns: [
@@ -330,6 +350,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: MachineDeploymentSchema,
     description: 'MachineDeployment (Cluster API). Local copy; unknown fields are kept.',
     owner: 'local',
+    unknownFields: 'preserve',
     shortNames: ['md'],
     categories: ['cluster-api'],
     columns: [
@@ -345,6 +366,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: KubeadmControlPlaneSchema,
     description: 'KubeadmControlPlane (Cluster API). Local copy; unknown fields are kept.',
     owner: 'local',
+    unknownFields: 'preserve',
     shortNames: ['kcp'],
     categories: ['cluster-api'],
     columns: [
@@ -360,6 +382,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: KubeadmConfigSchema,
     description: 'KubeadmConfig (Cluster API bootstrap). Local copy; spec is opaque.',
     owner: 'local',
+    unknownFields: 'preserve',
     shortNames: [],
     categories: ['cluster-api'],
     columns: [clusterLabel, age],
@@ -369,6 +392,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     schema: KubeadmConfigTemplateSchema,
     description: 'KubeadmConfigTemplate (Cluster API bootstrap). Local copy; spec is opaque.',
     owner: 'local',
+    unknownFields: 'preserve',
     shortNames: [],
     categories: ['cluster-api'],
     columns: [age],

@@ -1,6 +1,6 @@
 /** Create, read, update: identity fields, conflicts, status subresource, generation, Status bodies. */
 import { expect } from 'vitest';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import {
   AlreadyExistsError,
   ConflictError,
@@ -151,8 +151,8 @@ export const CRUD_CASES: ConformanceCase[] = [
     name: 'one global resourceVersion counter across kinds, increasing with every write',
     async run({ client, ns }) {
       const a = await client.create<any>(Widget, widget(ns, 'a'));
-      const b = await client.create<any>(R.ConfigMap, { metadata: { name: 'b', namespace: ns } });
-      const c = await client.create<any>(R.Secret, { metadata: { name: 'c', namespace: ns } });
+      const b = await client.create(envelopeOf(R.ConfigMap), { metadata: { name: 'b', namespace: ns } });
+      const c = await client.create(envelopeOf(R.Secret), { metadata: { name: 'c', namespace: ns } });
       const rvs = [a, b, c].map((o) => BigInt(o.metadata.resourceVersion));
       expect(rvs[1]! > rvs[0]!).toBe(true);
       expect(rvs[2]! > rvs[1]!).toBe(true);
@@ -235,7 +235,7 @@ export const CRUD_CASES: ConformanceCase[] = [
     name: 'cluster-scoped built-ins: nodes, with providerID settable once',
     async run({ client, ns }) {
       const name = `${ns}-node`;
-      const n = await client.create<any>(R.Node, { metadata: { name }, spec: {} });
+      const n = await client.create(envelopeOf(R.Node), { metadata: { name }, spec: {} });
       try {
         const u = await client.patch<any>(R.Node, undefined, name, {
           spec: { providerID: 'metal3://a/b/c' },
@@ -257,7 +257,7 @@ export const CRUD_CASES: ConformanceCase[] = [
   {
     name: 'secrets: stringData folds into base64 data; invalid base64 is 422',
     async run({ client, ns }) {
-      const s = await client.create<any>(R.Secret, {
+      const s = await client.create(envelopeOf(R.Secret), {
         metadata: { name: 's', namespace: ns },
         stringData: { k: 'v' },
       });
@@ -287,12 +287,12 @@ export const CRUD_CASES: ConformanceCase[] = [
   {
     name: 'leases and events are served',
     async run({ client, ns }) {
-      const l = await client.create<any>(R.Lease, {
+      const l = await client.create(R.Lease, {
         metadata: { name: 'l', namespace: ns },
         spec: { holderIdentity: 'me' },
       });
-      expect(l.spec.holderIdentity).toBe('me');
-      const ev = await client.create<any>(R.Event, {
+      expect(l.spec?.holderIdentity).toBe('me');
+      const ev = await client.create(envelopeOf(R.Event), {
         metadata: { name: 'e1', namespace: ns },
         involvedObject: { kind: 'Widget', name: 'w', namespace: ns },
         reason: 'Tested',

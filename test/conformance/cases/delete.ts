@@ -1,6 +1,6 @@
 /** Deletion: finalizers, deletionTimestamp, preconditions, propagation policies, GC, namespaces. */
 import { expect } from 'vitest';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import type { KubeApiError } from '../../../shared/kube/errors.ts';
 import { eventually, GROUP, Widget, widget } from '../fixtures.ts';
 import { type ConformanceCase, record } from '../suite.ts';
@@ -221,7 +221,7 @@ export const DELETE_CASES: ConformanceCase[] = [
     name: 'deleting a CRD removes its objects and stops serving the kind',
     async run({ client, ns }) {
       const group = `${ns}.example.com`;
-      const Temp = Object.freeze({
+      const Temp = envelopeOf({
         group,
         version: 'v1',
         kind: 'Temp',

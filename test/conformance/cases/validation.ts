@@ -1,6 +1,6 @@
 /** CRD schema validation, defaulting, pruning, CEL rules, with 422 causes naming field paths. */
 import { expect } from 'vitest';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import type { KubeApiError } from '../../../shared/kube/errors.ts';
 import { GROUP, Widget, widget } from '../fixtures.ts';
 import type { ConformanceCase } from '../suite.ts';
@@ -120,7 +120,7 @@ export const VALIDATION_CASES: ConformanceCase[] = [
           ],
         },
       };
-      const e = await failure(client.create(R.CustomResourceDefinition, crd));
+      const e = await failure(client.create(envelopeOf(R.CustomResourceDefinition), crd));
       expect(e.code).toBe(422);
       expect(e.status.details?.causes?.[0]?.field).toBe(
         'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule',

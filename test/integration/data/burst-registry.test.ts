@@ -7,7 +7,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { join, PENDING_PAGE, STALE_ENTRY_MS } from '../../../shared/allocation/registry.ts';
-import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import { R, type Resource } from '../../../shared/api/resources.ts';
 import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/api/wellknown.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
@@ -31,14 +31,14 @@ const indexesOf = async (c: KubeClient) =>
 const waits = async () => true;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 /** An entry as a claim's join would leave it (a crash before its allocation), at a chosen time. */
-const putEntryOn = (c: KubeClient, kind: ResourceType, owner: string, name: string, at: string) =>
+const putEntryOn = (c: KubeClient, kind: Resource, owner: string, name: string, at: string) =>
   c.patch(kind, NS, owner, { status: { allocating: { [name]: at } } }, 'merge', { status: true });
 /** A claim as allocateIndex leaves it after joining (its finalizer, its entry), then deleted. */
 async function joinedThenDeleted(
   c: KubeClient,
-  kind: ResourceType,
+  kind: Resource,
   finalizer: string,
-  ownerKind: ResourceType,
+  ownerKind: Resource,
   owner: string,
   name: string,
 ): Promise<void> {

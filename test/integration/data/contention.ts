@@ -4,14 +4,18 @@
  * with some messages delivered twice (at-least-once queues), duplicates placed right next to the
  * original so they really run at the same time.
  */
-import { allocationCounters, reconcileDataClaim } from '../../../functions/allocate-index/claim.ts';
-import { addressCounters, reconcileIPClaim } from '../../../functions/allocate-index/ipclaim.ts';
-import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import { allocationCounters } from '../../../functions/allocate-index/claim.ts';
+import {
+  reconcileDataClaimMessage,
+  reconcileIPClaimMessage,
+} from '../../../functions/allocate-index/core.ts';
+import { addressCounters } from '../../../functions/allocate-index/ipclaim.ts';
+import { R, type Resource } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
 import { TransientError } from '../../../shared/reconcile/errors.ts';
 import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
-import { allocate, createClaim, makeCtx, NS } from './harness.ts';
+import { allocate, createClaim, makeCtx, msg, NS } from './harness.ts';
 
 /** Deterministic PRNG (mulberry32) so every run sees the same message order. */
 export function prng(seed: number): () => number {
@@ -117,7 +121,7 @@ export async function addressContention(
 
 async function contend(
   client: KubeClient,
-  t: ResourceType,
+  t: Resource,
   names: string[],
   opts: ContentionOptions,
   counters: { alreadyExists: number; duplicateCreate?: number },
@@ -129,13 +133,13 @@ async function contend(
   const dup0 = counters.duplicateCreate ?? 0;
   const listed0 = client.stats.listedItems;
   const started = performance.now();
-  const direct = t === R.IPClaim ? reconcileIPClaim : reconcileDataClaim;
+  const direct = t === R.IPClaim ? reconcileIPClaimMessage : reconcileDataClaimMessage;
   let redeliveries = 0;
   // A transient error is what the queue redelivers (up to its maxReceiveCount, 5): do the same.
   const deliver = async (n: string): Promise<ReconcileResult> => {
     for (let receive = 1; ; receive++) {
       try {
-        return await (opts.crossProcess ? direct(ctx, NS, n) : allocate(ctx, t, n));
+        return await (opts.crossProcess ? direct(ctx, msg('allocateIndex', t, n, NS)) : allocate(ctx, t, n));
       } catch (e) {
         if (!(e instanceof TransientError) || receive >= (opts.maxReceives ?? 5)) throw e;
         redeliveries++;

@@ -6,7 +6,7 @@
  * IPAddress (its claim gone without a release) does not hold the deletion for ever.
  */
 import { describe, expect, it } from 'vitest';
-import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import { envelopeOf, R, type Resource } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import {
   allocate,
@@ -26,8 +26,8 @@ const POOL_FINALIZER = 'ippool.ipam.metal3.io';
 
 const tc = useDataCluster({ pools: true });
 
-const get = (t: ResourceType, name: string) => tc.client.get(t, NS, name);
-const list = async (t: ResourceType) => (await tc.client.list(t, NS)).items;
+const get = (t: Resource, name: string) => tc.client.get(t, NS, name);
+const list = async (t: Resource) => (await tc.client.list(t, NS)).items;
 const status = (o: KubeObject | undefined) => (o?.status ?? {}) as Record<string, any>;
 
 /** Object writes (create/update/patch/delete) of the product since the last reset, Events aside. */
@@ -41,7 +41,7 @@ function writes(): string[] {
 
 /** A plain IPClaim on `poolName` (as renderData would create, without its Metal3Data owner). */
 const ipClaim = (name: string, poolName: string): Promise<KubeObject> =>
-  tc.client.create<KubeObject>(R.IPClaim, {
+  tc.client.create(envelopeOf(R.IPClaim), {
     metadata: { name, namespace: NS },
     spec: { pool: { name: poolName } },
   });

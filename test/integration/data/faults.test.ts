@@ -4,7 +4,7 @@
  * Metal3Data, IPAddress or Secret.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { R } from '../../../shared/api/resources.ts';
+import { R, type Resource } from '../../../shared/api/resources.ts';
 import { KubeApiError } from '../../../shared/kube/errors.ts';
 import { allocate, createMachine, NS, render, seedTemplate } from './harness.ts';
 import { useDataCluster } from './use-data-cluster.ts';
@@ -12,7 +12,7 @@ import { useDataCluster } from './use-data-cluster.ts';
 const tc = useDataCluster({ pools: true, template: seedTemplate('flaky') });
 beforeEach(() => tc.server.faults.clear());
 
-const count = async (t: (typeof R)[keyof typeof R]) => (await tc.client.list(t, NS)).items.length;
+const count = async (t: Resource) => (await tc.client.list(t, NS)).items.length;
 
 describe('transient failures', () => {
   it('a 500 on the Metal3Data create: thrown for the queue to retry; the retry allocates once', async () => {

@@ -9,7 +9,8 @@ import { parse } from 'yaml';
 import type { MessageEnvelope } from '../../../events/envelope.ts';
 import { reconcile as allocateIndex, reconcileRelease } from '../../../functions/allocate-index/core.ts';
 import { reconcile as renderData } from '../../../functions/render-data/core.ts';
-import { apiVersionOf, R, type ResourceType } from '../../../shared/api/resources.ts';
+import type { Nic } from '../../../shared/api/baremetalhost.ts';
+import { apiVersionOf, envelopeOf, R, type Resource } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { createEventRecorder } from '../../../shared/observability/events.ts';
@@ -34,12 +35,7 @@ export function makeCtx(client: KubeClient): ReconcileContext {
   };
 }
 
-export function msg(
-  fn: MessageEnvelope['function'],
-  t: ResourceType,
-  name: string,
-  ns = NS,
-): MessageEnvelope {
+export function msg(fn: MessageEnvelope['function'], t: Resource, name: string, ns = NS): MessageEnvelope {
   return {
     v: 1,
     function: fn,
@@ -54,7 +50,7 @@ export function msg(
 
 export const allocate = (
   ctx: ReconcileContext,
-  t: ResourceType,
+  t: Resource,
   name: string,
   ns = NS,
 ): Promise<ReconcileResult> => allocateIndex(ctx, msg('allocateIndex', t, name, ns));
@@ -62,7 +58,7 @@ export const render = (ctx: ReconcileContext, name: string, ns = NS): Promise<Re
   renderData(ctx, msg('renderData', R.Metal3Data, name, ns));
 export const release = (
   ctx: ReconcileContext,
-  t: ResourceType,
+  t: Resource,
   name: string,
   ns = NS,
 ): Promise<ReconcileResult> => reconcileRelease(ctx, msg('deprovision', t, name, ns));
@@ -111,11 +107,11 @@ export async function createMachine(
   opts: {
     hostAnnotations?: Record<string, string>;
     machineAnnotations?: Record<string, string>;
-    nics?: unknown[];
+    nics?: Nic[];
   } = {},
 ): Promise<MachineSet> {
   const labels = { 'cluster.x-k8s.io/cluster-name': CLUSTER };
-  const machine: KubeObject = await client.create<KubeObject>(R.Machine, {
+  const machine: KubeObject = await client.create(envelopeOf(R.Machine), {
     metadata: {
       name: `${name}-machine`,
       namespace: NS,

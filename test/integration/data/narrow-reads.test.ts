@@ -7,7 +7,6 @@
 import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
-import type { KubeObject } from '../../../shared/kube/types.ts';
 import { loadProjectCrds, type TestCluster } from '../../helpers/cluster.ts';
 import { allocate, createClaim, makeCtx, NS } from './harness.ts';
 import { useDataCluster } from './use-data-cluster.ts';
@@ -17,7 +16,7 @@ async function crowd(client: KubeClient): Promise<void> {
   await client.create(R.Metal3DataTemplate, { metadata: { name: 'crowd', namespace: NS }, spec: {} });
   for (let i = 0; i < 40; i++) {
     await createClaim(client, `crowd-${i}`, 'crowd');
-    const d = await client.create<KubeObject>(R.Metal3Data, {
+    const d = await client.create(R.Metal3Data, {
       metadata: { name: `crowd-${i}`, namespace: NS },
       spec: { index: i, template: { name: 'crowd' }, claim: { name: `crowd-${i}` } },
     });
@@ -84,7 +83,7 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
 
   it('an unmapped, rendered Metal3Data (a status patch lost) costs one AlreadyExists, never a duplicate', async () => {
     await createClaim(tc.client, 'lost', 'mine');
-    const d = await tc.client.create<KubeObject>(R.Metal3Data, {
+    const d = await tc.client.create(R.Metal3Data, {
       metadata: { name: 'mine-3', namespace: NS },
       spec: { index: 3, template: { name: 'mine' }, claim: { name: 'lost' } },
     });

@@ -5,7 +5,7 @@
  * deterministically with a client whose create runs the competing steps first.
  */
 import { describe, expect, it } from 'vitest';
-import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import { R, type Resource } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { InvalidError } from '../../../shared/kube/errors.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
@@ -17,7 +17,7 @@ import { useDataCluster } from './use-data-cluster.ts';
 class RacingClient extends KubeClient {
   before: { kind: string; run: () => Promise<void> } | undefined;
   override async create<T extends KubeObject>(
-    t: ResourceType,
+    t: Resource<T>,
     obj: T,
     opts: { dryRun?: boolean } = {},
   ): Promise<T> {
@@ -44,7 +44,7 @@ const tc = useDataCluster({
   },
 });
 
-const all = async (t: ResourceType) => (await tc.client.list(t, NS)).items;
+const all = async (t: Resource) => (await tc.client.list(t, NS)).items;
 
 describe('deletion racing allocation', () => {
   it('claim deleted and released while its Metal3Data is being created: the Metal3Data is released too', async () => {

@@ -4,7 +4,8 @@
  * and pool status entries, and the freed index and address are reused by the next claim.
  */
 import { describe, expect, it } from 'vitest';
-import { R } from '../../../shared/api/resources.ts';
+import { R, type Resource } from '../../../shared/api/resources.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
 import { MAX_POOL_GETS } from '../../../shared/release/dependents.ts';
 import { converge, createMachine, NS, names, pool, release, seedTemplate } from './harness.ts';
 import { useDataCluster } from './use-data-cluster.ts';
@@ -18,7 +19,7 @@ const tc = useDataCluster({
   },
 });
 
-const list = async (t: (typeof R)[keyof typeof R]) => (await tc.client.list(t, NS)).items;
+const list = async <T extends KubeObject>(t: Resource<T>) => (await tc.client.list(t, NS)).items;
 const dataSecrets = async () =>
   (await list(R.Secret))
     .filter((s) => s.type === 'infrastructure.cluster.x-k8s.io/secret')

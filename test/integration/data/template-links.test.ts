@@ -3,8 +3,7 @@
  * embedded API server: the indexes used by all of them are taken, unrelated ones are not.
  */
 import { describe, expect, it } from 'vitest';
-import { R } from '../../../shared/api/resources.ts';
-import type { KubeObject } from '../../../shared/kube/types.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { allocate, CLUSTER, createClaim, NS } from './harness.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
@@ -71,7 +70,7 @@ describe('template links', () => {
   });
 
   it('the claim path labels the template and makes its Metal3Cluster the controller owner', async () => {
-    const m3c = await tc.client.create<KubeObject>(R.Metal3Cluster, {
+    const m3c = await tc.client.create(envelopeOf(R.Metal3Cluster), {
       metadata: { name: 'm3c', namespace: NS },
       spec: {},
     });

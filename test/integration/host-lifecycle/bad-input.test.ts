@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
 import { createCluster, createMachinePair, makeCtx, NS, selectHost } from './harness.ts';
 
@@ -73,7 +73,8 @@ describe('bad input is terminal, recorded, and touches no host', () => {
     expect((r as { reason: string }).reason).toBe('InvalidConfiguration');
     expect((r as { message: string }).message).toMatch(message);
 
-    const m = await tc.client.get(R.Metal3Machine, NS, name);
+    // Through its envelope: the machine fails its own schema.
+    const m = await tc.client.get(envelopeOf(R.Metal3Machine), NS, name);
     const st = m!.status as any;
     expect(st.failureReason).toBe('InvalidConfiguration');
     expect(st.failureMessage).toMatch(message);
@@ -90,8 +91,11 @@ describe('bad input is terminal, recorded, and touches no host', () => {
     expect(ev?.message).toMatch(message);
     expect(m!.metadata.annotations?.['metal3.io/BareMetalHost']).toBeUndefined();
 
-    // A repeat pass leaves the failed machine alone.
-    expect((await selectHost(ctx, name)).kind).toBe('done');
+    // A repeat pass leaves the failed machine alone: still terminal, nothing written, not even an Event.
+    const writes = tc.client.stats.writes;
+    const again = await selectHost(ctx, name);
+    expect(again.kind).toBe(spec.dataTemplate ? 'done' : 'terminal');
+    expect(tc.client.stats.writes).toBe(writes);
     expect(hostWrites()).toBe(before);
     const hosts = (await tc.client.list(R.BareMetalHost, NS)).items;
     expect(hosts.every((h) => !(h.spec as any).consumerRef)).toBe(true);

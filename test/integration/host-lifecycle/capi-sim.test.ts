@@ -27,7 +27,7 @@ const IMAGE = {
   checksum: 'http://172.22.0.1/images/node.img.sha256sum',
   checksumType: 'sha256',
   format: 'raw',
-};
+} as const;
 
 beforeAll(async () => {
   tc = await startTestCluster();

@@ -6,7 +6,7 @@
 import type { MessageEnvelope } from '../../../events/envelope.ts';
 import { reconcile as deprovisionCore } from '../../../functions/deprovision/core.ts';
 import { reconcile as selectHostCore } from '../../../functions/select-host/core.ts';
-import { apiVersionOf, R, type ResourceType } from '../../../shared/api/resources.ts';
+import { apiVersionOf, envelopeOf, R, type Resource } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { createEventRecorder } from '../../../shared/observability/events.ts';
@@ -34,12 +34,7 @@ export function makeCtx(client: KubeClient, config: Partial<ProductConfig> = {})
   };
 }
 
-export function msg(
-  fn: MessageEnvelope['function'],
-  t: ResourceType,
-  name: string,
-  ns = NS,
-): MessageEnvelope {
+export function msg(fn: MessageEnvelope['function'], t: Resource, name: string, ns = NS): MessageEnvelope {
   return {
     v: 1,
     function: fn,
@@ -62,7 +57,7 @@ export async function createCluster(
   opts: { name?: string; infrastructureReady?: boolean; paused?: boolean } = {},
 ): Promise<KubeObject> {
   const name = opts.name ?? CLUSTER;
-  const c: KubeObject = await client.create<KubeObject>(R.Cluster, {
+  const c: KubeObject = await client.create(envelopeOf(R.Cluster), {
     metadata: { name, namespace: NS },
     spec: {
       ...(opts.paused ? { paused: true } : {}),
@@ -112,7 +107,7 @@ export async function createMachinePair(
       },
     });
   }
-  const machine: KubeObject = await client.create<KubeObject>(R.Machine, {
+  const machine: KubeObject = await client.create(envelopeOf(R.Machine), {
     metadata: {
       name,
       namespace: NS,
@@ -132,7 +127,7 @@ export async function createMachinePair(
       version: 'v1.28.1',
     },
   });
-  const m3m: KubeObject = await client.create<KubeObject>(R.Metal3Machine, {
+  const m3m: KubeObject = await client.create(envelopeOf(R.Metal3Machine), {
     metadata: {
       name,
       namespace: NS,

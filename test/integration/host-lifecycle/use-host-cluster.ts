@@ -2,6 +2,7 @@
  * One test cluster with the Cluster the host tests associate against, and the small readers they
  * share. Apart from harness.ts, which the host-claim benchmark imports outside vitest.
  */
+import type { BareMetalHost } from '../../../shared/api/baremetalhost.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
@@ -12,7 +13,7 @@ import { createCluster, makeCtx, NS } from './harness.ts';
 export type HostCluster = ClusterWithCtx<ReconcileContext> & {
   /** A fresh client (its own request counters) and a reconcile context on it. */
   freshCtx(): ReconcileContext;
-  getHost(name: string): Promise<KubeObject>;
+  getHost(name: string): Promise<BareMetalHost>;
   getSecret(name: string): Promise<KubeObject | undefined>;
 };
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { ensureQueues, type QueueUrls } from '../../../shared/queue/ensure.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
 import { envelope, startSqs } from '../../unit/pipeline/helpers.ts';
@@ -161,7 +161,7 @@ describe('metal3fn CLI (pipeline commands)', () => {
   });
 
   it('runs the relay: the objects of the cluster reach their queues, and it stops on SIGTERM', async () => {
-    await cluster.client.create(R.Metal3Machine, {
+    await cluster.client.create(envelopeOf(R.Metal3Machine), {
       metadata: { name: 'm-cli', namespace: 'metal3' },
       spec: {},
     });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageEnvelope } from '../../../events/envelope.ts';
 import { startRelay } from '../../../functions/relay/relay.ts';
 import { HttpCloudEventSink } from '../../../functions/relay/sink-http.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { noEvents } from '../../../shared/observability/events.ts';
 import { silentLogger } from '../../../shared/observability/logger.ts';
 import {
@@ -60,7 +60,10 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.once('listening', () => r()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   close = () => server.close();
-  await cluster.client.create(R.Metal3Machine, { metadata: { name: 'm-http', namespace: NS }, spec: {} });
+  await cluster.client.create(envelopeOf(R.Metal3Machine), {
+    metadata: { name: 'm-http', namespace: NS },
+    spec: {},
+  });
 });
 
 afterAll(async () => {
@@ -222,7 +225,10 @@ describe('HTTP runtime', () => {
       watch: { resyncMs: 0 },
     });
     try {
-      await cluster.client.create(R.Metal3Machine, { metadata: { name: 'm-sink', namespace: NS }, spec: {} });
+      await cluster.client.create(envelopeOf(R.Metal3Machine), {
+        metadata: { name: 'm-sink', namespace: NS },
+        spec: {},
+      });
       await until(() => calls.some((m) => m.name === 'm-sink' && m.function === 'selectHost'));
       await relay.flush();
       expect(sink.stats.sent).toBeGreaterThanOrEqual(2); // m-http from the initial list, m-sink from the watch

@@ -6,7 +6,7 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deduplicationId, type MessageEnvelope } from '../../../events/envelope.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import { noEvents } from '../../../shared/observability/events.ts';
 import { silentLogger } from '../../../shared/observability/logger.ts';
@@ -29,7 +29,7 @@ const outcomes: string[] = [];
 
 /** Copies the machine's `step` label into an annotation: the desired state is a function of the object. */
 const stampObserved: ReconcileFn = async (ctx, msg) => {
-  const r = await optimisticUpdate(ctx.client, R.Metal3Machine, msg.namespace, msg.name, (m) => {
+  const r = await optimisticUpdate(ctx.client, envelopeOf(R.Metal3Machine), msg.namespace, msg.name, (m) => {
     m.metadata.annotations = {
       ...m.metadata.annotations,
       'test/observed-step': m.metadata.labels?.step ?? '',
@@ -82,7 +82,7 @@ async function sendDuplicated(msgs: MessageEnvelope[], copies: number): Promise<
 
 describe('duplicated and reordered messages', () => {
   it('converge to the same object with a single write per change', async () => {
-    const m = await cluster.client.create(R.Metal3Machine, {
+    const m = await cluster.client.create(envelopeOf(R.Metal3Machine), {
       metadata: { name: 'idem-0', namespace: NS, labels: { step: '1' } },
       spec: {},
     });
@@ -102,16 +102,18 @@ describe('duplicated and reordered messages', () => {
       // Newest first, then stale ones: the order must not matter.
       let sent = await sendDuplicated([at('30'), at('20'), at('10')], 4);
       await until(() => outcomes.length >= sent, 20_000);
-      const after1 = await cluster.client.get(R.Metal3Machine, NS, 'idem-0');
+      const after1 = await cluster.client.get(envelopeOf(R.Metal3Machine), NS, 'idem-0');
       expect(after1?.metadata.annotations?.['test/observed-step']).toBe('1');
       expect(outcomes.filter((o) => o === 'updated')).toHaveLength(1);
 
       // A real change, then more duplicates in reverse order: exactly one more write.
-      await cluster.client.patch(R.Metal3Machine, NS, 'idem-0', { metadata: { labels: { step: '2' } } });
+      await cluster.client.patch(envelopeOf(R.Metal3Machine), NS, 'idem-0', {
+        metadata: { labels: { step: '2' } },
+      });
       outcomes.length = 0;
       sent = await sendDuplicated([at('50'), at('40')], 3);
       await until(() => outcomes.length >= sent, 20_000);
-      const after2 = await cluster.client.get(R.Metal3Machine, NS, 'idem-0');
+      const after2 = await cluster.client.get(envelopeOf(R.Metal3Machine), NS, 'idem-0');
       expect(after2?.metadata.annotations?.['test/observed-step']).toBe('2');
       expect(outcomes.filter((o) => o === 'updated')).toHaveLength(1);
       expect(outcomes.filter((o) => o === 'unchanged')).toHaveLength(sent - 1);

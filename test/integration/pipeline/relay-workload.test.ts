@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Relay, startRelay } from '../../../functions/relay/relay.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { ensureQueues } from '../../../shared/queue/ensure.ts';
 import type { RoutedMessage } from '../../../shared/queue/message.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
@@ -41,7 +41,10 @@ afterAll(async () => {
 
 describe('relay: workload clusters', () => {
   it('starts a Node watch per Cluster with a kubeconfig Secret, routes Nodes, and stops when the Cluster goes', async () => {
-    await mgmt.client.create(R.Metal3Machine, { metadata: { name: 'm-0', namespace: NS }, spec: {} });
+    await mgmt.client.create(envelopeOf(R.Metal3Machine), {
+      metadata: { name: 'm-0', namespace: NS },
+      spec: {},
+    });
     const host = await mgmt.client.create(R.BareMetalHost, {
       metadata: { name: 'host-0', namespace: NS },
       spec: {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_NAMES, type FunctionName } from '../../../events/envelope.ts';
 import { type Relay, startRelay } from '../../../functions/relay/relay.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { noEvents } from '../../../shared/observability/events.ts';
 import { silentLogger } from '../../../shared/observability/logger.ts';
@@ -34,7 +34,8 @@ let worker: Worker;
 const seen = new Map<string, string[]>();
 
 const recording: ReconcileFn = async (ctx, msg) => {
-  const obj = await ctx.client.get(R[msg.kind as keyof typeof R], msg.namespace, msg.name);
+  const t = envelopeOf(R[msg.kind as keyof typeof R]);
+  const obj = await ctx.client.get(t, msg.namespace, msg.name);
   const key = `${msg.function} ${msg.kind}/${msg.name}`;
   seen.set(key, [...(seen.get(key) ?? []), obj?.metadata.resourceVersion ?? 'gone']);
   return done();
@@ -91,13 +92,15 @@ const machine = (name: string, extra: Record<string, unknown> = {}) => ({
 });
 
 async function bump(name: string, step: number): Promise<void> {
-  await cluster.client.patch(R.Metal3Machine, NS, name, { metadata: { labels: { step: String(step) } } });
+  await cluster.client.patch(envelopeOf(R.Metal3Machine), NS, name, {
+    metadata: { labels: { step: String(step) } },
+  });
 }
 
 describe('relay under watch faults', () => {
   it('loses no change: drops, a 410 gap with deletions, and a silent connection', async () => {
     const names = Array.from({ length: 20 }, (_, i) => `m-${i}`);
-    for (const n of names) await cluster.client.create(R.Metal3Machine, machine(n));
+    for (const n of names) await cluster.client.create(envelopeOf(R.Metal3Machine), machine(n));
 
     // 1. Watches of machines end after every 2 events, five times over.
     cluster.server.faults.add({ verb: 'watch', resource: 'metal3machines', dropWatchAfter: 2, times: 5 });
@@ -108,12 +111,13 @@ describe('relay under watch faults', () => {
     await until(() => cluster.server.watchCount() > 0 && proxy.freezeWatches() > 0);
     for (const n of names.slice(0, 5)) await bump(n, 99);
     for (const n of names.slice(15)) await cluster.client.delete(R.Metal3Machine, NS, n);
-    for (const n of ['late-a', 'late-b']) await cluster.client.create(R.Metal3Machine, machine(n));
+    for (const n of ['late-a', 'late-b'])
+      await cluster.client.create(envelopeOf(R.Metal3Machine), machine(n));
     cluster.server.faults.compact();
 
     const w = relay.watchers.get('Metal3Machine')!;
     const expected = async () => {
-      const list = await cluster.client.list(R.Metal3Machine, NS);
+      const list = await cluster.client.list(envelopeOf(R.Metal3Machine), NS);
       return new Map(list.items.map((m) => [m.metadata.name!, m.metadata.resourceVersion!]));
     };
     const finalState = await expected();
@@ -139,7 +143,10 @@ describe('relay under watch faults', () => {
   });
 
   it('routes related events: a host claimed by a machine wakes that machine; its deletion mark wakes deprovision', async () => {
-    await cluster.client.create(R.Metal3Machine, machine('owner-0', { finalizers: ['test/hold'] }));
+    await cluster.client.create(
+      envelopeOf(R.Metal3Machine),
+      machine('owner-0', { finalizers: ['test/hold'] }),
+    );
     await cluster.client.create(R.BareMetalHost, {
       metadata: { name: 'host-0', namespace: NS },
       spec: {
@@ -177,7 +184,7 @@ describe('relay under watch faults', () => {
       const w = r.watchers.get('Metal3Machine')!;
       proxy.freezeAll();
       cluster.server.faults.compact();
-      const m = await cluster.client.create(R.Metal3Machine, machine('after-freeze'));
+      const m = await cluster.client.create(envelopeOf(R.Metal3Machine), machine('after-freeze'));
       const rv = (m.metadata as { resourceVersion?: string }).resourceVersion;
       await until(() => seenHere.includes(`selectHost after-freeze ${rv}`), 20_000);
       expect(w.counts.silences).toBeGreaterThanOrEqual(1);

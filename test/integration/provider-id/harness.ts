@@ -3,7 +3,7 @@
  * objects a provisioned Metal3Machine has once selectHost is done, for the resolveProviderID tests.
  */
 import type { MessageEnvelope } from '../../../events/envelope.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { createWorkloadClientCache } from '../../../shared/kube/workload.ts';
@@ -95,7 +95,7 @@ export async function createMachine(
   c: KubeClient,
   s: MachineSetup,
 ): Promise<{ hostUid: string; m3m: KubeObject }> {
-  const host = await c.create<KubeObject>(R.BareMetalHost, {
+  const host = await c.create(R.BareMetalHost, {
     metadata: { name: s.host, namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
     spec: {
       online: true,
@@ -119,7 +119,7 @@ export async function createMachine(
       },
     },
   });
-  const machine = await c.create<KubeObject>(R.Machine, {
+  const machine = await c.create(envelopeOf(R.Machine), {
     metadata: { name: s.name, namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
     spec: {
       clusterName: CLUSTER,
@@ -143,7 +143,7 @@ export async function createMachine(
       },
     },
   });
-  let m3m = await c.create<KubeObject>(R.Metal3Machine, {
+  let m3m: KubeObject = await c.create(R.Metal3Machine, {
     metadata: {
       name: s.name,
       namespace: NS,
@@ -171,7 +171,7 @@ export async function createMachine(
   });
   // What selectHost and renderData leave behind: association and data conditions True.
   const t = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  m3m = await c.replaceStatus(R.Metal3Machine, {
+  m3m = await c.replaceStatus(envelopeOf(R.Metal3Machine), {
     ...m3m,
     status: {
       ...(s.addresses ? { addresses: s.addresses } : {}),

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../bin/commands/migrate-provider-ids.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R, type Resource } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { createCluster, createMachine, createNode, type Env, NS, startEnv } from './harness.ts';
 
@@ -48,7 +48,7 @@ beforeAll(async () => {
   kubeconfig = join(mkdtempSync(join(tmpdir(), 'migrate-')), 'kubeconfig');
   await env.mgmt.server.writeKubeconfig(kubeconfig);
 
-  const kcp = await c.create<KubeObject>(R.KubeadmControlPlane, {
+  const kcp = await c.create(envelopeOf(R.KubeadmControlPlane), {
     metadata: { name: 'kcp', namespace: NS },
     spec: {
       replicas: 1,
@@ -56,7 +56,7 @@ beforeAll(async () => {
       machineTemplate: { infrastructureRef: { kind: 'Metal3MachineTemplate', name: 'cp-tmpl' } },
     },
   });
-  const md = await c.create<KubeObject>(R.MachineDeployment, {
+  const md = await c.create(envelopeOf(R.MachineDeployment), {
     metadata: { name: 'md', namespace: NS },
     spec: {
       clusterName: 'c1',
@@ -65,7 +65,7 @@ beforeAll(async () => {
       template: { metadata: { labels: { pool: 'md' } }, spec: { clusterName: 'c1' } },
     },
   });
-  const ms = await c.create<KubeObject>(R.MachineSet, {
+  const ms = await c.create(envelopeOf(R.MachineSet), {
     metadata: { name: 'md-ms', namespace: NS, ownerReferences: [ownerRef(md)] },
     spec: { clusterName: 'c1', replicas: 1, selector: { matchLabels: { pool: 'md' } } },
   });
@@ -92,7 +92,7 @@ beforeAll(async () => {
 });
 afterAll(() => env?.stop());
 
-const rolloutAfter = async (t: typeof R.KubeadmControlPlane, name: string) =>
+const rolloutAfter = async (t: Resource, name: string) =>
   ((await env.mgmt.client.get(t, NS, name))?.spec as { rolloutAfter?: string } | undefined)?.rolloutAfter;
 
 describe('migrate-provider-ids', () => {

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { reconcile } from '../../../functions/resolve-provider-id/core.ts';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import {
   CLUSTER,
@@ -458,7 +458,7 @@ describe('gates and bad input', () => {
   it('a machine another step marked failed is left alone (CAPI v1beta1 contract)', async () => {
     const { hostUid, m3m } = await createMachine(env.mgmt.client, { name: 'g-failed', host: 'h-g-failed' });
     const fresh = await getMachine(env.mgmt.client, 'g-failed');
-    await env.mgmt.client.replaceStatus(R.Metal3Machine, {
+    await env.mgmt.client.replaceStatus(envelopeOf(R.Metal3Machine), {
       ...fresh,
       status: { ...fresh.status, failureReason: 'InvalidConfiguration', failureMessage: 'bad hostSelector' },
     });

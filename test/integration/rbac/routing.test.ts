@@ -30,7 +30,7 @@ import {
   routingGrants,
 } from '../../../scripts/rbac/routing-role.ts';
 import { grantKey, grantsOfRules, type PolicyRule } from '../../../scripts/rbac/rules.ts';
-import { type KindName, R, resourceFor } from '../../../shared/api/resources.ts';
+import { envelopeOf, type KindName, R, type Resource, resourceFor } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
@@ -80,7 +80,7 @@ async function representativeEvents(): Promise<RoutingEvent[]> {
       events.push({ type: 'ADDED', object: node, cluster: `${NS}/${CLUSTER}` });
       continue;
     }
-    const t = R[kind as KindName];
+    const t: Resource = R[kind as KindName];
     const [object] = (await tc.client.list(t, NS)).items;
     expect(object, `a ${kind} to route (the sample, createMachine and converge make one)`).toBeDefined();
     const old = structuredClone(object!);
@@ -187,7 +187,7 @@ describe('routing by lookup as the functions, with the shipped roles enforced', 
     for (const res of source.spec.resources) {
       const t = resourceFor(res.apiVersion, res.kind);
       expect(t, `${res.kind} is a kind we know`).toBeDefined();
-      const [object] = (await tc.client.list(t!, NS)).items;
+      const [object] = (await tc.client.list(envelopeOf(t!), NS)).items;
       expect(object, `a ${res.kind} to name (the sample, createMachine and converge make one)`).toBeDefined();
       reads.push(`get ${t!.group}/${t!.plural}`);
       // add and update read the object back (delete routes a stub, reading nothing).

@@ -108,16 +108,23 @@ describe('seed fixtures', () => {
     expect((config.spec as any).files[0].path).toBe('/etc/keepalived/keepalived.conf');
   });
 
-  it('applies defaults our schemas declare', () => {
+  it('declares defaults for the CRD and never adds them when parsing (objects round-trip as read)', () => {
     const obj = loadSeed('001-metal3datatemplate.yaml');
     delete obj.spec.networkData.links.ethernets[0].mtu;
     obj.spec.metaData.indexes = [{ key: 'index' }];
     const parsed = parseMetal3DataTemplate(obj);
-    expect(parsed.spec.networkData?.links?.ethernets?.[0]?.mtu).toBe(1500);
-    expect(parsed.spec.metaData?.indexes?.[0]).toEqual({ key: 'index', offset: 0, step: 0 });
+    expect(parsed).toEqual(obj);
+    expect(parsed.spec.networkData?.links?.ethernets?.[0]).not.toHaveProperty('mtu');
+    expect(parsed.spec.metaData?.indexes?.[0]).toEqual({ key: 'index' });
     const mt = loadSeed('001-metal3machinetemplate.yaml');
     delete mt.spec.nodeReuse;
-    expect(parseMetal3MachineTemplate(mt).spec.nodeReuse).toBe(false);
+    expect(parseMetal3MachineTemplate(mt).spec).not.toHaveProperty('nodeReuse');
+    // The API server fills them in from the CRD.
+    const crd = JSON.stringify(crdSchema(R.Metal3DataTemplate.plural, R.Metal3DataTemplate.group));
+    expect(crd).toContain('"mtu":{"default":1500');
+    expect(crd).toContain('"offset":{"default":0');
+    const mtCrd = JSON.stringify(crdSchema(R.Metal3MachineTemplate.plural, R.Metal3MachineTemplate.group));
+    expect(mtCrd).toContain('"nodeReuse":{"default":false');
   });
 });
 

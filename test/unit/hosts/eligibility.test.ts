@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { type BareMetalHost, parseBareMetalHost } from '../../../shared/api/baremetalhost.ts';
 import { consumerLabelValue, isHeldBy, metal3MachineConsumer } from '../../../shared/hosts/consumer.ts';
 import {
   chooseHost,
@@ -9,7 +10,6 @@ import {
   pickRandom,
   type SelectionInput,
 } from '../../../shared/hosts/eligibility.ts';
-import type { KubeObject } from '../../../shared/kube/types.ts';
 import { compileHostSelector, labelValueProblem } from '../../../shared/selectors/labels.ts';
 
 const M3M = { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'Metal3Machine' };
@@ -24,8 +24,8 @@ function host(
     errorMessage?: string;
     deleting?: boolean;
   } = {},
-): KubeObject {
-  return {
+): BareMetalHost {
+  return parseBareMetalHost({
     apiVersion: 'metal3.io/v1alpha1',
     kind: 'BareMetalHost',
     metadata: {
@@ -37,7 +37,7 @@ function host(
     },
     spec: { online: false, ...(o.consumer ? { consumerRef: o.consumer } : {}) },
     status: { provisioning: { state: o.state ?? 'available' }, errorMessage: o.errorMessage ?? '' },
-  };
+  });
 }
 
 const input = (over: Partial<SelectionInput> = {}): SelectionInput => ({
@@ -72,7 +72,7 @@ describe('isHeldBy', () => {
 });
 
 describe('classifyHost: exclusions', () => {
-  const cases: [string, KubeObject, SelectionInput, string][] = [
+  const cases: [string, BareMetalHost, SelectionInput, string][] = [
     ['free and available', host('h'), input(), 'available'],
     ['free and ready', host('h', { state: 'ready' }), input(), 'available'],
     ['provisioning', host('h', { state: 'provisioning' }), input(), 'excluded:state "provisioning"'],
@@ -319,7 +319,7 @@ describe('chooseHost', () => {
   it('spreads choices: each of 4 hosts is picked for a quarter of the random range', () => {
     const hs = [host('a'), host('b'), host('c'), host('d')];
     const picks = [0.1, 0.3, 0.6, 0.8].map(
-      (r) => (chooseHost(hs, input(), () => r) as { host: KubeObject }).host.metadata.name,
+      (r) => (chooseHost(hs, input(), () => r) as { host: BareMetalHost }).host.metadata.name,
     );
     expect(picks).toEqual(['a', 'b', 'c', 'd']);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { type BareMetalHost, parseBareMetalHost } from '../../../shared/api/baremetalhost.ts';
 import { NODE_REUSE_LABEL } from '../../../shared/api/wellknown.ts';
 import { metal3MachineConsumer } from '../../../shared/hosts/consumer.ts';
 import {
@@ -13,11 +14,12 @@ const host = (
   spec: Record<string, unknown>,
   status: Record<string, unknown> = {},
   meta: Partial<KubeObject['metadata']> = {},
-): KubeObject => ({
-  metadata: { name: 'h', namespace: 'ns', ...meta },
-  spec,
-  status,
-});
+): BareMetalHost =>
+  parseBareMetalHost({
+    metadata: { name: 'h', namespace: 'ns', ...meta },
+    spec,
+    status,
+  });
 
 describe('hostReleasable (spec §9 step 5)', () => {
   it.each([

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { addressesFromHost, editStatus, hostnamesOf } from '../../../functions/resolve-provider-id/status.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
 
 const T0 = '2026-01-01T00:00:00Z';
 const T1 = '2026-01-01T00:05:00Z';
@@ -8,7 +9,8 @@ const D1 = new Date(T1);
 
 describe('machine status edits', () => {
   it('KubernetesNodeReady feeds the shared Ready summary; lastTransitionTime moves only on a flip', () => {
-    const obj: Record<string, unknown> = {
+    const obj: KubeObject = {
+      metadata: {},
       status: {
         conditions: [
           { type: 'AssociateBMH', status: 'True', lastTransitionTime: T0 },
@@ -72,7 +74,10 @@ describe('machine status edits', () => {
   });
 
   it('editStatus sets ready, keeps association addresses, records and clears our failures', () => {
-    const obj: Record<string, unknown> = { status: { addresses: [{ type: 'Hostname', address: 'node-0' }] } };
+    const obj: KubeObject = {
+      metadata: {},
+      status: { addresses: [{ type: 'Hostname', address: 'node-0' }] },
+    };
     const own = new Set(['MultipleNodesWithUUIDLabel']);
     editStatus(
       obj,
@@ -112,7 +117,8 @@ describe('machine status edits', () => {
   });
 
   it('does not clear failures another step recorded', () => {
-    const obj: Record<string, unknown> = {
+    const obj: KubeObject = {
+      metadata: {},
       status: { failureReason: 'InvalidConfiguration', failureMessage: 'bad selector' },
     };
     editStatus(
@@ -141,7 +147,7 @@ describe('machine status edits', () => {
       { type: 'Hostname', address: 'node-0' },
     ]);
     expect(hostnamesOf(addrs)).toEqual(['node-0']);
-    const obj: Record<string, unknown> = {};
+    const obj: KubeObject = { metadata: {} };
     editStatus(
       obj,
       { condition: { type: 'KubernetesNodeReady', status: 'True' }, fallbackAddresses: addrs },

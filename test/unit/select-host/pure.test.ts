@@ -5,6 +5,7 @@ import {
   crossNamespaceProblem,
   hostAddresses,
 } from '../../../functions/select-host/hostspec.ts';
+import { type BareMetalHost, parseBareMetalHost } from '../../../shared/api/baremetalhost.ts';
 import type { Metal3Machine } from '../../../shared/api/metal3machine.ts';
 import {
   COND,
@@ -12,17 +13,17 @@ import {
   setMachineCondition,
   summarizeMachineReady,
 } from '../../../shared/capi/conditions.ts';
-import type { KubeObject } from '../../../shared/kube/types.ts';
 
 const m3m = (spec: Partial<Metal3Machine['spec']>): Metal3Machine => ({
   metadata: { name: 'm', namespace: 'ns' },
   spec,
 });
-const host = (spec: Record<string, unknown> = {}, status: Record<string, unknown> = {}): KubeObject => ({
-  metadata: { name: 'h', namespace: 'ns' },
-  spec,
-  status,
-});
+const host = (spec: Record<string, unknown> = {}, status: Record<string, unknown> = {}): BareMetalHost =>
+  parseBareMetalHost({
+    metadata: { name: 'h', namespace: 'ns' },
+    spec,
+    status,
+  });
 const IMG = {
   url: 'http://i/img',
   checksum: 'http://i/img.sha',

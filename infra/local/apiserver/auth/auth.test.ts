@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compactVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { R } from '../../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../../shared/api/resources.ts';
 import { KubeClient } from '../../../../shared/kube/client.ts';
 import { kubectlExit } from '../../../../test/conformance/cases/kubectl.ts';
 import { type ApiServerHandle, startApiServer } from '../index.ts';
 import { bearerToken } from './authenticate.ts';
 
-const SA = Object.freeze({
+const SA = envelopeOf({
   group: '',
   version: 'v1',
   kind: 'ServiceAccount',
