@@ -5,7 +5,6 @@
  * template.ts and pool.ts). Deleting claims are released here too (release.ts), so a message that
  * arrives after the deletion started never allocates.
  */
-import { serializeByKey } from '../../shared/allocation/keyed.ts';
 import type { ReconcileFn } from '../../shared/reconcile/context.ts';
 import { done } from '../../shared/reconcile/result.ts';
 import { reconcileDataClaim } from './claim.ts';
@@ -15,16 +14,15 @@ import { reconcileTemplate } from './template.ts';
 
 export const reconcile: ReconcileFn = async (ctx, msg) => {
   const ns = msg.namespace ?? 'default';
-  const key = `${msg.kind}/${ns}/${msg.name}`;
   switch (msg.kind) {
     case 'Metal3DataClaim':
-      return serializeByKey(key, () => reconcileDataClaim(ctx, ns, msg.name));
+      return reconcileDataClaim(ctx, ns, msg.name);
     case 'IPClaim':
-      return serializeByKey(key, () => reconcileIPClaim(ctx, ns, msg.name));
+      return reconcileIPClaim(ctx, ns, msg.name);
     case 'Metal3DataTemplate':
-      return serializeByKey(key, () => reconcileTemplate(ctx, ns, msg.name));
+      return reconcileTemplate(ctx, ns, msg.name);
     case 'IPPool':
-      return serializeByKey(key, () => reconcilePool(ctx, ns, msg.name));
+      return reconcilePool(ctx, ns, msg.name);
     default:
       return done(`allocateIndex: ignoring kind ${msg.kind}`);
   }

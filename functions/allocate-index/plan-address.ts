@@ -7,7 +7,7 @@
  */
 
 import { rankAmong } from '../../shared/allocation/index-allocation.ts';
-import { isDeleting, } from '../../shared/allocation/objects.ts';
+import { isDeleting } from '../../shared/allocation/objects.ts';
 import { isAddressOfClaim } from '../../shared/allocation/serves.ts';
 import type { IPAddress, IPClaim, IPPool } from '../../shared/api/index.ts';
 import { REQUESTED_IP_ANNOTATION } from '../../shared/api/wellknown.ts';

@@ -6,17 +6,11 @@
  */
 
 import { nthFreeIndex, rankAmong } from '../../shared/allocation/index-allocation.ts';
-import { isDeleting, } from '../../shared/allocation/objects.ts';
+import { isDeleting } from '../../shared/allocation/objects.ts';
 import { isDataOfClaim } from '../../shared/allocation/serves.ts';
 import { belongsToTemplate } from '../../shared/allocation/template-match.ts';
 import type { Metal3Data, Metal3DataClaim, Metal3DataTemplate } from '../../shared/api/index.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-
-/**
- * Spread concurrent claims by rank (the default). Off, every claim takes the plain lowest free
- * index; the benchmark turns it off once to show what the spreading saves.
- */
-export const indexPlanTuning = { spreadByRank: true };
 
 export type IndexPlan =
   | { kind: 'reuse'; data: Metal3Data }
@@ -77,6 +71,11 @@ export interface IndexPlanInput {
    * is then the number of them still unserved, and `claims` is not used.
    */
   ahead?: readonly string[];
+  /**
+   * Spread concurrent claims by rank (default true). Off, every claim takes the plain lowest free
+   * index (ProductConfig.indexSpreadByRank: the benchmark shows what the spreading saves).
+   */
+  spreadByRank?: boolean;
 }
 
 /** How many of `names` are not served by a listed Metal3Data or an entry of `mapped`. */
@@ -111,10 +110,11 @@ export function planIndex(input: IndexPlanInput): IndexPlan {
   const used = new Set<number>(linked.map((d) => d.spec.index));
   for (const key of Object.keys(mapped)) if (/^\d+$/.test(key)) used.add(Number(key));
   for (const i of input.tried ?? []) used.add(i);
-  const rank = !indexPlanTuning.spreadByRank
-    ? 0
-    : input.ahead
-      ? unservedCount(input.ahead, linked, mapped)
-      : rankAmong(claim.metadata.name ?? '', pendingClaims(template, claim, input.claims, linked, mapped));
+  const rank =
+    input.spreadByRank === false
+      ? 0
+      : input.ahead
+        ? unservedCount(input.ahead, linked, mapped)
+        : rankAmong(claim.metadata.name ?? '', pendingClaims(template, claim, input.claims, linked, mapped));
   return { kind: 'create', index: nthFreeIndex(used, rank), rank };
 }

@@ -22,8 +22,9 @@ import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { createSqsHandler } from '../../shared/runtimes/lambda.ts';
 import { Worker } from '../../shared/runtimes/worker.ts';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.ts';
+import { startSqs } from '../helpers/sqs.ts';
+import { until } from '../helpers/wait.ts';
 import { createCluster, createMachinePair } from '../integration/host-lifecycle/harness.ts';
-import { startSqs, until } from '../unit/pipeline/helpers.ts';
 import { envelopeFor, makeCtx, NS, statusOf, writes } from './harness.ts';
 
 let tc: TestCluster;

@@ -11,7 +11,6 @@ import { R, type ResourceType } from '../../../shared/api/resources.ts';
 import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/api/wellknown.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { objectGroup } from '../../../shared/queue/message.ts';
 import { allocate, createClaim, makeCtx, NS, pool } from './harness.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
@@ -264,7 +263,7 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
   });
   const inGroup = (client: KubeClient, kind: string, owner: string) => ({
     ...makeCtx(client),
-    deliveryGroup: objectGroup(kind, NS, owner),
+    serializedBy: { kind, namespace: NS, name: owner },
   });
   const statusPatches = (from: number, resource: string) =>
     tc.server.log.entries.slice(from).filter((e) => e.resource === resource && e.verb === 'patch').length;

@@ -6,51 +6,22 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import type { MessageEnvelope } from '../../../events/envelope.ts';
 import { reconcile as allocateIndex, reconcileRelease } from '../../../functions/allocate-index/core.ts';
 import { reconcile as renderData } from '../../../functions/render-data/core.ts';
 import { apiVersionOf, R, type ResourceType } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { createEventRecorder } from '../../../shared/observability/events.ts';
-import { silentLogger } from '../../../shared/observability/logger.ts';
-import { DEFAULT_CONFIG, type ReconcileContext } from '../../../shared/reconcile/context.ts';
+import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
 import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
+import { clusterContext } from '../../helpers/context.ts';
+import { messageFor } from '../../helpers/messages.ts';
 
 export const NS = 'metal3';
 export const CLUSTER = 'cluster';
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 
-export function makeCtx(client: KubeClient): ReconcileContext {
-  return {
-    client,
-    workloadClient: async () => {
-      throw new Error('no workload cluster in these tests');
-    },
-    events: createEventRecorder(client, 'metal3fn-test'),
-    log: silentLogger,
-    config: DEFAULT_CONFIG,
-    now: () => new Date(),
-  };
-}
-
-export function msg(
-  fn: MessageEnvelope['function'],
-  t: ResourceType,
-  name: string,
-  ns = NS,
-): MessageEnvelope {
-  return {
-    v: 1,
-    function: fn,
-    cluster: 'management',
-    apiVersion: apiVersionOf(t),
-    kind: t.kind,
-    namespace: ns,
-    name,
-    reason: 'modified',
-  };
-}
+export const makeCtx = (client: KubeClient): ReconcileContext => clusterContext(client);
+export const msg = messageFor;
 
 export const allocate = (
   ctx: ReconcileContext,

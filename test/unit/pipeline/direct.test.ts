@@ -9,7 +9,9 @@ import type { RoutedMessage } from '../../../shared/queue/message.ts';
 import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
 import { done, requeueAfter } from '../../../shared/reconcile/result.ts';
 import { DirectRunner } from '../../../shared/runtimes/direct.ts';
-import { envelope, offlineContext, until } from './helpers.ts';
+import { offlineContext } from '../../helpers/context.ts';
+import { envelope } from '../../helpers/messages.ts';
+import { until } from '../../helpers/wait.ts';
 
 const routed = (over: Partial<MessageEnvelope>, group?: string): RoutedMessage => {
   const msg = envelope(over);

@@ -12,7 +12,8 @@ import { groupId, objectGroup } from '../../../shared/queue/message.ts';
 import { dlqName, functionOfQueue, queueName, requeueQueueName } from '../../../shared/queue/names.ts';
 import { forwardDueRequeues, forwardOne, scheduleRequeue } from '../../../shared/queue/requeue.ts';
 import { QueueSender } from '../../../shared/queue/sender.ts';
-import { envelope, startSqs } from './helpers.ts';
+import { envelope } from '../../helpers/messages.ts';
+import { startSqs } from '../../helpers/sqs.ts';
 
 let local: Awaited<ReturnType<typeof startSqs>>;
 let urls: QueueUrls;

@@ -16,14 +16,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deduplicationId, type MessageEnvelope } from '../../../events/envelope.ts';
 import { ensureQueues, type QueueUrls, queueArn } from '../../../shared/queue/ensure.ts';
 import { forwardDueRequeues, scheduleRequeue } from '../../../shared/queue/requeue.ts';
-import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
+import type { ObjectKey, ReconcileFn } from '../../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../../shared/reconcile/errors.ts';
 import { done, requeueAfter } from '../../../shared/reconcile/result.ts';
-import { dispatch } from '../../../shared/runtimes/dispatch.ts';
 import { createRequeueForwarder, createSqsHandler } from '../../../shared/runtimes/lambda.ts';
-import { PipelineMetrics } from '../../../shared/runtimes/metrics.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
-import { envelope, offlineContext, startSqs, until } from './helpers.ts';
+import { offlineContext } from '../../helpers/context.ts';
+import { envelope } from '../../helpers/messages.ts';
+import { startSqs } from '../../helpers/sqs.ts';
+import { until } from '../../helpers/wait.ts';
 
 let local: Awaited<ReturnType<typeof startSqs>>;
 
@@ -105,64 +106,6 @@ function sqsEvent(messages: Message[], arn: string): SQSEvent {
   };
 }
 
-describe('dispatch', () => {
-  const ctx = offlineContext();
-  const seen: MessageEnvelope[] = [];
-  const fns = { selectHost: scriptedCore(seen) };
-
-  it('maps results and errors to transport actions', async () => {
-    const metrics = new PipelineMetrics();
-    const run = (over: Partial<MessageEnvelope>) =>
-      dispatch(fns, ctx, JSON.stringify(envelope(over)), { metrics });
-    expect((await run({ name: 'ok' })).kind).toBe('done');
-    expect(await run({ name: 'wait-1' })).toMatchObject({ kind: 'requeue', afterSeconds: 30 });
-    expect(await run({ name: 'bad-input' })).toMatchObject({
-      kind: 'terminal',
-      reason: 'InvalidConfiguration',
-    });
-    expect(await run({ name: 'fail-1' })).toMatchObject({ kind: 'retry', errorClass: 'transient' });
-    expect(await run({ name: 'boom-1' })).toMatchObject({ kind: 'retry', errorClass: 'unknown' });
-    const text = await metrics.registry.metrics();
-    expect(text).toMatch(/metal3fn_messages_total\{function="selectHost",outcome="retry"\} 2/);
-  });
-
-  it('rejects malformed messages with a reason naming the fault, before any core runs', async () => {
-    const before = seen.length;
-    expect(await dispatch(fns, ctx, 'not json')).toMatchObject({ kind: 'malformed', reason: /not JSON/ });
-    expect(await dispatch(fns, ctx, JSON.stringify({ ...envelope(), name: 'Bad_Name' }))).toMatchObject({
-      kind: 'malformed',
-      reason: /name/,
-    });
-    expect(await dispatch(fns, ctx, JSON.stringify(envelope({ function: 'renderData' })))).toMatchObject({
-      kind: 'malformed',
-      reason: /not served here/,
-    });
-    expect(await dispatch(fns, ctx, JSON.stringify(envelope()), { expect: 'deprovision' })).toMatchObject({
-      kind: 'malformed',
-    });
-    expect(seen.length).toBe(before);
-  });
-
-  it('hands the core the FIFO group the message came in, only where the transport gave one', async () => {
-    const groups: (string | undefined)[] = [];
-    const core: ReconcileFn = async (c) => {
-      groups.push(c.deliveryGroup);
-      return { kind: 'done' };
-    };
-    await dispatch({ selectHost: core }, ctx, JSON.stringify(envelope()), { group: 'Metal3Machine/ns/m' });
-    await dispatch({ selectHost: core }, ctx, JSON.stringify(envelope()));
-    expect(groups).toEqual(['Metal3Machine/ns/m', undefined]);
-  });
-
-  it('sends an early requeue message round again instead of running it', async () => {
-    const now = 1_000_000;
-    const out = await dispatch(fns, ctx, envelope({ reason: 'requeue', notBefore: now + 60_000 }), {
-      now: () => now,
-    });
-    expect(out).toMatchObject({ kind: 'requeue', afterSeconds: 60 });
-  });
-});
-
 describe('Lambda adapter (Powertools partial batch response)', () => {
   let urls: QueueUrls;
   beforeAll(async () => {
@@ -235,11 +178,11 @@ describe('Lambda adapter (Powertools partial batch response)', () => {
   });
 
   it("gives the core the record's group from a FIFO queue, none from a standard queue", async () => {
-    const groups: (string | undefined)[] = [];
+    const groups: (ObjectKey | undefined)[] = [];
     const handler = createSqsHandler({
       fns: {
         selectHost: async (c) => {
-          groups.push(c.deliveryGroup);
+          groups.push(c.serializedBy);
           return { kind: 'done' };
         },
       },
@@ -257,7 +200,7 @@ describe('Lambda adapter (Powertools partial batch response)', () => {
             ReceiptHandle: 'm',
             Body: JSON.stringify(envelope()),
             MD5OfBody: 'x',
-            Attributes: { MessageGroupId: 'G' },
+            Attributes: { MessageGroupId: 'IPPool/metal3/pool-1' },
           },
         ],
         arn,
@@ -265,7 +208,7 @@ describe('Lambda adapter (Powertools partial batch response)', () => {
     });
     expect((await handler(record(fifo))).batchItemFailures).toEqual([]);
     expect((await handler(record(fifo.replace(/\.fifo$/, '')))).batchItemFailures).toEqual([]);
-    expect(groups).toEqual(['G', undefined]);
+    expect(groups).toEqual([{ kind: 'IPPool', namespace: 'metal3', name: 'pool-1' }, undefined]);
   });
 });
 
