@@ -17,7 +17,7 @@
  */
 import { R } from '../../shared/api/resources.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
-import { addressContention, indexContention, runWorkers } from '../integration/data/contention.ts';
+import { addressContention, indexContention, runWorkers } from '../helpers/contention.ts';
 import {
   allocate,
   createMachine,
@@ -28,7 +28,7 @@ import {
   pool,
   render,
   seedTemplate,
-} from '../integration/data/harness.ts';
+} from '../helpers/data.ts';
 
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
 

@@ -14,14 +14,7 @@ import { R } from '../../shared/api/resources.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
 import { KubeApiError } from '../../shared/kube/errors.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
-import {
-  createCluster,
-  createMachinePair,
-  makeCtx,
-  NS,
-  pool,
-  selectHost,
-} from '../integration/host-lifecycle/harness.ts';
+import { createCluster, createMachinePair, makeCtx, NS, pool, selectHost } from '../helpers/hosts.ts';
 
 export interface HostClaimBenchOptions {
   machines?: number;

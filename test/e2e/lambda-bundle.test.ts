@@ -15,7 +15,6 @@ import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
 import { type ApiServerHandle, startApiServer } from '../../infra/local/apiserver/index.ts';
 import { R } from '../../shared/api/resources.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
-import { sqsEventFor } from '../helpers/sqs-event.ts';
 import {
   allocate,
   createMachine,
@@ -25,7 +24,8 @@ import {
   POOL6_1,
   render,
   seedTemplate,
-} from '../integration/data/harness.ts';
+} from '../helpers/data.ts';
+import { sqsEventFor } from '../helpers/sqs-event.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const TOKEN = 'lambda-bundle-admin';

@@ -10,7 +10,7 @@ import { R } from '../../../shared/api/resources.ts';
 import { InvalidError } from '../../../shared/kube/errors.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
-import { allocate, converge, createMachine, NS, pool, render, seedTemplate } from './harness.ts';
+import { allocate, converge, createMachine, NS, pool, render, seedTemplate } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const tc = useDataCluster({ pools: true });

@@ -11,7 +11,7 @@ import { R, type ResourceType } from '../../../shared/api/resources.ts';
 import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/api/wellknown.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { allocate, createClaim, makeCtx, NS, pool } from './harness.ts';
+import { allocate, createClaim, makeCtx, NS, pool } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const TEMPLATE = 'burst';

@@ -18,7 +18,7 @@ import {
   pool,
   release,
   seedTemplate,
-} from './harness.ts';
+} from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const TEMPLATE_FINALIZER = 'metal3datatemplate.infrastructure.cluster.x-k8s.io';

@@ -6,7 +6,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import { KubeApiError } from '../../../shared/kube/errors.ts';
-import { allocate, createMachine, NS, render, seedTemplate } from './harness.ts';
+import { allocate, createMachine, NS, render, seedTemplate } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const tc = useDataCluster({ pools: true, template: seedTemplate('flaky') });

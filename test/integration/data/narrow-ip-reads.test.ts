@@ -14,9 +14,9 @@ import { selectableFieldPatches } from '../../../shared/api/crd/build.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { ipAddressName } from '../../../shared/ipam/allocate.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
-import { kubectl, kubectlAvailable } from '../../conformance/cases/kubectl.ts';
 import { loadProjectCrds, type TestCluster } from '../../helpers/cluster.ts';
-import { allocate, createClaim, makeCtx, NS, pool, ROOT } from './harness.ts';
+import { allocate, createClaim, makeCtx, NS, pool, ROOT } from '../../helpers/data.ts';
+import { kubectl, kubectlAvailable } from '../../helpers/kubectl.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const MINE = pool('mine', { pools: [{ start: '10.8.0.1', end: '10.8.0.5' }], prefix: 24 });

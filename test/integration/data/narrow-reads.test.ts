@@ -9,7 +9,7 @@ import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { loadProjectCrds, type TestCluster } from '../../helpers/cluster.ts';
-import { allocate, createClaim, makeCtx, NS } from './harness.ts';
+import { allocate, createClaim, makeCtx, NS } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 /** 40 rendered Metal3Data of another template and their claims: what a narrow read must skip. */

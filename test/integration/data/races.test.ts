@@ -10,7 +10,7 @@ import { KubeClient } from '../../../shared/kube/client.ts';
 import { InvalidError } from '../../../shared/kube/errors.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
-import { allocate, createMachine, makeCtx, NS, release, render, seedTemplate } from './harness.ts';
+import { allocate, createMachine, makeCtx, NS, release, render, seedTemplate } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 /** A client that runs `before` once, right before its next create of kind `kind`. */

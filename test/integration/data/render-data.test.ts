@@ -15,7 +15,7 @@ import {
   render,
   secretText,
   seedTemplate,
-} from './harness.ts';
+} from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const tc = useDataCluster({ pools: true, template: seedTemplate('nodepool-1') });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { allocate, CLUSTER, createClaim, NS } from './harness.ts';
+import { allocate, CLUSTER, createClaim, NS } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const data = (name: string, index: number, template: string, templateReference?: string) => ({

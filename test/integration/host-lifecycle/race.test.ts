@@ -22,7 +22,7 @@ import {
   NS,
   pool,
   selectHost,
-} from './harness.ts';
+} from '../../helpers/hosts.ts';
 
 const MACHINES = 100;
 const HOSTS = 120;

@@ -4,21 +4,17 @@
  * with some messages delivered twice (at-least-once queues), duplicates placed right next to the
  * original so they really run at the same time.
  */
-import { reconcileDataClaim } from '../../../functions/allocate-index/claim.ts';
-import { reconcile as allocateIndex } from '../../../functions/allocate-index/core.ts';
-import { reconcileIPClaim } from '../../../functions/allocate-index/ipclaim.ts';
-import { R, type ResourceType } from '../../../shared/api/resources.ts';
-import type { KubeClient } from '../../../shared/kube/client.ts';
-import { MAX_RECEIVE_COUNT } from '../../../shared/queue/redelivery.ts';
-import type {
-  AllocationEvent,
-  ReconcileContext,
-  ReconcileMetrics,
-} from '../../../shared/reconcile/context.ts';
-import { TransientError } from '../../../shared/reconcile/errors.ts';
-import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
-import { dispatch } from '../../../shared/runtimes/dispatch.ts';
-import { createClaim, makeCtx, msg, NS } from './harness.ts';
+import { reconcileDataClaim } from '../../functions/allocate-index/claim.ts';
+import { reconcile as allocateIndex } from '../../functions/allocate-index/core.ts';
+import { reconcileIPClaim } from '../../functions/allocate-index/ipclaim.ts';
+import { R, type ResourceType } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { MAX_RECEIVE_COUNT } from '../../shared/queue/redelivery.ts';
+import type { AllocationEvent, ReconcileContext, ReconcileMetrics } from '../../shared/reconcile/context.ts';
+import { TransientError } from '../../shared/reconcile/errors.ts';
+import type { ReconcileResult } from '../../shared/reconcile/result.ts';
+import { dispatch } from '../../shared/runtimes/dispatch.ts';
+import { createClaim, makeCtx, msg, NS } from './data.ts';
 
 /** Deterministic PRNG (mulberry32) so every run sees the same message order. */
 export function prng(seed: number): () => number {

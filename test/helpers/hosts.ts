@@ -1,13 +1,13 @@
-import { reconcile as deprovisionCore } from '../../../functions/deprovision/core.ts';
-import { reconcile as selectHostCore } from '../../../functions/select-host/core.ts';
-import { apiVersionOf, R } from '../../../shared/api/resources.ts';
-import type { KubeClient } from '../../../shared/kube/client.ts';
-import type { KubeObject } from '../../../shared/kube/types.ts';
-import type { ProductConfig, ReconcileContext } from '../../../shared/reconcile/context.ts';
-import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
-import { clusterContext } from '../../helpers/context.ts';
-import { messageFor } from '../../helpers/messages.ts';
-import { eventually } from '../../helpers/wait.ts';
+import { reconcile as deprovisionCore } from '../../functions/deprovision/core.ts';
+import { reconcile as selectHostCore } from '../../functions/select-host/core.ts';
+import { apiVersionOf, R } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ProductConfig, ReconcileContext } from '../../shared/reconcile/context.ts';
+import type { ReconcileResult } from '../../shared/reconcile/result.ts';
+import { clusterContext } from './context.ts';
+import { messageFor } from './messages.ts';
+import { eventually } from './wait.ts';
 
 export const NS = 'metal3';
 export const CLUSTER = 'cluster';

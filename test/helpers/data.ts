@@ -6,19 +6,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { reconcile as allocateIndex, reconcileRelease } from '../../../functions/allocate-index/core.ts';
-import { reconcile as renderData } from '../../../functions/render-data/core.ts';
-import { apiVersionOf, R, type ResourceType } from '../../../shared/api/resources.ts';
-import type { KubeClient } from '../../../shared/kube/client.ts';
-import type { KubeObject } from '../../../shared/kube/types.ts';
-import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
-import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
-import { clusterContext } from '../../helpers/context.ts';
-import { messageFor } from '../../helpers/messages.ts';
+import { reconcile as allocateIndex, reconcileRelease } from '../../functions/allocate-index/core.ts';
+import { reconcile as renderData } from '../../functions/render-data/core.ts';
+import { apiVersionOf, R, type ResourceType } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import type { ReconcileResult } from '../../shared/reconcile/result.ts';
+import { clusterContext } from './context.ts';
+import { messageFor } from './messages.ts';
 
 export const NS = 'metal3';
 export const CLUSTER = 'cluster';
-export const ROOT = join(import.meta.dirname, '..', '..', '..');
+export const ROOT = join(import.meta.dirname, '..', '..');
 
 export const makeCtx = (client: KubeClient): ReconcileContext => clusterContext(client);
 export const msg = messageFor;
