@@ -17,7 +17,7 @@
  */
 import { R } from '../../shared/api/resources.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
-import { addressContention, indexContention, runWorkers } from '../helpers/contention.ts';
+import { addressContention, indexContention } from '../helpers/contention.ts';
 import {
   allocate,
   createMachine,
@@ -29,6 +29,7 @@ import {
   render,
   seedTemplate,
 } from '../helpers/data.ts';
+import { runWorkers } from '../helpers/workers.ts';
 
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
 

@@ -15,6 +15,7 @@ import { TransientError } from '../../shared/reconcile/errors.ts';
 import type { ReconcileResult } from '../../shared/reconcile/result.ts';
 import { dispatch } from '../../shared/runtimes/dispatch.ts';
 import { createClaim, makeCtx, msg, NS } from './data.ts';
+import { runWorkers } from './workers.ts';
 
 /** Deterministic PRNG (mulberry32) so every run sees the same message order. */
 export function prng(seed: number): () => number {
@@ -42,22 +43,6 @@ export function deliveries(names: string[], dupRate: number, seed = 1): string[]
     if (rnd() < dupRate) out.push(n);
   }
   return out;
-}
-
-/** Runs `fn` over `items` with `workers` concurrent workers; returns the results in delivery order. */
-export async function runWorkers<T, R>(
-  items: T[],
-  workers: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i]!);
-    }),
-  );
-  return results;
 }
 
 export interface ContentionResult {

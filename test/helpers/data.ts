@@ -203,6 +203,25 @@ export async function converge(ctx: ReconcileContext, rounds = 12): Promise<numb
   throw new Error(`no convergence in ${rounds} rounds`);
 }
 
+/**
+ * The index allocated to claim `name`, read back from the cluster: the Metal3Data its
+ * status.renderedData names, and that object's spec.index (undefined when there is none).
+ */
+export async function indexOf(client: KubeClient, claim: string, ns = NS): Promise<number | undefined> {
+  const c = await client.get(R.Metal3DataClaim, ns, claim);
+  const data = (c?.status as { renderedData?: { name?: string } } | undefined)?.renderedData?.name;
+  const d = data ? await client.get(R.Metal3Data, ns, data) : undefined;
+  return (d?.spec as { index?: number } | undefined)?.index;
+}
+
+/** The address allocated to IPClaim `name`: the IPAddress its status.address names, its spec.address. */
+export async function addressOf(client: KubeClient, claim: string, ns = NS): Promise<string | undefined> {
+  const c = await client.get(R.IPClaim, ns, claim);
+  const a = (c?.status as { address?: { name?: string } } | undefined)?.address?.name;
+  const obj = a ? await client.get(R.IPAddress, ns, a) : undefined;
+  return (obj?.spec as { address?: string } | undefined)?.address;
+}
+
 export const names = (items: KubeObject[]): string[] => items.map((o) => o.metadata.name!).sort();
 
 export const secretText = (s: KubeObject | undefined, key: string): string =>

@@ -129,21 +129,3 @@ export async function createMachinePair(
 
 export const hostState = (h: KubeObject | undefined): string =>
   String((h?.status as { provisioning?: { state?: string } } | undefined)?.provisioning?.state ?? '');
-
-/** Runs `fn` over `items` with `workers` concurrent workers. */
-export async function pool<T>(
-  items: readonly T[],
-  workers: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(workers, items.length) }, async () => {
-      for (;;) {
-        const i = next++;
-        if (i >= items.length) return;
-        await fn(items[i]!);
-      }
-    }),
-  );
-}
