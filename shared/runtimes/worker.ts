@@ -217,6 +217,12 @@ export class Worker {
     );
   }
 
+  /** Messages that ran to an outcome. */
+  private get finished(): number {
+    const s = this.stats;
+    return s.done + s.terminal + s.requeued + s.retried + s.malformed + s.deadLettered;
+  }
+
   get visibility(): number {
     return this.o.visibilityTimeoutSeconds ?? 60;
   }
@@ -238,13 +244,7 @@ export class Worker {
     this.slots.wakeAll();
     const releasedBefore = this.stats.released;
     await this.release([...this.held].filter((h) => !h.started));
-    const finishedBefore =
-      this.stats.done +
-      this.stats.terminal +
-      this.stats.requeued +
-      this.stats.retried +
-      this.stats.malformed +
-      this.stats.deadLettered;
+    const finishedBefore = this.finished;
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), opts.graceMs ?? 25_000);
@@ -254,13 +254,7 @@ export class Worker {
     clearTimeout(timer);
     await Promise.allSettled(this.loops);
     if (this.heartbeat) clearInterval(this.heartbeat);
-    const finishedAfter =
-      this.stats.done +
-      this.stats.terminal +
-      this.stats.requeued +
-      this.stats.retried +
-      this.stats.malformed +
-      this.stats.deadLettered;
+    const finishedAfter = this.finished;
     this.log.info('worker stopped', {
       finished: finishedAfter - finishedBefore,
       released: this.stats.released - releasedBefore,

@@ -9,6 +9,7 @@ import {
   SendMessageBatchCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll } from 'vitest';
 import { type LocalSqs, startLocalSqs } from '../../infra/local/sqs.ts';
 import { createSqsClient } from '../../shared/queue/sqs.ts';
 
@@ -19,6 +20,19 @@ export async function startSqs(): Promise<TestSqs> {
     backend: process.env.SQS_TEST_BACKEND === 'localstack' ? 'localstack' : 'fauxqs',
   });
   return { ...local, sqs: createSqsClient({ endpoint: local.endpoint, region: 'us-east-1' }) };
+}
+
+/** One SQS server for the calling file (hooks registered here); the holder is filled by beforeAll. */
+export function useSqs(): TestSqs {
+  const holder = {} as TestSqs;
+  beforeAll(async () => {
+    Object.assign(holder, await startSqs());
+  });
+  afterAll(async () => {
+    holder.sqs?.destroy();
+    await holder.stop?.();
+  });
+  return holder;
 }
 
 /** Sends raw bodies to a FIFO queue, each in its group, with unique deduplication ids; throws on a refusal. */

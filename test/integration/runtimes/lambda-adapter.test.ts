@@ -11,7 +11,7 @@
  * are the server's).
  */
 import { ChangeMessageVisibilityCommand, type Message, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MessageEnvelope } from '../../../events/envelope.ts';
 import { ensureQueues, type QueueUrls, queueArn } from '../../../shared/queue/ensure.ts';
 import { scheduleRequeue } from '../../../shared/queue/requeue.ts';
@@ -21,18 +21,11 @@ import { done } from '../../../shared/reconcile/result.ts';
 import { createRequeueForwarder, createSqsHandler } from '../../../shared/runtimes/lambda.ts';
 import { offlineContext } from '../../helpers/context.ts';
 import { envelope } from '../../helpers/messages.ts';
-import { receiveAll, startSqs, type TestSqs } from '../../helpers/sqs.ts';
+import { receiveAll, useSqs } from '../../helpers/sqs.ts';
 import { sqsEvent } from '../../helpers/sqs-event.ts';
 import { until } from '../../helpers/wait.ts';
 
-let local: TestSqs;
-beforeAll(async () => {
-  local = await startSqs();
-});
-afterAll(async () => {
-  local?.sqs.destroy();
-  await local?.stop();
-});
+const local = useSqs();
 
 let installs = 0;
 const install = async (): Promise<{ urls: QueueUrls; prefix: string; arn: string }> => {
@@ -78,22 +71,35 @@ async function receiveAgain(url: string, m: Message): Promise<Message> {
 const inOneGroup = (ms: Message[], group: string): Message[] =>
   ms.map((m) => ({ ...m, Attributes: { ...m.Attributes, MessageGroupId: group } }));
 
+/** A handler on the installation's queues whose core fails for the names in `failing`, recording what ran. */
+function handlerFailing(
+  install: { urls: QueueUrls; prefix: string },
+  failing: Record<string, string>,
+  opts: { maxReceiveCount?: number } = {},
+) {
+  const ran: string[] = [];
+  const core: ReconcileFn = async (_c, msg) => {
+    ran.push(msg.name);
+    const error = failing[msg.name];
+    if (error) throw new TransientError(error);
+    return done();
+  };
+  const handler = createSqsHandler({
+    fns: { selectHost: core },
+    context: offlineContext,
+    sqs: local.sqs,
+    naming: { prefix: install.prefix },
+    requeueUrl: install.urls.requeue,
+    ...opts,
+  });
+  return { ran, handler };
+}
+
 describe('Lambda adapter: backoff of a failed group', () => {
   it('the failed record and every record skipped behind it come back together, after the backoff of the highest receive count', async () => {
-    const { urls, prefix, arn } = await install();
-    const ran: string[] = [];
-    const core: ReconcileFn = async (_c, msg) => {
-      ran.push(msg.name);
-      if (msg.name === 'head') throw new TransientError('409 on the template');
-      return done();
-    };
-    const handler = createSqsHandler({
-      fns: { selectHost: core },
-      context: offlineContext,
-      sqs: local.sqs,
-      naming: { prefix },
-      requeueUrl: urls.requeue,
-    });
+    const inst = await install();
+    const { urls, arn } = inst;
+    const { ran, handler } = handlerFailing(inst, { head: '409 on the template' });
     const url = urls.main.selectHost;
     const got = await receivedSeparately(url, ['head', 'behind']);
     // `behind` has been received twice (held back once before): the group waits 2 s, not 1 s.
@@ -119,21 +125,9 @@ describe('Lambda adapter: backoff of a failed group', () => {
   });
 
   it('a failure at the last receive is dead-lettered with its error, and the records behind it run now', async () => {
-    const { urls, prefix, arn } = await install();
-    const ran: string[] = [];
-    const core: ReconcileFn = async (_c, msg) => {
-      ran.push(msg.name);
-      if (msg.name === 'poison') throw new TransientError('always fails');
-      return done();
-    };
-    const handler = createSqsHandler({
-      fns: { selectHost: core },
-      context: offlineContext,
-      sqs: local.sqs,
-      naming: { prefix },
-      requeueUrl: urls.requeue,
-      maxReceiveCount: 2,
-    });
+    const inst = await install();
+    const { urls, arn } = inst;
+    const { ran, handler } = handlerFailing(inst, { poison: 'always fails' }, { maxReceiveCount: 2 });
     const url = urls.main.selectHost;
     const got = await receivedSeparately(url, ['poison', 'next']);
     const poison = await receiveAgain(url, got.get('poison')!); // its 2nd receive: the last

@@ -4,25 +4,20 @@
  * loses nothing queued behind it.
  */
 import { DeleteMessageCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureQueues, type QueueUrls } from '../../../shared/queue/ensure.ts';
 import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
 import { done } from '../../../shared/reconcile/result.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
 import { offlineContext } from '../../helpers/context.ts';
 import { envelope } from '../../helpers/messages.ts';
-import { receiveAll, sendBodies, startSqs, type TestSqs } from '../../helpers/sqs.ts';
+import { receiveAll, sendBodies, useSqs } from '../../helpers/sqs.ts';
 import { until } from '../../helpers/wait.ts';
 
-let local: TestSqs;
+const local = useSqs();
 let urls: QueueUrls;
 beforeAll(async () => {
-  local = await startSqs();
   urls = await ensureQueues(local.sqs, { prefix: 'worker-', visibilityTimeoutSeconds: 5 });
-});
-afterAll(async () => {
-  local?.sqs.destroy();
-  await local?.stop();
 });
 
 /** A gate the test opens: the core awaiting it runs until then. */
