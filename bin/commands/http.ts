@@ -62,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
     const context = buildContext({
       kubeconfig: v.kubeconfig as string | undefined,
       log,
+      metrics,
       component: 'metal3-functions',
       config: v['legacy-provider-ids']
         ? { legacyProviderIds: parseLegacyProviderIds(v['legacy-provider-ids'] as string) }

@@ -35,19 +35,15 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
 import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { objectGroup } from '../../shared/queue/message.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import { isSerializedBy, type ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { releaseDataClaim, releaseOrphanData } from '../../shared/release/data.ts';
-import { type IndexedData, indexPlanTuning, planIndex } from './plan-index.ts';
+import { type IndexedData, planIndex } from './plan-index.ts';
 import { ensureTemplateMeta, waitsForIndex } from './template.ts';
 
 /** Creates tried per reconcile before giving up (the queue retries later). */
 export const MAX_CREATE_ATTEMPTS = 25;
-
-/** Counters a benchmark can read (per process). */
-export const allocationCounters = { created: 0, alreadyExists: 0, duplicateCreate: 0, reused: 0 };
 
 /** A Metal3DataClaim, parsed by the opening (shared/reconcile/object.ts). */
 export async function reconcileDataClaim(
@@ -165,11 +161,11 @@ async function allocate(
   const narrowAllowed = !template.spec?.templateReference;
   // In a burst: the claims that joined the template's registry before this one (ADR 012).
   let ahead: string[] | undefined;
-  // Delivered in its template's FIFO group (the queued runtimes): no other claim of the template
-  // is being allocated by them meanwhile, so the claim takes the lowest free index (counting only
-  // what other runtimes have in flight: the registry's entries), with no page and no join.
-  const serialized =
-    narrowAllowed && ctx.deliveryGroup === objectGroup('Metal3DataTemplate', ns, template.metadata.name!);
+  // Serialized by its template (the queued runtimes): no other claim of the template is being
+  // allocated by them meanwhile, so the claim takes the lowest free index (counting only what
+  // other runtimes have in flight: the registry's entries), with no page and no join.
+  const serialized = narrowAllowed && isSerializedBy(ctx, 'Metal3DataTemplate', ns, template.metadata.name!);
+  const spread = ctx.config.indexSpreadByRank;
   for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt++) {
     // The template as read at the start of this reconcile, then (narrow reads take the given
     // indexes from its status.indexes) fresh after each AlreadyExists.
@@ -185,7 +181,7 @@ async function allocate(
       template.metadata.name!,
       claimName,
       narrowAllowed,
-      serialized || (burstUnderWay(registry) && indexPlanTuning.spreadByRank),
+      serialized || (burstUnderWay(registry) && spread),
     );
     const planFor = () =>
       planIndex({
@@ -196,6 +192,7 @@ async function allocate(
         ...(reads.narrow ? { mapped: statusIndexes(registry.owner) } : {}),
         ...(ahead ? { ahead } : {}),
         tried,
+        spreadByRank: spread,
       });
     let plan = planFor();
     if (
@@ -203,7 +200,7 @@ async function allocate(
       !ahead &&
       reads.narrow &&
       (reads.burst || burstUnderWay(registry)) &&
-      indexPlanTuning.spreadByRank &&
+      spread &&
       !isDeleting(registry.owner)
     ) {
       // A burst (more claims wait than a page holds, or one is still under way): rank by the
@@ -212,7 +209,7 @@ async function allocate(
       if (ahead) plan = planFor();
     }
     if (plan.kind === 'reuse') {
-      allocationCounters.reused++;
+      ctx.metrics?.allocation('Metal3Data', 'reused');
       return plan.data;
     }
     if (plan.kind === 'wait') return undefined;
@@ -226,7 +223,7 @@ async function allocate(
     const body = newData(template, templateRaw, claimRaw, plan.index);
     try {
       const created = await client.create(R.Metal3Data, body);
-      allocationCounters.created++;
+      ctx.metrics?.allocation('Metal3Data', 'created');
       ctx.log.debug('Metal3Data created', { name: body.metadata.name, index: plan.index, rank: plan.rank });
       return created;
     } catch (e) {
@@ -239,10 +236,10 @@ async function allocate(
       }
       if (!isAlreadyExists(e)) throw e;
       // Someone took the index: re-list at once and take the next free one (no sleep).
-      allocationCounters.alreadyExists++;
+      ctx.metrics?.allocation('Metal3Data', 'alreadyExists');
       const existing = await client.get(V.Metal3Data, ns, body.metadata.name!);
       if (existing && existing.spec?.claim?.name === claim.metadata.name) {
-        allocationCounters.duplicateCreate++;
+        ctx.metrics?.allocation('Metal3Data', 'duplicateCreate');
       }
       tried.add(plan.index);
     }

@@ -7,22 +7,14 @@
  * the claims through their own schemas, templates and pools through the views their allocations
  * read (shared/allocation/views.ts: a template the renderer rejects still has its indexes kept).
  */
-import { serializeByKey } from '../../shared/allocation/keyed.ts';
 import { V } from '../../shared/allocation/views.ts';
 import { R } from '../../shared/api/resources.ts';
-import type { ReconcileFn } from '../../shared/reconcile/context.ts';
 import { recordEventOnly } from '../../shared/reconcile/failure.ts';
 import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
 import { reconcileDataClaim, recordDataClaimFailure } from './claim.ts';
 import { reconcileIPClaim, recordIPClaimFailure } from './ipclaim.ts';
 import { reconcilePool } from './pool.ts';
 import { reconcileTemplate } from './template.ts';
-
-/** One delivery of a key at a time in this process. */
-const serialized =
-  (fn: ReconcileFn): ReconcileFn =>
-  (ctx, msg) =>
-    serializeByKey(`${msg.kind}/${msg.namespace ?? 'default'}/${msg.name}`, () => fn(ctx, msg));
 
 export const reconcileDataClaimMessage = reconcileObject({
   resource: R.Metal3DataClaim,
@@ -39,24 +31,20 @@ export const reconcileIPClaimMessage = reconcileObject({
 
 export const reconcile = reconcileKinds(
   {
-    Metal3DataClaim: serialized(reconcileDataClaimMessage),
-    IPClaim: serialized(reconcileIPClaimMessage),
-    Metal3DataTemplate: serialized(
-      reconcileObject({
-        resource: V.Metal3DataTemplate,
-        gone: 'template gone',
-        reconcile: reconcileTemplate,
-        recordFailure: recordEventOnly,
-      }),
-    ),
-    IPPool: serialized(
-      reconcileObject({
-        resource: V.IPPool,
-        gone: 'pool gone',
-        reconcile: reconcilePool,
-        recordFailure: recordEventOnly,
-      }),
-    ),
+    Metal3DataClaim: reconcileDataClaimMessage,
+    IPClaim: reconcileIPClaimMessage,
+    Metal3DataTemplate: reconcileObject({
+      resource: V.Metal3DataTemplate,
+      gone: 'template gone',
+      reconcile: reconcileTemplate,
+      recordFailure: recordEventOnly,
+    }),
+    IPPool: reconcileObject({
+      resource: V.IPPool,
+      gone: 'pool gone',
+      reconcile: reconcilePool,
+      recordFailure: recordEventOnly,
+    }),
   },
   (kind) => `allocateIndex: ignoring kind ${kind}`,
 );

@@ -37,8 +37,7 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
 import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { objectGroup } from '../../shared/queue/message.ts';
-import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import { isSerializedBy, type ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { releaseIPClaim } from '../../shared/release/data.ts';
@@ -52,8 +51,6 @@ import {
 import { ensurePoolFinalizer, isClaimOfPool, poolIndexes, syncPoolIndexes } from './pool.ts';
 
 export const MAX_ADDRESS_ATTEMPTS = 40;
-
-export const addressCounters = { created: 0, alreadyExists: 0, reused: 0 };
 
 /** An IPClaim, parsed by the opening (shared/reconcile/object.ts). */
 export async function reconcileIPClaim(ctx: ReconcileContext, raw: IPClaim): Promise<ReconcileResult> {
@@ -150,9 +147,8 @@ async function allocate(
   const tried: string[] = [];
   // In a burst: the claims that joined the pool's registry before this one (ADR 012).
   let ahead: string[] | undefined;
-  // Delivered in its pool's FIFO group: the lowest free address (see claim.ts), no page, no join.
-  const serialized =
-    spreadsByRank(pool, claim) && ctx.deliveryGroup === objectGroup('IPPool', ns, pool.metadata.name!);
+  // Serialized by its pool: the lowest free address (see claim.ts), no page, no join.
+  const serialized = spreadsByRank(pool, claim) && isSerializedBy(ctx, 'IPPool', ns, pool.metadata.name!);
   // The pool as read before this reconcile's first attempt, then (narrow reads plan from its
   // status) re-read after each failed create; kept in `registry.owner` when the loop ends.
   let poolNow = registry.owner;
@@ -223,20 +219,20 @@ async function allocate(
       throw e;
     }
     if (plan.kind === 'reuse') {
-      addressCounters.reused++;
+      ctx.metrics?.allocation('IPAddress', 'reused');
       return plan.address;
     }
     const body = newAddress(pool, poolNow, claimRaw, plan.allocated);
     try {
       const created = await client.create(R.IPAddress, body);
-      addressCounters.created++;
+      ctx.metrics?.allocation('IPAddress', 'created');
       return created;
     } catch (e) {
       if (e instanceof InvalidError) {
         throw new TerminalError('CreateFailed', `Failed to create associated IPAddress object: ${e.message}`);
       }
       if (!isAlreadyExists(e)) throw e;
-      addressCounters.alreadyExists++;
+      ctx.metrics?.allocation('IPAddress', 'alreadyExists');
       tried.push(plan.allocated.address);
       if (reads.narrow && ++narrowConflicts >= NARROW_CONFLICTS_BEFORE_FULL) narrow = false;
     }

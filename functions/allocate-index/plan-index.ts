@@ -16,12 +16,6 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 export type IndexedData = Metal3DataView & { spec: NonNullable<Metal3DataView['spec']> & { index: number } };
 export const hasIndex = (d: Metal3DataView): d is IndexedData => Number.isInteger(d.spec?.index);
 
-/**
- * Spread concurrent claims by rank (the default). Off, every claim takes the plain lowest free
- * index; the benchmark turns it off once to show what the spreading saves.
- */
-export const indexPlanTuning = { spreadByRank: true };
-
 export type IndexPlan =
   | { kind: 'reuse'; data: IndexedData }
   | { kind: 'wait'; reason: string }
@@ -79,6 +73,11 @@ export interface IndexPlanInput {
    * is then the number of them still unserved, and `claims` is not used.
    */
   ahead?: readonly string[];
+  /**
+   * Spread concurrent claims by rank (default true). Off, every claim takes the plain lowest free
+   * index (ProductConfig.indexSpreadByRank: the benchmark shows what the spreading saves).
+   */
+  spreadByRank?: boolean;
 }
 
 /** How many of `names` are not served by a listed Metal3Data or an entry of `mapped`. */
@@ -113,10 +112,11 @@ export function planIndex(input: IndexPlanInput): IndexPlan {
   const used = new Set<number>(linked.map((d) => d.spec.index));
   for (const key of Object.keys(mapped)) if (/^\d+$/.test(key)) used.add(Number(key));
   for (const i of input.tried ?? []) used.add(i);
-  const rank = !indexPlanTuning.spreadByRank
-    ? 0
-    : input.ahead
-      ? unservedCount(input.ahead, linked, mapped)
-      : rankAmong(claim.metadata.name ?? '', pendingClaims(template, claim, input.claims, linked, mapped));
+  const rank =
+    input.spreadByRank === false
+      ? 0
+      : input.ahead
+        ? unservedCount(input.ahead, linked, mapped)
+        : rankAmong(claim.metadata.name ?? '', pendingClaims(template, claim, input.claims, linked, mapped));
   return { kind: 'create', index: nthFreeIndex(used, rank), rank };
 }

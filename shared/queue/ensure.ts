@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { FUNCTION_NAMES, type FunctionName } from '../../events/envelope.ts';
 import { dlqName, type QueueNaming, queueName, requeueDlqName, requeueQueueName } from './names.ts';
-import { MAX_RECEIVE_COUNT } from './redelivery.ts';
+import { MAX_RECEIVE_COUNT, REQUEUE_MAX_RECEIVE_COUNT } from './redelivery.ts';
 
 export interface QueueUrls {
   /** The queues of the functions asked for; '' for the others. */
@@ -25,7 +25,7 @@ export interface QueueUrls {
 
 export interface EnsureQueuesOptions extends QueueNaming {
   functions?: readonly FunctionName[] | undefined;
-  /** Receives before a message moves to the DLQ (AWS advice: at least 5). */
+  /** Receives before a function queue's message moves to its DLQ (default MAX_RECEIVE_COUNT, ADR 017). */
   maxReceiveCount?: number | undefined;
   /** Main queues' visibility timeout: ≥ 6× the function timeout for Lambda. */
   visibilityTimeoutSeconds?: number | undefined;
@@ -93,7 +93,10 @@ export async function ensureQueues(sqs: SQSClient, opts: EnsureQueuesOptions = {
   );
   const requeueDlq = await createOrGet(sqs, requeueDlqName(opts), { MessageRetentionPeriod: retention });
   const requeue = await createOrGet(sqs, requeueQueueName(opts), {
-    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await queueArn(sqs, requeueDlq), maxReceiveCount }),
+    RedrivePolicy: JSON.stringify({
+      deadLetterTargetArn: await queueArn(sqs, requeueDlq),
+      maxReceiveCount: String(REQUEUE_MAX_RECEIVE_COUNT),
+    }),
   });
   return { main, dlq, requeue, requeueDlq };
 }

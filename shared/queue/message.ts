@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { MessageAttributeValue, SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { deduplicationId, type MessageEnvelope } from '../../events/envelope.ts';
+import type { ObjectKey } from '../reconcile/context.ts';
 
 export interface RoutedMessage {
   msg: MessageEnvelope;
@@ -23,12 +24,25 @@ export function groupId(key: string): string {
 export const objectGroup = (kind: string, namespace: string | undefined, name: string): string =>
   groupId(`${kind}/${namespace ?? ''}/${name}`);
 
+/**
+ * The object a group serializes by, read back from `objectGroup`'s form; undefined for a group
+ * that is not one (a hashed long key, a hand-sent message's own group).
+ */
+export function groupObject(group: string): ObjectKey | undefined {
+  const m = /^([A-Za-z][A-Za-z0-9]*)\/([a-z0-9-]*)\/([a-z0-9][a-z0-9.-]*)$/.exec(group);
+  if (!m) return undefined;
+  return { kind: m[1]!, ...(m[2] ? { namespace: m[2] } : {}), name: m[3]! };
+}
+
 /** The default group of an envelope: its own object. */
 export const envelopeGroup = (m: MessageEnvelope): string => objectGroup(m.kind, m.namespace, m.name);
 
+/** A delivery's key: one function and object (the relay coalesces on it; dispatch runs one at a time). */
+export const messageKey = (m: MessageEnvelope): string =>
+  `${m.function}|${m.cluster}|${m.kind}/${m.namespace ?? ''}/${m.name}`;
+
 /** The key the relay coalesces on: one pending message per function and object. */
-export const coalesceKey = (r: RoutedMessage): string =>
-  `${r.msg.function}|${r.msg.cluster}|${r.msg.kind}/${r.msg.namespace ?? ''}/${r.msg.name}`;
+export const coalesceKey = (r: RoutedMessage): string => messageKey(r.msg);
 
 export function toBatchEntry(r: RoutedMessage, id: string): SendMessageBatchRequestEntry {
   return {

@@ -15,13 +15,35 @@ export interface ProductConfig {
   fastTrack: boolean;
   /** Safety-net requeue for waits that events normally wake (seconds). */
   safetyRequeueSeconds: number;
+  /**
+   * allocateIndex spreads concurrent claims of one template by rank (ADR 012). Off, every claim
+   * goes for the plain lowest free index: only the allocation benchmark turns it off, to show what
+   * the spreading saves.
+   */
+  indexSpreadByRank: boolean;
 }
 
 export const DEFAULT_CONFIG: ProductConfig = {
   legacyProviderIds: 'accept',
   fastTrack: false,
   safetyRequeueSeconds: 60,
+  indexSpreadByRank: true,
 };
+
+/** An object by kind, namespace and name. */
+export interface ObjectKey {
+  kind: string;
+  namespace?: string | undefined;
+  name: string;
+}
+
+/** What allocateIndex counts per allocation it decides (benchmarks and /metrics read them). */
+export type AllocationEvent = 'created' | 'alreadyExists' | 'duplicateCreate' | 'reused';
+
+/** Counters the cores report to, when the runtime collects them (prom-client in the commands). */
+export interface ReconcileMetrics {
+  allocation(resource: 'Metal3Data' | 'IPAddress', event: AllocationEvent): void;
+}
 
 export interface ReconcileContext {
   /** The management cluster. */
@@ -33,12 +55,25 @@ export interface ReconcileContext {
   config: ProductConfig;
   now(): Date;
   /**
-   * The FIFO message group this message was delivered in, when the transport runs one message
-   * of a group at a time (SQS FIFO, the local worker, the direct runtime); absent where nothing
-   * serializes (HTTP/Knative, replay). allocateIndex uses it: in its template's or pool's group,
-   * no other allocation of that template or pool runs meanwhile (ADR 012).
+   * The object this delivery is serialized by, when the transport runs one message of its group
+   * at a time (SQS FIFO, the local worker, the direct runtime: the object whose FIFO group the
+   * message came in); absent where nothing serializes (HTTP/Knative, replay). allocateIndex uses
+   * it: serialized by its template or pool, no other allocation of that template or pool runs
+   * meanwhile (ADR 012).
    */
-  deliveryGroup?: string | undefined;
+  serializedBy?: ObjectKey | undefined;
+  metrics?: ReconcileMetrics | undefined;
 }
+
+/** Is this delivery serialized by that object? */
+export const isSerializedBy = (
+  ctx: Pick<ReconcileContext, 'serializedBy'>,
+  kind: string,
+  namespace: string | undefined,
+  name: string,
+): boolean => {
+  const s = ctx.serializedBy;
+  return s !== undefined && s.kind === kind && (s.namespace ?? '') === (namespace ?? '') && s.name === name;
+};
 
 export type ReconcileFn = (ctx: ReconcileContext, msg: MessageEnvelope) => Promise<ReconcileResult>;

@@ -7,7 +7,12 @@ import { KubeClient } from '../kube/client.ts';
 import { createWorkloadClientCache, type WorkloadClientCache } from '../kube/workload.ts';
 import { createEventRecorder, type EventRecorder, noEvents } from '../observability/events.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
-import { DEFAULT_CONFIG, type ProductConfig, type ReconcileContext } from '../reconcile/context.ts';
+import {
+  DEFAULT_CONFIG,
+  type ProductConfig,
+  type ReconcileContext,
+  type ReconcileMetrics,
+} from '../reconcile/context.ts';
 
 export interface RuntimeContextOptions {
   /** An existing client (tests, dev); otherwise one is built from `kubeconfig` or the defaults. */
@@ -21,6 +26,8 @@ export interface RuntimeContextOptions {
   /** Component name on Events and logs. */
   component?: string | undefined;
   now?: (() => Date) | undefined;
+  /** Where the cores report their counters (the command's PipelineMetrics). */
+  metrics?: ReconcileMetrics | undefined;
 }
 
 export interface RuntimeContext extends ReconcileContext {
@@ -56,6 +63,7 @@ export function buildContext(opts: RuntimeContextOptions = {}): RuntimeContext {
     log,
     config: { ...DEFAULT_CONFIG, ...productConfigFromEnv(), ...opts.config },
     now: opts.now ?? (() => new Date()),
+    ...(opts.metrics ? { metrics: opts.metrics } : {}),
   };
 }
 

@@ -14,11 +14,11 @@
  * Nothing is durable: a crash loses what was pending until the relay's next resync re-sends it.
  * That is fine on a laptop and for a baseline; deployments use the queues.
  */
-import type { FunctionName } from '../../events/envelope.ts';
+import type { FunctionName, MessageEnvelope } from '../../events/envelope.ts';
 import { deduplicationId } from '../../events/envelope.ts';
 import { type Logger, silentLogger } from '../observability/logger.ts';
 import { coalesceKey, type RoutedMessage } from '../queue/message.ts';
-import { MAX_RECEIVE_COUNT, retryBackoffSeconds } from '../queue/redelivery.ts';
+import { MAX_RECEIVE_COUNT, retriesExhausted, retryBackoffSeconds } from '../queue/redelivery.ts';
 import { requeueEnvelope } from '../queue/requeue.ts';
 import type { MessageSink, SenderStats } from '../queue/sender.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
@@ -42,6 +42,8 @@ export interface DirectRunnerOptions {
   metrics?: PipelineMetrics | undefined;
   /** Observes every outcome (tests, the dev view). */
   onOutcome?: ((fn: FunctionName, outcome: DispatchOutcome) => void) | undefined;
+  /** Observes every dead letter with its reason (there is no DLQ in process: tests, the dev view). */
+  onDeadLetter?: ((msg: MessageEnvelope, reason: string) => void) | undefined;
 }
 
 export interface DirectRunnerStats {
@@ -109,6 +111,11 @@ export class DirectRunner implements MessageSink {
   /** Messages waiting in a timer (requeue-after or retry backoff). */
   get scheduledCount(): number {
     return this.timers.size;
+  }
+
+  /** Messages running now. */
+  get runningCount(): number {
+    return this.running;
   }
 
   enqueue(msgs: readonly RoutedMessage[]): void {
@@ -254,6 +261,7 @@ export class DirectRunner implements MessageSink {
       case 'malformed':
         this.runStats.deadLettered++;
         this.log.warn('malformed message dead-lettered', { reason: outcome.reason });
+        this.o.onDeadLetter?.(msg, outcome.reason);
         break;
       case 'retry': {
         const attempt = entry.attempt + 1;
@@ -266,6 +274,7 @@ export class DirectRunner implements MessageSink {
             attempts: attempt,
             error: outcome.error.message,
           });
+          this.o.onDeadLetter?.(msg, retriesExhausted(attempt, outcome.error.message));
           break;
         }
         this.runStats.retried++;

@@ -6,6 +6,10 @@
  *   requeue              → ack + schedule the requeue (the transport knows how)
  *   thrown error         → retry: the transport fails the record so the queue redelivers with backoff
  *   malformed message    → dead-letter with the reason; never fails the record's batch-mates
+ *
+ * One delivery of a key (function + object) runs at a time in the process (exclusive.ts), and the
+ * core learns which object its transport serializes the delivery by (`ctx.serializedBy`, read from
+ * the FIFO group the message came in).
  */
 import {
   EnvelopeError,
@@ -15,9 +19,11 @@ import {
 } from '../../events/envelope.ts';
 import { resourceFor } from '../api/kinds.ts';
 import { KubeApiError } from '../kube/errors.ts';
+import { groupObject, messageKey } from '../queue/message.ts';
 import type { ReconcileContext, ReconcileFn } from '../reconcile/context.ts';
 import { MalformedMessageError, TerminalError, TransientError } from '../reconcile/errors.ts';
 import type { ReconcileResult } from '../reconcile/result.ts';
+import { type KeyedExclusion, processExclusion } from './exclusive.ts';
 import type { PipelineMetrics } from './metrics.ts';
 
 export type FunctionTable = Partial<Record<FunctionName, ReconcileFn>>;
@@ -37,6 +43,8 @@ export interface DispatchOptions {
   now?: () => number;
   /** The FIFO group the message came in, where the transport serializes by group. */
   group?: string | undefined;
+  /** One delivery of a key at a time (default: the process's). */
+  exclusion?: KeyedExclusion | undefined;
 }
 
 /** Messages a little early (clock skew, whole-second hops) still run. */
@@ -95,10 +103,14 @@ async function dispatchInner(
 
   const key = msg.namespace ? `${msg.namespace}/${msg.name}` : msg.name;
   const log = ctx.log.child({ function: msg.function, kind: msg.kind, key, reason: msg.reason });
-  const runCtx: ReconcileContext = { ...ctx, log, deliveryGroup: opts.group };
+  const runCtx: ReconcileContext = {
+    ...ctx,
+    log,
+    serializedBy: opts.group === undefined ? undefined : groupObject(opts.group),
+  };
   const end = opts.metrics?.duration.startTimer({ function: msg.function });
   try {
-    const result = await fn(runCtx, msg);
+    const result = await (opts.exclusion ?? processExclusion).run(messageKey(msg), () => fn(runCtx, msg));
     switch (result.kind) {
       case 'done':
         return { kind: 'done', msg, result };

@@ -19,5 +19,7 @@ export function functionHandler(fn: FunctionName, reconcile: ReconcileFn) {
     sqs: sqsClientOnFirstUse,
     naming: { prefix: process.env.QUEUE_PREFIX },
     requeueUrl: process.env.REQUEUE_QUEUE_URL ?? '',
+    // The queue's redrive limit, set next to it in serverless.yml (ADR 017).
+    maxReceiveCount: Number(process.env.MAX_RECEIVE_COUNT) || undefined,
   });
 }

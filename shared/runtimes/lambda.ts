@@ -4,7 +4,13 @@
  * skipGroupOnError, so a failure holds back only later messages of its own group.
  *
  * A malformed record is moved to its queue's DLQ here, with the reason as a message attribute, and
- * acknowledged: it neither waits five receives for the redrive nor fails its batch-mates.
+ * acknowledged: it neither waits for the redrive nor fails its batch-mates.
+ *
+ * Retries back off (docs/adr/017-retry-backoff.md): a failed record, and every record of its FIFO
+ * group the batch skipped behind it, is made visible again after 1, 2, 4 … 300 s by receive count
+ * (ChangeMessageVisibility), not after the queue's flat visibility timeout. A record failing at its
+ * last receive is dead-lettered here with its error, so the records behind it run instead of
+ * following it into the DLQ.
  */
 import {
   BatchProcessor,
@@ -14,12 +20,19 @@ import {
 } from '@aws-lambda-powertools/batch';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { isFunctionName } from '../../events/envelope.ts';
-import { recordOf, stringOf } from '../api/json.ts';
+import { type FunctionName, isFunctionName } from '../../events/envelope.ts';
+import { messageOf, recordOf, stringOf } from '../api/json.ts';
 import { ATTR_GROUP } from '../queue/message.ts';
 import { dlqName, functionOfQueue, parseQueueArn, type QueueNaming, queueName } from '../queue/names.ts';
+import {
+  groupBackoffSeconds,
+  MAX_RECEIVE_COUNT,
+  receiveCountOf,
+  retriesExhausted,
+  retryBackoffSeconds,
+} from '../queue/redelivery.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
-import { dispatch, type FunctionTable } from './dispatch.ts';
+import { type DispatchOutcome, dispatch, type FunctionTable } from './dispatch.ts';
 import type { PipelineMetrics } from './metrics.ts';
 
 /**
@@ -37,6 +50,7 @@ const sqsParts = () =>
   Promise.all([import('@aws-sdk/client-sqs'), import('../queue/dlq.ts'), import('../queue/requeue.ts')]).then(
     ([sdk, dlq, requeue]) => ({
       GetQueueUrlCommand: sdk.GetQueueUrlCommand,
+      ChangeMessageVisibilityBatchCommand: sdk.ChangeMessageVisibilityBatchCommand,
       sendToDlq: dlq.sendToDlq,
       scheduleRequeue: requeue.scheduleRequeue,
       forwardOne: requeue.forwardOne,
@@ -89,6 +103,12 @@ export interface SqsHandlerOptions {
   /** URL of the standard requeue queue (see docs/adr/002). */
   requeueUrl: string | (() => Promise<string>);
   metrics?: PipelineMetrics | undefined;
+  /** The queue's redrive maxReceiveCount (default MAX_RECEIVE_COUNT; serverless.yml passes its own). */
+  maxReceiveCount?: number | undefined;
+  /** Wait after a failure by receive count (default 1, 2, 4 … ≤ 300 s). */
+  retryBackoffSeconds?: ((receiveCount: number) => number) | undefined;
+  /** Observes every record's outcome (tests). */
+  onOutcome?: ((outcome: DispatchOutcome, record: SQSRecord) => void) | undefined;
 }
 
 /** Thrown into Powertools to fail a record (the queue redelivers it with backoff). */
@@ -103,6 +123,65 @@ export function createSqsHandler(
   const urlOf = queueUrlCache(sqs);
   const fixedUrl = opts.requeueUrl;
   const requeueUrl = typeof fixedUrl === 'string' ? async () => fixedUrl : fixedUrl;
+  const maxReceives = opts.maxReceiveCount ?? MAX_RECEIVE_COUNT;
+  const schedule = opts.retryBackoffSeconds ?? retryBackoffSeconds;
+
+  const deadLetter = async (
+    record: SQSRecord,
+    source: { name: string; account: string },
+    fn: FunctionName,
+    reason: string,
+  ): Promise<void> => {
+    const dlqUrl = await urlOf(dlqName(fn, opts.naming), source.account);
+    const [client, { sendToDlq }] = await Promise.all([sqs(), sqsParts()]);
+    await sendToDlq(client, dlqUrl, {
+      body: record.body,
+      reason,
+      group: record.attributes.MessageGroupId,
+      sourceQueue: source.name,
+      sourceMessageId: record.messageId,
+    });
+  };
+
+  /**
+   * The failed records (and those skipped behind them) come back after the backoff of their
+   * group, not after the visibility timeout. Best effort: where this fails, the timeout applies.
+   */
+  const backOff = async (records: SQSRecord[], fifo: boolean): Promise<void> => {
+    const source = records[0] && parseQueueArn(records[0].eventSourceARN);
+    if (!source) return;
+    const groups = new Map<string, SQSRecord[]>();
+    for (const r of records) {
+      const g = (fifo && r.attributes.MessageGroupId) || r.messageId;
+      groups.set(g, [...(groups.get(g) ?? []), r]);
+    }
+    const entries = [...groups.values()].flatMap((rs) => {
+      const seconds = groupBackoffSeconds(
+        rs.map((r) => receiveCountOf(r.attributes.ApproximateReceiveCount)),
+        schedule,
+      );
+      return rs.map((r) => ({ ReceiptHandle: r.receiptHandle, VisibilityTimeout: seconds }));
+    });
+    try {
+      const url = await urlOf(source.name, source.account);
+      const [client, { ChangeMessageVisibilityBatchCommand }] = await Promise.all([sqs(), sqsParts()]);
+      for (let i = 0; i < entries.length; i += 10) {
+        const chunk = entries.slice(i, i + 10);
+        const r = await client.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: url,
+            Entries: chunk.map((e, j) => ({ Id: String(j), ...e })),
+          }),
+        );
+        if (r.Failed?.length)
+          opts.context().log.warn('backoff not set; the visibility timeout applies', { failed: r.Failed });
+      }
+    } catch (e) {
+      opts.context().log.warn('backoff not set; the visibility timeout applies', {
+        error: messageOf(e),
+      });
+    }
+  };
 
   const recordHandler = async (record: SQSRecord): Promise<void> => {
     const source = parseQueueArn(record.eventSourceARN);
@@ -114,6 +193,7 @@ export function createSqsHandler(
       // A FIFO queue's event source runs one batch of a group at a time, in order.
       group: source?.name.endsWith('.fifo') ? group : undefined,
     });
+    opts.onOutcome?.(outcome, record);
     switch (outcome.kind) {
       case 'done':
       case 'terminal':
@@ -129,22 +209,21 @@ export function createSqsHandler(
         await scheduleRequeue(client, url, outcome.msg, group, outcome.afterSeconds);
         return;
       }
-      case 'retry':
-        throw new RetryRecordError(outcome.error.message);
+      case 'retry': {
+        const count = receiveCountOf(record.attributes.ApproximateReceiveCount);
+        if (count < maxReceives || !source || !owner || owner.dlq)
+          throw new RetryRecordError(outcome.error.message);
+        // Its last receive: dead-lettered here, so the rest of its group runs now rather than
+        // follow it into the DLQ at their next receive.
+        await deadLetter(record, source, owner.fn, retriesExhausted(count, outcome.error.message));
+        return;
+      }
       case 'malformed': {
         if (!source || !owner) {
           // Not one of our queues: let the queue's own redrive policy take it.
           throw new RetryRecordError(`malformed message on a foreign queue: ${outcome.reason}`);
         }
-        const dlqUrl = await urlOf(dlqName(owner.fn, opts.naming), source.account);
-        const [client, { sendToDlq }] = await Promise.all([sqs(), sqsParts()]);
-        await sendToDlq(client, dlqUrl, {
-          body: record.body,
-          reason: outcome.reason,
-          group,
-          sourceQueue: source.name,
-          sourceMessageId: record.messageId,
-        });
+        await deadLetter(record, source, owner.fn, outcome.reason);
         return;
       }
     }
@@ -152,17 +231,20 @@ export function createSqsHandler(
 
   return async (event, context) => {
     const fifo = event.Records[0]?.eventSourceARN.endsWith('.fifo') ?? false;
-    if (fifo) {
-      return processPartialResponse(event, recordHandler, new SqsFifoPartialProcessorAsync(), {
-        ...(context ? { context } : {}),
-        skipGroupOnError: true,
-        throwOnFullBatchFailure: false,
-      });
-    }
-    return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
-      ...(context ? { context } : {}),
-      throwOnFullBatchFailure: false,
-    });
+    const response = fifo
+      ? await processPartialResponse(event, recordHandler, new SqsFifoPartialProcessorAsync(), {
+          ...(context ? { context } : {}),
+          skipGroupOnError: true,
+          throwOnFullBatchFailure: false,
+        })
+      : await processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
+          ...(context ? { context } : {}),
+          throwOnFullBatchFailure: false,
+        });
+    const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+    const held = event.Records.filter((r) => failed.has(r.messageId));
+    if (held.length > 0) await backOff(held, fifo);
+    return response;
   };
 }
 

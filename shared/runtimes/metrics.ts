@@ -3,8 +3,9 @@
  * serves it on /metrics, the relay and worker commands on their --metrics-port.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AllocationEvent, ReconcileMetrics } from '../reconcile/context.ts';
 
-export class PipelineMetrics {
+export class PipelineMetrics implements ReconcileMetrics {
   readonly registry: Registry;
   /** Dispatch outcomes: done, requeue, terminal, retry, malformed. */
   readonly messages: Counter<'function' | 'outcome'>;
@@ -19,6 +20,8 @@ export class PipelineMetrics {
   readonly buffered: Gauge;
   readonly inFlightBatches: Gauge;
   readonly inFlightMessages: Gauge;
+  /** What allocateIndex decided per allocation: created, alreadyExists, duplicateCreate, reused. */
+  readonly allocations: Counter<'resource' | 'event'>;
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
@@ -92,5 +95,15 @@ export class PipelineMetrics {
       help: 'Messages a worker is running now',
       registers,
     });
+    this.allocations = new Counter({
+      name: 'metal3fn_allocations_total',
+      help: 'Index and address allocation steps by what happened (created, alreadyExists, duplicateCreate, reused)',
+      labelNames: ['resource', 'event'],
+      registers,
+    });
+  }
+
+  allocation(resource: 'Metal3Data' | 'IPAddress', event: AllocationEvent): void {
+    this.allocations.inc({ resource, event });
   }
 }

@@ -3,9 +3,11 @@
  * queues with a concurrency limit and runs the same dispatch core as Lambda.
  *
  * - FIFO order per group: messages of one group from a receive run one after another; after a
- *   failure the rest of that group is released and comes back behind it.
+ *   failure the rest of that group waits with it and comes back behind it.
  * - Visibility is extended while a message is held, so a slow reconcile is not redelivered.
- * - A failure sets the message's visibility to a backoff (1, 2, 4 … ≤ 300 s by receive count).
+ * - A failure sets the visibility of the message and of the rest of its group to the group's
+ *   backoff (1, 2, 4 … ≤ 300 s by receive count); a failure at the last receive is dead-lettered
+ *   here with the error and the group goes on (docs/adr/017-retry-backoff.md).
  * - SIGTERM (stop()): stop receiving (open long polls end within WaitTimeSeconds and what they
  *   return is released), release what has not started, let running messages finish within a grace
  *   period, release the rest; nothing in flight is lost, only delayed.
@@ -24,7 +26,13 @@ import { messageOf } from '../api/json.ts';
 import { type Logger, silentLogger } from '../observability/logger.ts';
 import { sendToDlq } from '../queue/dlq.ts';
 import { queueNameOfUrl } from '../queue/names.ts';
-import { retryBackoffSeconds } from '../queue/redelivery.ts';
+import {
+  groupBackoffSeconds,
+  MAX_RECEIVE_COUNT,
+  receiveCountOf,
+  retriesExhausted,
+  retryBackoffSeconds,
+} from '../queue/redelivery.ts';
 import { forwardDueRequeues, scheduleRequeue } from '../queue/requeue.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import { type DispatchOutcome, dispatch, type FunctionTable } from './dispatch.ts';
@@ -51,6 +59,8 @@ export interface WorkerOptions {
   visibilityTimeoutSeconds?: number | undefined;
   /** Visibility after a failure, by receive count (default 2^(n-1) s, ≤ 300 s). */
   retryBackoffSeconds?: ((receiveCount: number) => number) | undefined;
+  /** The queues' redrive maxReceiveCount: a failure at this receive is dead-lettered here (default MAX_RECEIVE_COUNT). */
+  maxReceiveCount?: number | undefined;
   /** Forward due requeue messages (default true when a requeue queue is given). */
   forwardRequeues?: boolean | undefined;
   log?: Logger | undefined;
@@ -66,6 +76,10 @@ export interface WorkerStats {
   requeued: number;
   retried: number;
   malformed: number;
+  /** Failed at their last receive: dead-lettered with the error. */
+  deadLettered: number;
+  /** Held back behind a failure of their group, with its backoff, without running. */
+  heldBack: number;
   forwarded: number;
   released: number;
 }
@@ -177,6 +191,8 @@ export class Worker {
     requeued: 0,
     retried: 0,
     malformed: 0,
+    deadLettered: 0,
+    heldBack: 0,
     forwarded: 0,
     released: 0,
   };
@@ -200,6 +216,12 @@ export class Worker {
     this.functions = (opts.functions ?? FUNCTION_NAMES).filter((fn) => opts.queues.main[fn] && opts.fns[fn]);
   }
 
+  /** Messages that ran to an outcome. */
+  private get finished(): number {
+    const s = this.stats;
+    return s.done + s.terminal + s.requeued + s.retried + s.malformed + s.deadLettered;
+  }
+
   get visibility(): number {
     return this.o.visibilityTimeoutSeconds ?? 60;
   }
@@ -221,8 +243,7 @@ export class Worker {
     this.slots.wakeAll();
     const releasedBefore = this.stats.released;
     await this.release([...this.held].filter((h) => !h.started));
-    const finishedBefore =
-      this.stats.done + this.stats.terminal + this.stats.requeued + this.stats.retried + this.stats.malformed;
+    const finishedBefore = this.finished;
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), opts.graceMs ?? 25_000);
@@ -232,8 +253,7 @@ export class Worker {
     clearTimeout(timer);
     await Promise.allSettled(this.loops);
     if (this.heartbeat) clearInterval(this.heartbeat);
-    const finishedAfter =
-      this.stats.done + this.stats.terminal + this.stats.requeued + this.stats.retried + this.stats.malformed;
+    const finishedAfter = this.finished;
     this.log.info('worker stopped', {
       finished: finishedAfter - finishedBefore,
       released: this.stats.released - releasedBefore,
@@ -329,9 +349,11 @@ export class Worker {
         this.slots.give();
       }
       if (failed) {
-        const rest = list.slice(i + 1);
-        await this.release(rest);
-        this.slots.give(rest.length);
+        // The group waits with its failed message: the rest comes back behind it, after its backoff.
+        const rest = list.slice(i + 1).filter((r) => this.held.delete(r));
+        this.stats.heldBack += rest.length;
+        await this.backOff([h, ...rest]);
+        this.slots.give(list.length - i - 1);
         return;
       }
     }
@@ -375,23 +397,19 @@ export class Worker {
           return false;
         case 'malformed': {
           this.stats.malformed++;
-          const dlq = this.o.queues.dlq[fn];
-          if (!dlq) throw new Error(`no DLQ for ${fn}`);
-          await sendToDlq(this.o.sqs, dlq, {
-            body: message.Body ?? '',
-            reason: outcome.reason,
-            group: message.Attributes?.MessageGroupId,
-            sourceQueue: queueNameOfUrl(url),
-            sourceMessageId: message.MessageId,
-          });
-          await this.delete(url, message);
+          await this.deadLetter(h, outcome.reason);
           return false;
         }
         case 'retry': {
-          this.stats.retried++;
-          const count = Number(message.Attributes?.ApproximateReceiveCount ?? '1');
-          await this.setVisibility(url, message, (this.o.retryBackoffSeconds ?? retryBackoffSeconds)(count));
-          return true;
+          const count = receiveCountOf(message.Attributes?.ApproximateReceiveCount);
+          if (count < (this.o.maxReceiveCount ?? MAX_RECEIVE_COUNT)) {
+            this.stats.retried++;
+            return true;
+          }
+          // Its last receive: dead-lettered here, and the rest of its group runs (ADR 017).
+          this.stats.deadLettered++;
+          await this.deadLetter(h, retriesExhausted(count, outcome.error.message));
+          return false;
         }
         default:
           return true;
@@ -406,6 +424,43 @@ export class Worker {
       return true;
     } finally {
       this.o.metrics?.inFlightMessages.dec();
+    }
+  }
+
+  private async deadLetter({ fn, url, message }: Held, reason: string): Promise<void> {
+    const dlq = this.o.queues.dlq[fn];
+    if (!dlq) throw new Error(`no DLQ for ${fn}`);
+    await sendToDlq(this.o.sqs, dlq, {
+      body: message.Body ?? '',
+      reason,
+      group: message.Attributes?.MessageGroupId,
+      sourceQueue: queueNameOfUrl(url),
+      sourceMessageId: message.MessageId,
+    });
+    await this.delete(url, message);
+  }
+
+  /** A failed group's messages come back after its backoff (best effort: else their visibility timeout). */
+  private async backOff(hs: Held[]): Promise<void> {
+    const seconds = groupBackoffSeconds(
+      hs.map((h) => receiveCountOf(h.message.Attributes?.ApproximateReceiveCount)),
+      this.o.retryBackoffSeconds ?? retryBackoffSeconds,
+    );
+    const url = hs[0]!.url;
+    try {
+      const r = await this.o.sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: url,
+          Entries: hs.map((h, j) => ({
+            Id: String(j),
+            ReceiptHandle: h.message.ReceiptHandle!,
+            VisibilityTimeout: seconds,
+          })),
+        }),
+      );
+      if (r.Failed?.length) this.log.warn('backoff not set', { failed: r.Failed });
+    } catch (e) {
+      this.log.warn('backoff not set; the visibility timeout applies', { error: messageOf(e) });
     }
   }
 

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { envelopeOf, R } from '../../shared/api/resources.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { createMachine } from '../integration/data/harness.ts';
+import { createMachine } from '../helpers/data.ts';
 import {
   describeWrites,
   expectRejected,

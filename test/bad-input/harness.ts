@@ -6,48 +6,23 @@
  */
 import { expect } from 'vitest';
 import { FUNCTIONS } from '../../bin/function-table.ts';
-import { type MessageEnvelope, MessageEnvelope as MessageEnvelopeSchema } from '../../events/envelope.ts';
+import type { MessageEnvelope } from '../../events/envelope.ts';
 import type { RequestLog, RequestLogEntry } from '../../infra/local/apiserver/index.ts';
-import { apiVersionOf, R, type Resource } from '../../shared/api/resources.ts';
+import { R, type Resource } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { createEventRecorder } from '../../shared/observability/events.ts';
-import { silentLogger } from '../../shared/observability/logger.ts';
-import { DEFAULT_CONFIG, type ReconcileContext } from '../../shared/reconcile/context.ts';
+import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { type DispatchOutcome, dispatch } from '../../shared/runtimes/dispatch.ts';
+import { clusterContext } from '../helpers/context.ts';
+import { messageFor } from '../helpers/messages.ts';
 import { type ClusterWithCtx, type UseClusterOptions, useCluster } from '../helpers/use-cluster.ts';
 
 export const NS = 'metal3';
 export const CLUSTER = 'cluster';
 
-export function makeCtx(client: KubeClient): ReconcileContext {
-  return {
-    client,
-    workloadClient: async () => {
-      throw new Error('no workload cluster in the bad-input corpus');
-    },
-    events: createEventRecorder(client, 'metal3fn-bad-input'),
-    log: silentLogger,
-    config: DEFAULT_CONFIG,
-    now: () => new Date(),
-  };
-}
-
-export function envelopeFor(
-  fn: MessageEnvelope['function'],
-  t: Resource,
-  name: string,
-  ns: string | undefined = NS,
-): MessageEnvelope {
-  return MessageEnvelopeSchema.parse({
-    function: fn,
-    apiVersion: apiVersionOf(t),
-    kind: t.kind,
-    ...(ns ? { namespace: ns } : {}),
-    name,
-    reason: 'modified',
-  });
-}
+export const makeCtx = (client: KubeClient): ReconcileContext =>
+  clusterContext(client, { component: 'metal3fn-bad-input' });
+export const envelopeFor = messageFor;
 
 /** Runs one message through the same dispatch core every runtime uses. */
 export function run(

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSampleHosts } from '../../infra/local/sim/bmo.ts';
 import { envelopeOf, R } from '../../shared/api/resources.ts';
-import { createCluster, createMachinePair } from '../integration/host-lifecycle/harness.ts';
+import { createCluster, createMachinePair } from '../helpers/hosts.ts';
 import { describeWrites, NS, run, statusOf, useBadInputCluster, warningEvents, writes } from './harness.ts';
 
 const tc = useBadInputCluster({

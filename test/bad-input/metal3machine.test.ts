@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createSampleHosts } from '../../infra/local/sim/bmo.ts';
 import { envelopeOf, R } from '../../shared/api/resources.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { createCluster, createMachinePair } from '../integration/host-lifecycle/harness.ts';
+import { createCluster, createMachinePair } from '../helpers/hosts.ts';
 import {
   describeWrites,
   expectNoPreciousWrites,

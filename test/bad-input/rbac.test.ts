@@ -15,8 +15,8 @@ import { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.ts';
-import { POOL_1 } from '../integration/data/harness.ts';
-import { createCluster, createMachinePair } from '../integration/host-lifecycle/harness.ts';
+import { POOL_1 } from '../helpers/data.ts';
+import { createCluster, createMachinePair } from '../helpers/hosts.ts';
 import { makeCtx, NS, run } from './harness.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -5,8 +5,8 @@
  *
  * - 500 Metal3DataClaims on one template, 16 workers calling the allocateIndex core concurrently
  *   (no queue serialization at all), once with every message delivered once and once with 10%
- *   delivered twice back to back (`...WithDuplicates`; the core serializes one key per process as
- *   client-go's workqueue does), and once more calling the per-kind function directly so the
+ *   delivered twice back to back (`...WithDuplicates`; dispatch runs one delivery of a key at a
+ *   time per process as client-go's workqueue does), and once more calling the per-kind function directly so the
  *   duplicates race as if in two processes (`...WithCrossProcessDuplicates`). Goal: conflicts (every 409 the server
  *   answered: AlreadyExists on create and Conflict on update) per allocation <= 0.05. Duplicates
  *   racing themselves cost update conflicts on their own claim (the resourceVersion check doing
@@ -15,10 +15,9 @@
  * - renderData per Metal3Data: the reconcile that renders (inputs gathered, addresses read, two
  *   Secrets created, refs and ready written), in ms, sequential.
  */
-import { indexPlanTuning } from '../../functions/allocate-index/plan-index.ts';
 import { R } from '../../shared/api/resources.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
-import { addressContention, indexContention, runWorkers } from '../integration/data/contention.ts';
+import { addressContention, indexContention } from '../helpers/contention.ts';
 import {
   allocate,
   createMachine,
@@ -29,7 +28,8 @@ import {
   pool,
   render,
   seedTemplate,
-} from '../integration/data/harness.ts';
+} from '../helpers/data.ts';
+import { runWorkers } from '../helpers/workers.ts';
 
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
 
@@ -38,17 +38,21 @@ export async function benchAllocation(): Promise<Record<string, number>> {
   {
     // The same without spreading by rank: every worker goes for the plain lowest free index.
     const tc = await startTestCluster();
-    indexPlanTuning.spreadByRank = false;
     try {
       // Without spreading, 16 workers race for one index at a time: a claim loses a create with
       // probability ~15/16 and can run out of attempts several deliveries in a row; let the
       // redeliveries run on (counted) to show the cost rather than stop the run.
-      const r = await indexContention(tc.client, { claims: 500, workers: 16, dupRate: 0, maxReceives: 100 });
+      const r = await indexContention(tc.client, {
+        claims: 500,
+        workers: 16,
+        dupRate: 0,
+        maxReceives: 100,
+        spreadByRank: false,
+      });
       out.indexNoSpreadConflictsPerAllocation = round(r.http409 / r.allocations);
       out.indexNoSpreadRedeliveries = r.redeliveries;
       out.indexNoSpreadMsPerAllocation = round(r.ms / r.allocations, 2);
     } finally {
-      indexPlanTuning.spreadByRank = true;
       await tc.stop();
     }
   }

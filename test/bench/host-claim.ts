@@ -14,14 +14,8 @@ import { R } from '../../shared/api/resources.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
 import { KubeApiError } from '../../shared/kube/errors.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
-import {
-  createCluster,
-  createMachinePair,
-  makeCtx,
-  NS,
-  pool,
-  selectHost,
-} from '../integration/host-lifecycle/harness.ts';
+import { createCluster, createMachinePair, makeCtx, NS, selectHost } from '../helpers/hosts.ts';
+import { runWorkers } from '../helpers/workers.ts';
 
 export interface HostClaimBenchOptions {
   machines?: number;
@@ -39,7 +33,7 @@ export async function benchHostClaim(opts: HostClaimBenchOptions = {}): Promise<
     await createCluster(tc.client);
     await createSampleHosts(tc.client, NS, hosts, { bmcSecrets: false, concurrency: 32 });
     const names = Array.from({ length: machines }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
-    await pool(names, 32, async (n) => void (await createMachinePair(tc.client, n)));
+    await runWorkers(names, 32, async (n) => void (await createMachinePair(tc.client, n)));
     const setupSeconds = (performance.now() - setupStart) / 1000;
 
     const client = KubeClient.fromString(tc.kubeconfig);
@@ -51,7 +45,7 @@ export async function benchHostClaim(opts: HostClaimBenchOptions = {}): Promise<
     const started = performance.now();
     for (let round = 0; todo.length > 0 && round < 50; round++) {
       const again: string[] = [];
-      await pool(todo, workers, async (n) => {
+      await runWorkers(todo, workers, async (n) => {
         passes++;
         try {
           const r = await selectHost(ctx, n);

@@ -12,8 +12,8 @@ import { parseMetal3DataTemplate } from '../../shared/api/index.ts';
 import { allocateAddress, type IPPoolSpec, UsedAddresses } from '../../shared/ipam/allocate.ts';
 import { referencedPools, renderData } from '../../shared/render/index.ts';
 import { serializeMetaData, serializeNetworkData } from '../../shared/render/serialize.ts';
-import { inputs } from '../unit/render/helpers.ts';
-import { SEED_TEMPLATE_REAL_MACS } from '../unit/render/seed001-template.ts';
+import { inputs } from '../helpers/render.ts';
+import { SEED_TEMPLATE_REAL_MACS } from '../helpers/seed001-template.ts';
 
 /**
  * µs per call of `fn`: the best of 5 rounds of `iterations` calls, after a warm-up round (best,

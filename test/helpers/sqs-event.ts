@@ -1,20 +1,52 @@
 /**
- * A Lambda SQS event carrying one message for `fn` about `<namespace>/<name>` of the function's
- * main kind, as the FIFO event source delivers it: what the cold-start bench and the Lambda bundle
- * test hand a freshly loaded bundle.
+ * Lambda SQS events as the event source mapping builds them: from messages received from a queue,
+ * or one message for `fn` about `<namespace>/<name>` of the function's main kind (what the cold-start
+ * bench and the Lambda bundle test hand a freshly loaded bundle).
  */
+import type { Message } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
 import { MAIN_KIND } from '../../bin/commands/replay.ts';
 import type { FunctionName } from '../../events/envelope.ts';
 import { apiVersionOf, R } from '../../shared/api/resources.ts';
 
+/** The SQS event Lambda would build from received messages of the queue `arn`. */
+export function sqsEvent(messages: readonly Message[], arn: string): SQSEvent {
+  return {
+    Records: messages.map((m) => ({
+      messageId: m.MessageId!,
+      receiptHandle: m.ReceiptHandle!,
+      body: m.Body!,
+      attributes: {
+        ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
+        SentTimestamp: m.Attributes?.SentTimestamp ?? '0',
+        SenderId: 'test',
+        ApproximateFirstReceiveTimestamp: m.Attributes?.ApproximateFirstReceiveTimestamp ?? '0',
+        MessageGroupId: m.Attributes?.MessageGroupId,
+        MessageDeduplicationId: m.Attributes?.MessageDeduplicationId,
+        SequenceNumber: m.Attributes?.SequenceNumber,
+      },
+      messageAttributes: Object.fromEntries(
+        Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [
+          k,
+          { stringValue: v.StringValue, dataType: v.DataType ?? 'String' },
+        ]),
+      ),
+      md5OfBody: m.MD5OfBody ?? '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: arn,
+      awsRegion: 'us-east-1',
+    })),
+  };
+}
+
 export function sqsEventFor(fn: FunctionName, name: string, namespace = 'default') {
   const kind = MAIN_KIND[fn];
-  return {
-    Records: [
+  return sqsEvent(
+    [
       {
-        messageId: 'm-1',
-        receiptHandle: 'r-1',
-        body: JSON.stringify({
+        MessageId: 'm-1',
+        ReceiptHandle: 'r-1',
+        Body: JSON.stringify({
           v: 1,
           function: fn,
           cluster: 'management',
@@ -24,20 +56,9 @@ export function sqsEventFor(fn: FunctionName, name: string, namespace = 'default
           name,
           reason: 'modified',
         }),
-        attributes: {
-          ApproximateReceiveCount: '1',
-          SentTimestamp: '0',
-          SenderId: 'x',
-          ApproximateFirstReceiveTimestamp: '0',
-          MessageGroupId: 'g',
-          MessageDeduplicationId: 'd',
-        },
-        messageAttributes: {},
-        md5OfBody: '',
-        eventSource: 'aws:sqs',
-        eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:metal3fn-${fn}.fifo`,
-        awsRegion: 'us-east-1',
+        Attributes: { ApproximateReceiveCount: '1', MessageGroupId: 'g', MessageDeduplicationId: 'd' },
       },
     ],
-  };
+    `arn:aws:sqs:us-east-1:000000000000:metal3fn-${fn}.fifo`,
+  );
 }

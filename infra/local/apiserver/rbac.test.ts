@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { ForbiddenError, type KubeApiError } from '../../../shared/kube/errors.ts';
-import { kubectlExit } from '../../../test/conformance/cases/kubectl.ts';
 import { GROUP, WIDGET_CRD, Widget, widget } from '../../../test/conformance/fixtures.ts';
+import { kubectlExit } from '../../../test/helpers/kubectl.ts';
 import { type ApiServerHandle, startApiServer } from './index.ts';
 
 async function failure(p: Promise<unknown>): Promise<KubeApiError> {

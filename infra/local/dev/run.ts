@@ -335,7 +335,9 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         .reduce((n, [, v]) => n + v, 0),
       conflicts: productStats.conflicts,
       retries: worker?.stats.retried ?? direct?.runStats.retried ?? 0,
-      deadLettered: worker?.stats.malformed ?? direct?.runStats.deadLettered ?? 0,
+      deadLettered: worker
+        ? worker.stats.malformed + worker.stats.deadLettered
+        : (direct?.runStats.deadLettered ?? 0),
     });
 
     if (!reached) {

@@ -6,6 +6,7 @@
  * the cases run the same on a real cluster.
  */
 import { expect } from 'vitest';
+import { kubectl, kubectlExit } from '../../helpers/kubectl.ts';
 import { eventually } from '../fixtures.ts';
 import {
   ClusterRole,
@@ -17,7 +18,6 @@ import {
   tokenKubeconfig,
 } from '../identity.ts';
 import type { ConformanceCase } from '../suite.ts';
-import { kubectl, kubectlExit } from './kubectl.ts';
 
 const RBAC = 'rbac.authorization.k8s.io';
 /** Grants propagate through the real server's informers: poll rather than assume. */

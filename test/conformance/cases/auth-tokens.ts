@@ -10,6 +10,7 @@ import { expect } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
+import { kubectl, kubectlExit } from '../../helpers/kubectl.ts';
 import { eventually } from '../fixtures.ts';
 import {
   ClusterRoleBinding,
@@ -21,7 +22,6 @@ import {
   tokenKubeconfig,
 } from '../identity.ts';
 import type { ConformanceCase } from '../suite.ts';
-import { kubectl, kubectlExit } from './kubectl.ts';
 
 const SA_GROUPS = (ns: string) => [
   'system:serviceaccounts',

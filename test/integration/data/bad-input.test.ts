@@ -10,7 +10,16 @@ import { R } from '../../../shared/api/resources.ts';
 import { InvalidError } from '../../../shared/kube/errors.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
-import { allocate, converge, createMachine, NS, pool, render, seedTemplate } from './harness.ts';
+import {
+  allocate,
+  converge,
+  createMachine,
+  indexOf,
+  NS,
+  pool,
+  render,
+  seedTemplate,
+} from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const tc = useDataCluster({ pools: true });
@@ -131,7 +140,8 @@ describe('bad input on the live path', () => {
       metadata: { name: 'lonely', namespace: NS },
       spec: { template: { name: 'orphan' } },
     });
-    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'lonely')).toEqual({ kind: 'done', note: 'index 0' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'lonely')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'lonely')).toBe(0);
     const r = await render(tc.ctx, 'orphan-0');
     expect(r).toMatchObject({
       kind: 'terminal',

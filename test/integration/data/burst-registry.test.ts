@@ -11,8 +11,7 @@ import { R, type Resource } from '../../../shared/api/resources.ts';
 import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/api/wellknown.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { objectGroup } from '../../../shared/queue/message.ts';
-import { allocate, createClaim, makeCtx, NS, pool } from './harness.ts';
+import { addressOf, allocate, createClaim, indexOf, makeCtx, NS, pool } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const TEMPLATE = 'burst';
@@ -64,10 +63,8 @@ describe('index allocation in a burst', () => {
     const logged = tc.server.log.entries.length;
     // The last by name: ranked by name among the backlog it would take index WAITING-1.
     const last = claimName(WAITING - 1);
-    expect(await allocate(makeCtx(client), R.Metal3DataClaim, last)).toEqual({
-      kind: 'done',
-      note: 'index 0',
-    });
+    expect(await allocate(makeCtx(client), R.Metal3DataClaim, last)).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, last)).toBe(0);
     expect(listed(client, 'metal3dataclaims')).toBe(PENDING_PAGE);
     expect(listed(client, 'metal3datas')).toBeLessThanOrEqual(PENDING_PAGE);
     expect(await registry(tc.client)).toEqual({});
@@ -88,14 +85,14 @@ describe('index allocation in a burst', () => {
     const conflicts = tc.client.stats.conflicts;
     // While a burst is under way (entries in the registry) a claim lists its own Metal3Data only.
     const fresh = KubeClient.fromString(tc.kubeconfig);
-    expect(await allocate(makeCtx(fresh), R.Metal3DataClaim, claimName(2))).toEqual({
-      kind: 'done',
-      note: 'index 3',
-    });
+    expect(await allocate(makeCtx(fresh), R.Metal3DataClaim, claimName(2))).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, claimName(2))).toBe(3);
     expect(listed(fresh, 'metal3dataclaims')).toBe(0);
     // The two in flight finish: the first joined takes the first free index, the second the next.
-    expect(await allocate(ctx, R.Metal3DataClaim, claimName(0))).toEqual({ kind: 'done', note: 'index 1' });
-    expect(await allocate(ctx, R.Metal3DataClaim, claimName(1))).toEqual({ kind: 'done', note: 'index 2' });
+    expect(await allocate(ctx, R.Metal3DataClaim, claimName(0))).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, claimName(0))).toBe(1);
+    expect(await allocate(ctx, R.Metal3DataClaim, claimName(1))).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, claimName(1))).toBe(2);
     expect(tc.client.stats.conflicts).toBe(conflicts);
     expect(await registry(tc.client)).toEqual({});
     expect(await indexesOf(tc.client)).toEqual([0, 1, 2, 3]);
@@ -104,15 +101,15 @@ describe('index allocation in a burst', () => {
   it('an old entry whose claim is gone is removed and not counted; one still waiting is kept and counted', async () => {
     await putEntry(tc.client, 'ghost', ago(STALE_ENTRY_MS + 60_000));
     await putEntry(tc.client, claimName(3), ago(STALE_ENTRY_MS + 30_000));
-    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(4))).toEqual({
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(4))).toMatchObject({
       kind: 'done',
-      note: 'index 5', // c-03 is ahead (index 4 is its free slot); the ghost is not
     });
+    expect(await indexOf(tc.client, claimName(4))).toBe(5); // c-03 is ahead (index 4 is its free slot); the ghost is not
     expect(Object.keys(await registry(tc.client))).toEqual([claimName(3)]);
-    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(3))).toEqual({
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(3))).toMatchObject({
       kind: 'done',
-      note: 'index 4',
     });
+    expect(await indexOf(tc.client, claimName(3))).toBe(4);
     expect(await registry(tc.client)).toEqual({});
   });
 
@@ -121,16 +118,16 @@ describe('index allocation in a burst', () => {
     // The join's patch fails twice (409, then 503), then passes.
     tc.server.faults.failNext({ verb: 'patch', resource: 'metal3datatemplates/status' }, 409);
     tc.server.faults.failNext({ verb: 'patch', resource: 'metal3datatemplates/status' }, 503);
-    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(8))).toEqual({
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(8))).toMatchObject({
       kind: 'done',
-      note: 'index 7',
     });
+    expect(await indexOf(tc.client, claimName(8))).toBe(7);
     expect(Object.keys(await registry(tc.client))).toEqual([claimName(9)]);
     tc.server.faults.clear();
-    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(9))).toEqual({
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(9))).toMatchObject({
       kind: 'done',
-      note: 'index 6',
     });
+    expect(await indexOf(tc.client, claimName(9))).toBe(6);
   });
 
   it("the template's reconcile drops old entries of claims that no longer wait, keeps young ones", async () => {
@@ -206,7 +203,8 @@ describe('address allocation in a burst', () => {
   it('joins the pool registry, takes the lowest free address, leaves with its index; reads one page', async () => {
     const client = KubeClient.fromString(tc.kubeconfig);
     const last = ipClaim(WAITING - 1);
-    expect(await allocate(makeCtx(client), R.IPClaim, last)).toEqual({ kind: 'done', note: '10.6.0.1' });
+    expect(await allocate(makeCtx(client), R.IPClaim, last)).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, last)).toBe('10.6.0.1');
     expect(listed(client, 'ipclaims')).toBe(PENDING_PAGE);
     expect(await poolStatus(tc.client)).toMatchObject({ indexes: { [last]: '10.6.0.1' } });
     expect((await poolStatus(tc.client)).allocating ?? {}).toEqual({});
@@ -218,10 +216,13 @@ describe('address allocation in a burst', () => {
     await join(tc.client, R.IPPool, await poolNow(), ipClaim(0), new Date(), waits);
     await join(tc.client, R.IPPool, await poolNow(), ipClaim(1), new Date(), waits);
     const fresh = KubeClient.fromString(tc.kubeconfig);
-    expect(await allocate(makeCtx(fresh), R.IPClaim, ipClaim(2))).toEqual({ kind: 'done', note: '10.6.0.4' });
+    expect(await allocate(makeCtx(fresh), R.IPClaim, ipClaim(2))).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, ipClaim(2))).toBe('10.6.0.4');
     expect(listed(fresh, 'ipclaims')).toBe(0);
-    expect(await allocate(ctx, R.IPClaim, ipClaim(0))).toEqual({ kind: 'done', note: '10.6.0.2' });
-    expect(await allocate(ctx, R.IPClaim, ipClaim(1))).toEqual({ kind: 'done', note: '10.6.0.3' });
+    expect(await allocate(ctx, R.IPClaim, ipClaim(0))).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, ipClaim(0))).toBe('10.6.0.2');
+    expect(await allocate(ctx, R.IPClaim, ipClaim(1))).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, ipClaim(1))).toBe('10.6.0.3');
     expect((await poolStatus(tc.client)).allocating ?? {}).toEqual({});
   });
 
@@ -264,7 +265,7 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
   });
   const inGroup = (client: KubeClient, kind: string, owner: string) => ({
     ...makeCtx(client),
-    deliveryGroup: objectGroup(kind, NS, owner),
+    serializedBy: { kind, namespace: NS, name: owner },
   });
   const statusPatches = (from: number, resource: string) =>
     tc.server.log.entries.slice(from).filter((e) => e.resource === resource && e.verb === 'patch').length;
@@ -273,10 +274,10 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
     const client = KubeClient.fromString(tc.kubeconfig);
     const from = tc.server.log.entries.length;
     const last = claimName(WAITING - 1);
-    expect(await allocate(inGroup(client, 'Metal3DataTemplate', TEMPLATE), R.Metal3DataClaim, last)).toEqual({
-      kind: 'done',
-      note: 'index 0',
-    });
+    expect(
+      await allocate(inGroup(client, 'Metal3DataTemplate', TEMPLATE), R.Metal3DataClaim, last),
+    ).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, last)).toBe(0);
     expect(listed(client, 'metal3dataclaims')).toBe(0);
     expect(statusPatches(from, 'metal3datatemplates/status')).toBe(1); // the allocation's own
   });
@@ -284,21 +285,22 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
   it('still leaves room for what other runtimes have in flight (the registry)', async () => {
     await putEntry(tc.client, claimName(0), ago(0)); // joined by a concurrent, unserialized allocator
     const ctx = inGroup(tc.client, 'Metal3DataTemplate', TEMPLATE);
-    expect(await allocate(ctx, R.Metal3DataClaim, claimName(1))).toEqual({ kind: 'done', note: 'index 2' });
-    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(0))).toEqual({
+    expect(await allocate(ctx, R.Metal3DataClaim, claimName(1))).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, claimName(1))).toBe(2);
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, claimName(0))).toMatchObject({
       kind: 'done',
-      note: 'index 1',
     });
+    expect(await indexOf(tc.client, claimName(0))).toBe(1);
     expect(await registry(tc.client)).toEqual({});
   });
 
   it('an IPClaim takes the lowest free address: no page of the backlog, no join', async () => {
     const client = KubeClient.fromString(tc.kubeconfig);
     const from = tc.server.log.entries.length;
-    expect(await allocate(inGroup(client, 'IPPool', POOL), R.IPClaim, `ip-${WAITING - 1}`)).toEqual({
+    expect(await allocate(inGroup(client, 'IPPool', POOL), R.IPClaim, `ip-${WAITING - 1}`)).toMatchObject({
       kind: 'done',
-      note: '10.5.0.1',
     });
+    expect(await addressOf(tc.client, `ip-${WAITING - 1}`)).toBe('10.5.0.1');
     expect(listed(client, 'ipclaims')).toBe(0);
     expect(statusPatches(from, 'ippools/status')).toBe(1);
   });

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { PENDING_PAGE } from '../../../shared/allocation/registry.ts';
 import { R } from '../../../shared/api/resources.ts';
-import { addressContention, indexContention } from './contention.ts';
-import { NS, pool } from './harness.ts';
+import { addressContention, indexContention } from '../../helpers/contention.ts';
+import { NS, pool } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const tc = useDataCluster();
@@ -95,7 +95,7 @@ describe('address allocation under contention', () => {
         metadata: { name: n, namespace: NS },
         spec: { pool: { name: 'tiny' } },
       });
-    const { allocate, makeCtx } = await import('./harness.ts');
+    const { allocate, makeCtx } = await import('../../helpers/data.ts');
     const ctx = makeCtx(tc.client);
     const results = await Promise.all(names.map((n) => allocate(ctx, R.IPClaim, n)));
     expect(results.filter((r) => r.kind === 'done')).toHaveLength(5);

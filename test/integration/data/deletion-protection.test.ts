@@ -9,16 +9,18 @@ import { describe, expect, it } from 'vitest';
 import { envelopeOf, R, type Resource } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import {
+  addressOf,
   allocate,
   converge,
   createClaim,
   createMachine,
+  indexOf,
   NS,
   names,
   pool,
   release,
   seedTemplate,
-} from './harness.ts';
+} from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const TEMPLATE_FINALIZER = 'metal3datatemplate.infrastructure.cluster.x-k8s.io';
@@ -91,11 +93,11 @@ describe('Metal3DataTemplate deletion protection', () => {
     expect(await get(R.Metal3Data, 'tpl-del-0')).toBeDefined();
 
     tc.server.log.reset();
-    const waiting = await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del');
-    expect(waiting).toMatchObject({ kind: 'done' });
-    expect((waiting as { note: string }).note).toMatch(/being deleted: waiting for 1 Metal3DataClaim.*td-a/);
-    // A replay writes nothing (no requeue either: the claim's disappearance wakes it).
-    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual(waiting);
+    // It waits for the live claim: done (the claim's disappearance wakes it, no requeue), its
+    // finalizer kept, nothing written, by the first reconcile or a replay.
+    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del')).toMatchObject({ kind: 'done' });
+    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del')).toMatchObject({ kind: 'done' });
+    expect((await get(R.Metal3DataTemplate, 'tpl-del'))?.metadata.finalizers).toEqual([TEMPLATE_FINALIZER]);
     expect(writes()).toEqual([]);
 
     // The machine goes: its claim is deleting, its Metal3Data not yet released.
@@ -111,10 +113,8 @@ describe('Metal3DataTemplate deletion protection', () => {
     await release(tc.ctx, R.Metal3DataClaim, 'td-a');
     tc.server.settle();
     expect(await get(R.Metal3Data, 'tpl-del-0')).toBeUndefined();
-    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual({
-      kind: 'done',
-      note: 'no claim or Metal3Data left: template finalizer removed',
-    });
+    // Nothing holds it now: the finalizer goes, and with it the template.
+    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del')).toMatchObject({ kind: 'done' });
     expect(await get(R.Metal3DataTemplate, 'tpl-del')).toBeUndefined();
     // Nothing of the machine is left behind.
     expect((await list(R.IPClaim)).filter((c) => c.metadata.name!.startsWith('tpl-del-'))).toEqual([]);
@@ -123,10 +123,7 @@ describe('Metal3DataTemplate deletion protection', () => {
     ).toEqual([]);
     // A message for the template that arrives after it went does nothing.
     tc.server.log.reset();
-    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del')).toEqual({
-      kind: 'done',
-      note: 'template gone',
-    });
+    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-del')).toMatchObject({ kind: 'done' });
     expect(writes()).toEqual([]);
   });
 
@@ -151,20 +148,17 @@ describe('Metal3DataTemplate deletion protection', () => {
     // Replays: no object write (the claim keeps its error; the existing machine keeps its data).
     tc.server.log.reset();
     expect(await allocate(tc.ctx, R.Metal3DataClaim, 'tb-b')).toEqual(r);
-    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'tb-a')).toMatchObject({
-      kind: 'done',
-      note: 'index 0',
-    });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'tb-a')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'tb-a')).toBe(0);
     expect(writes()).toEqual([]);
 
-    // The failed claim is live: the template waits for it as well.
-    expect((await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-busy')) as { note: string }).toMatchObject({
-      note: expect.stringMatching(/waiting for 2 Metal3DataClaim/),
-    });
-    for (const m of ['tb-a', 'tb-b']) {
-      await tc.client.delete(R.Metal3DataClaim, NS, m);
-      await release(tc.ctx, R.Metal3DataClaim, m);
-    }
+    // The failed claim is live: the template waits for it as well (for tb-a's release alone it goes on waiting).
+    await tc.client.delete(R.Metal3DataClaim, NS, 'tb-a');
+    await release(tc.ctx, R.Metal3DataClaim, 'tb-a');
+    expect(await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-busy')).toMatchObject({ kind: 'done' });
+    expect((await get(R.Metal3DataTemplate, 'tpl-busy'))?.metadata.finalizers).toEqual([TEMPLATE_FINALIZER]);
+    await tc.client.delete(R.Metal3DataClaim, NS, 'tb-b');
+    await release(tc.ctx, R.Metal3DataClaim, 'tb-b');
     await allocate(tc.ctx, R.Metal3DataTemplate, 'tpl-busy');
     expect(await get(R.Metal3DataTemplate, 'tpl-busy')).toBeUndefined();
   });
@@ -255,18 +249,21 @@ describe('IPPool deletion protection', () => {
 
   it('deleting a pool in use waits for its live claims and its addresses; a new claim gets a clear error', async () => {
     await ipClaim('ip-a', POOL);
-    expect(await allocate(tc.ctx, R.IPClaim, 'ip-a')).toEqual({ kind: 'done', note: '10.7.0.10' });
+    expect(await allocate(tc.ctx, R.IPClaim, 'ip-a')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'ip-a')).toBe('10.7.0.10');
     await tc.client.delete(R.IPPool, NS, POOL);
     tc.server.settle();
     expect((await get(R.IPPool, POOL))?.metadata.deletionTimestamp).toBeDefined();
     expect(await get(R.IPAddress, `${POOL}-10-7-0-10`)).toBeDefined();
 
     tc.server.log.reset();
-    const waiting = await allocate(tc.ctx, R.IPPool, POOL);
-    expect((waiting as { note: string }).note).toMatch(/being deleted: waiting for 1 IPClaim.*ip-a/);
-    expect(await allocate(tc.ctx, R.IPPool, POOL)).toEqual(waiting);
+    // It waits for the live claim: done, its finalizer kept, by the first reconcile or a replay.
+    expect(await allocate(tc.ctx, R.IPPool, POOL)).toMatchObject({ kind: 'done' });
+    expect(await allocate(tc.ctx, R.IPPool, POOL)).toMatchObject({ kind: 'done' });
+    expect((await get(R.IPPool, POOL))?.metadata.finalizers).toEqual([POOL_FINALIZER]);
     // The claim that holds an address keeps it (a replay changes nothing).
-    expect(await allocate(tc.ctx, R.IPClaim, 'ip-a')).toEqual({ kind: 'done', note: '10.7.0.10' });
+    expect(await allocate(tc.ctx, R.IPClaim, 'ip-a')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'ip-a')).toBe('10.7.0.10');
     expect(writes()).toEqual([]);
 
     // A new claim of the deleting pool: a clear (sticky) error, no address.
@@ -284,10 +281,9 @@ describe('IPPool deletion protection', () => {
     const events = (await list(R.Event)).filter((e) => (e as any).involvedObject?.uid === claim.metadata.uid);
     expect(events.map((e) => (e as any).message)).toEqual([message]);
     tc.server.log.reset();
-    expect(await allocate(tc.ctx, R.IPClaim, 'ip-b')).toEqual({
-      kind: 'done',
-      note: 'claim has an allocation error',
-    });
+    // A replay leaves the failed claim alone: done, no address, its error kept (no write below).
+    expect(await allocate(tc.ctx, R.IPClaim, 'ip-b')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'ip-b')).toBeUndefined();
     expect(writes()).toEqual([]);
 
     // Both claims deleting, their release not run yet: the address still holds the pool.
@@ -300,13 +296,11 @@ describe('IPPool deletion protection', () => {
     for (const c of ['ip-a', 'ip-b']) await release(tc.ctx, R.IPClaim, c);
     tc.server.settle();
     expect(await get(R.IPAddress, `${POOL}-10-7-0-10`)).toBeUndefined();
-    expect(await allocate(tc.ctx, R.IPPool, POOL)).toEqual({
-      kind: 'done',
-      note: 'no address or claim left: pool finalizer removed',
-    });
+    expect(await allocate(tc.ctx, R.IPPool, POOL)).toMatchObject({ kind: 'done' });
     expect(await get(R.IPPool, POOL)).toBeUndefined();
+    // A message for the pool after it went does nothing.
     tc.server.log.reset();
-    expect(await allocate(tc.ctx, R.IPPool, POOL)).toEqual({ kind: 'done', note: 'pool gone' });
+    expect(await allocate(tc.ctx, R.IPPool, POOL)).toMatchObject({ kind: 'done' });
     expect(writes()).toEqual([]);
   });
 

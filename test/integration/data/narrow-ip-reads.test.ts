@@ -14,9 +14,9 @@ import { selectableFieldPatches } from '../../../shared/api/crd/build.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { ipAddressName } from '../../../shared/ipam/allocate.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
-import { kubectl, kubectlAvailable } from '../../conformance/cases/kubectl.ts';
 import { loadProjectCrds, type TestCluster } from '../../helpers/cluster.ts';
-import { allocate, createClaim, makeCtx, NS, pool, ROOT } from './harness.ts';
+import { addressOf, allocate, createClaim, indexOf, makeCtx, NS, pool, ROOT } from '../../helpers/data.ts';
+import { kubectl, kubectlAvailable } from '../../helpers/kubectl.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const MINE = pool('mine', { pools: [{ start: '10.8.0.1', end: '10.8.0.5' }], prefix: 24 });
@@ -42,7 +42,7 @@ const listed = (c: KubeClient, plural: string) => c.stats.listedByResource.get(p
 const indexesOf = async (client: KubeClient, name = 'mine') =>
   ((await client.get(R.IPPool, NS, name))!.status as { indexes?: Record<string, string> } | undefined)
     ?.indexes ?? {};
-const addressOf = async (client: KubeClient, claim: string) =>
+const addressNameOf = async (client: KubeClient, claim: string) =>
   ((await client.get(R.IPClaim, NS, claim))!.status as { address?: { name: string } } | undefined)?.address
     ?.name;
 const addressesOfMine = async (client: KubeClient) =>
@@ -99,12 +99,13 @@ describe('with selectableFields on the IPAM CRDs', () => {
     await newClaim(tc.client, 'first');
     const client = KubeClient.fromString(tc.kubeconfig);
     const from = tc.server.log.entries.length;
-    expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toEqual({ kind: 'done', note: '10.8.0.1' });
+    expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'first')).toBe('10.8.0.1');
     // Its own address (none yet) and the pool's waiting claims (itself).
     expect(listed(client, 'ipaddresses')).toBe(0);
     expect(listed(client, 'ipclaims')).toBe(1);
     expect(await indexesOf(tc.client)).toEqual({ first: '10.8.0.1' });
-    expect(await addressOf(tc.client, 'first')).toBe(ipAddressName('mine', '10.8.0.1'));
+    expect(await addressNameOf(tc.client, 'first')).toBe(ipAddressName('mine', '10.8.0.1'));
     // The pool's status maps the address before the claim's status names it.
     const writes = tc.server.log.entries
       .slice(from)
@@ -115,7 +116,8 @@ describe('with selectableFields on the IPAM CRDs', () => {
 
   it('a replay reuses the address found by spec.claim.name', async () => {
     const client = KubeClient.fromString(tc.kubeconfig);
-    expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toEqual({ kind: 'done', note: '10.8.0.1' });
+    expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'first')).toBe('10.8.0.1');
     expect(client.stats.byResource.get('create ipaddresses')).toBeUndefined();
     expect(listed(client, 'ipaddresses')).toBe(1);
   });
@@ -142,16 +144,12 @@ describe('with selectableFields on the IPAM CRDs', () => {
     // Named to rank before 'inflight' among the waiting claims: its first plan is 10.8.0.2.
     await newClaim(tc.client, 'a-second');
     const client = KubeClient.fromString(tc.kubeconfig);
-    expect(await allocate(makeCtx(client), R.IPClaim, 'a-second')).toEqual({
-      kind: 'done',
-      note: '10.8.0.3',
-    });
+    expect(await allocate(makeCtx(client), R.IPClaim, 'a-second')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'a-second')).toBe('10.8.0.3');
     expect(client.stats.conflicts).toBe(1);
     // The in-flight claim finishes with the address it made.
-    expect(await allocate(makeCtx(tc.client), R.IPClaim, 'inflight')).toEqual({
-      kind: 'done',
-      note: '10.8.0.2',
-    });
+    expect(await allocate(makeCtx(tc.client), R.IPClaim, 'inflight')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'inflight')).toBe('10.8.0.2');
     expect(await addressesOfMine(tc.client)).toEqual(['10.8.0.1', '10.8.0.2', '10.8.0.3']);
     expect(await indexesOf(tc.client)).toEqual({
       first: '10.8.0.1',
@@ -168,7 +166,8 @@ describe('with selectableFields on the IPAM CRDs', () => {
     });
     await newClaim(tc.client, 'fourth');
     const client = KubeClient.fromString(tc.kubeconfig);
-    expect(await allocate(makeCtx(client), R.IPClaim, 'fourth')).toEqual({ kind: 'done', note: '10.8.0.4' });
+    expect(await allocate(makeCtx(client), R.IPClaim, 'fourth')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'fourth')).toBe('10.8.0.4');
     const claim = (await tc.client.get(R.IPClaim, NS, 'fourth'))!;
     expect((claim.status as { errorMessage?: string }).errorMessage).toBeUndefined();
     expect(await indexesOf(tc.client)).toEqual({
@@ -195,7 +194,8 @@ describe('with selectableFields on the IPAM CRDs', () => {
       status: { indexes: { only: '10.7.0.1', ghost: '10.7.0.1' } },
     });
     await newClaim(tc.client, 'only', 'solo');
-    expect(await allocate(makeCtx(tc.client), R.IPClaim, 'only')).toEqual({ kind: 'done', note: '10.7.0.1' });
+    expect(await allocate(makeCtx(tc.client), R.IPClaim, 'only')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'only')).toBe('10.7.0.1');
     expect(await indexesOf(tc.client, 'solo')).toEqual({ only: '10.7.0.1' });
   });
 
@@ -203,7 +203,8 @@ describe('with selectableFields on the IPAM CRDs', () => {
     await setPoolIndexes(tc.client, {});
     await newClaim(tc.client, 'fifth');
     const client = KubeClient.fromString(tc.kubeconfig);
-    expect(await allocate(makeCtx(client), R.IPClaim, 'fifth')).toEqual({ kind: 'done', note: '10.8.0.5' });
+    expect(await allocate(makeCtx(client), R.IPClaim, 'fifth')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'fifth')).toBe('10.8.0.5');
     expect(client.stats.conflicts).toBe(3);
     expect(Object.keys(await indexesOf(tc.client)).sort()).toEqual([
       'a-second',
@@ -288,7 +289,8 @@ describe("IPAM CRDs without selectableFields (ip-address-manager's own)", () => 
     const ctx = makeCtx(client);
     await newClaim(tc.client, 'd');
     expect(await allocate(ctx, R.IPClaim, 'd')).toMatchObject({ kind: 'done' });
-    expect(await allocate(ctx, R.Metal3DataClaim, 'claim-1')).toEqual({ kind: 'done', note: 'index 0' });
+    expect(await allocate(ctx, R.Metal3DataClaim, 'claim-1')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'claim-1')).toBe(0);
     const dataLists = tc.server.log.entries.filter(
       (e) => e.verb === 'list' && e.resource.startsWith('metal3data'),
     );
@@ -308,7 +310,8 @@ describe('IPAM CRDs from ip-address-manager, patched with infra/ipam (kubectl pa
     await newClaim(tc.client, 'first');
     const client = KubeClient.fromString(tc.kubeconfig);
     const from = tc.server.log.entries.length;
-    expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toEqual({ kind: 'done', note: '10.8.0.1' });
+    expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'first')).toBe('10.8.0.1');
     expect(listed(client, 'ipclaims')).toBe(1);
     expect(tc.server.log.entries.slice(from).filter((e) => e.status === 400)).toEqual([]);
   });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { loadProjectCrds, type TestCluster } from '../../helpers/cluster.ts';
-import { allocate, createClaim, makeCtx, NS } from './harness.ts';
+import { allocate, createClaim, indexOf, makeCtx, NS } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 /** 40 rendered Metal3Data of another template and their claims: what a narrow read must skip. */
@@ -42,10 +42,8 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
   it('an allocation reads about one object per kind, none of the crowd', async () => {
     await createClaim(tc.client, 'first', 'mine');
     const client = KubeClient.fromString(tc.kubeconfig);
-    expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'first')).toEqual({
-      kind: 'done',
-      note: 'index 0',
-    });
+    expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'first')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'first')).toBe(0);
     // Its own Metal3Data (none yet), the waiting claims (itself), the unrendered Metal3Data (none).
     expect(listed(client, 'metal3dataclaims')).toBe(1);
     expect(listed(client, 'metal3datas')).toBe(0);
@@ -56,10 +54,8 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
 
   it('a replay reuses the claim Metal3Data found by spec.claim.name', async () => {
     const client = KubeClient.fromString(tc.kubeconfig);
-    expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'first')).toEqual({
-      kind: 'done',
-      note: 'index 0',
-    });
+    expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'first')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'first')).toBe(0);
     expect(client.stats.byResource.get('create metal3datas')).toBeUndefined();
     expect(listed(client, 'metal3datas')).toBeLessThanOrEqual(2);
   });
@@ -73,10 +69,8 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
     });
     await createClaim(tc.client, 'second', 'mine');
     const client = KubeClient.fromString(tc.kubeconfig);
-    expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'second')).toEqual({
-      kind: 'done',
-      note: 'index 2',
-    });
+    expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'second')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'second')).toBe(2);
     // Planned from the reads: no failed create.
     expect(client.stats.conflicts).toBe(0);
   });
@@ -89,17 +83,13 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
     });
     await tc.client.replaceStatus(R.Metal3Data, { ...d, status: { ready: true } });
     // The claim of mine-1 finished meanwhile (mapped), so the next free index by the maps is 3.
-    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, 'inflight')).toEqual({
-      kind: 'done',
-      note: 'index 1',
-    });
+    expect(await allocate(makeCtx(tc.client), R.Metal3DataClaim, 'inflight')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'inflight')).toBe(1);
     // Named to rank before 'lost' among the waiting claims: its plan is index 3, taken.
     await createClaim(tc.client, 'a-third', 'mine');
     const client = KubeClient.fromString(tc.kubeconfig);
-    expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'a-third')).toEqual({
-      kind: 'done',
-      note: 'index 4',
-    });
+    expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'a-third')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'a-third')).toBe(4);
     expect(client.stats.conflicts).toBe(1); // the create of mine-3
     const indexes = (await tc.client.list(R.Metal3Data, NS)).items
       .filter((x) => (x.spec as { template: { name: string } }).template.name === 'mine')

@@ -10,7 +10,7 @@ import { KubeClient } from '../../../shared/kube/client.ts';
 import { InvalidError } from '../../../shared/kube/errors.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
-import { allocate, createMachine, makeCtx, NS, release, render, seedTemplate } from './harness.ts';
+import { allocate, createMachine, makeCtx, NS, release, render, seedTemplate } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 /** A client that runs `before` once, right before its next create of kind `kind`. */
@@ -62,7 +62,7 @@ describe('deletion racing allocation', () => {
       },
     };
     const r = await allocate(racingCtx, R.Metal3DataClaim, 'r1');
-    expect(r).toEqual({ kind: 'done', note: 'claim deleted during allocation; its Metal3Data was released' });
+    expect(r).toMatchObject({ kind: 'done' });
     tc.server.settle();
     expect(await all(R.Metal3Data)).toEqual([]);
     expect(m.claim.metadata.uid).toBeDefined();
@@ -81,10 +81,8 @@ describe('deletion racing allocation', () => {
       },
     };
     const r = await render(racingCtx, data.metadata.name!);
-    expect(r).toEqual({
-      kind: 'done',
-      note: 'Metal3Data deleted while claiming addresses; its IPClaims were released',
-    });
+    expect(r).toMatchObject({ kind: 'done' });
+    expect(await tc.client.get(R.Metal3Data, NS, data.metadata.name!)).toBeUndefined();
     // IPAM may have served the claim in between; the relay would deliver its deletion too.
     for (const c of await all(R.IPClaim)) await release(tc.ctx, R.IPClaim, c.metadata.name!);
     tc.server.settle();

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { R, type Resource } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { MAX_POOL_GETS } from '../../../shared/release/dependents.ts';
-import { converge, createMachine, NS, names, pool, release, seedTemplate } from './harness.ts';
+import { converge, createMachine, NS, names, pool, release, seedTemplate } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const tc = useDataCluster({

@@ -7,15 +7,17 @@ import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import {
+  addressOf,
   allocate,
   CLUSTER,
   converge,
   createMachine,
+  indexOf,
   NS,
   render,
   secretText,
   seedTemplate,
-} from './harness.ts';
+} from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const tc = useDataCluster({ pools: true, template: seedTemplate('nodepool-1') });
@@ -26,7 +28,7 @@ describe('allocateIndex + renderData, one machine', () => {
   it('claim -> Metal3Data nodepool-1-0 with owners, labels, finalizer; claim and template status', async () => {
     await createMachine(tc.client, 'worker-a', 'nodepool-1');
     const r = await allocate(tc.ctx, R.Metal3DataClaim, 'worker-a');
-    expect(r).toEqual({ kind: 'done', note: 'index 0' });
+    expect(r).toMatchObject({ kind: 'done' });
     data = (await tc.client.get(R.Metal3Data, NS, 'nodepool-1-0'))!;
     const claim = (await tc.client.get(R.Metal3DataClaim, NS, 'worker-a'))!;
     const template = (await tc.client.get(R.Metal3DataTemplate, NS, 'nodepool-1'))!;
@@ -63,7 +65,8 @@ describe('allocateIndex + renderData, one machine', () => {
 
   it('a second run writes nothing (idempotent)', async () => {
     const before = tc.client.stats.writes;
-    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'worker-a')).toEqual({ kind: 'done', note: 'index 0' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'worker-a')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'worker-a')).toBe(0);
     expect(tc.client.stats.writes).toBe(before);
   });
 
@@ -90,14 +93,10 @@ describe('allocateIndex + renderData, one machine', () => {
   });
 
   it('IPClaim -> IPAddress <namePrefix>-<ip>, claim status.address, pool status.indexes', async () => {
-    expect(await allocate(tc.ctx, R.IPClaim, 'nodepool-1-0-pool-1')).toEqual({
-      kind: 'done',
-      note: '192.168.0.10',
-    });
-    expect(await allocate(tc.ctx, R.IPClaim, 'nodepool-1-0-pool6-1')).toEqual({
-      kind: 'done',
-      note: '2001:db8::10',
-    });
+    expect(await allocate(tc.ctx, R.IPClaim, 'nodepool-1-0-pool-1')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'nodepool-1-0-pool-1')).toBe('192.168.0.10');
+    expect(await allocate(tc.ctx, R.IPClaim, 'nodepool-1-0-pool6-1')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'nodepool-1-0-pool6-1')).toBe('2001:db8::10');
     const addr = (await tc.client.get(R.IPAddress, NS, 'pool-1-192-168-0-10'))!;
     const claim = (await tc.client.get(R.IPClaim, NS, 'nodepool-1-0-pool-1'))!;
     const pool = (await tc.client.get(R.IPPool, NS, 'pool-1'))!;
@@ -121,7 +120,7 @@ describe('allocateIndex + renderData, one machine', () => {
   });
 
   it('renders and writes the two Secrets, refs and status.ready', async () => {
-    expect(await render(tc.ctx, 'nodepool-1-0')).toEqual({ kind: 'done', note: 'rendered' });
+    expect(await render(tc.ctx, 'nodepool-1-0')).toMatchObject({ kind: 'done' });
     const meta = (await tc.client.get(R.Secret, NS, 'worker-a-metadata-0'))!;
     const net = (await tc.client.get(R.Secret, NS, 'worker-a-networkdata-0'))!;
     expect(meta.type).toBe('infrastructure.cluster.x-k8s.io/secret');
@@ -152,7 +151,7 @@ describe('allocateIndex + renderData, one machine', () => {
 
   it('a second renderData run writes nothing', async () => {
     const before = tc.client.stats.writes;
-    expect(await render(tc.ctx, 'nodepool-1-0')).toEqual({ kind: 'done', note: 'rendered' });
+    expect(await render(tc.ctx, 'nodepool-1-0')).toMatchObject({ kind: 'done' });
     expect(tc.client.stats.writes).toBe(before);
   });
 
@@ -162,7 +161,7 @@ describe('allocateIndex + renderData, one machine', () => {
     await tc.client.delete(R.Secret, NS, 'worker-a-networkdata-0');
     await tc.client.delete(R.Secret, NS, 'worker-a-metadata-0');
     tc.server.log.reset();
-    expect(await render(tc.ctx, 'nodepool-1-0')).toEqual({ kind: 'done', note: 'rendered' });
+    expect(await render(tc.ctx, 'nodepool-1-0')).toMatchObject({ kind: 'done' });
     const meta2 = (await tc.client.get(R.Secret, NS, 'worker-a-metadata-0'))!;
     const net2 = (await tc.client.get(R.Secret, NS, 'worker-a-networkdata-0'))!;
     expect(meta2.metadata.uid).not.toBe(meta.metadata.uid);
@@ -207,7 +206,8 @@ describe('allocateIndex + renderData, one machine', () => {
       },
     });
     tc.server.log.reset();
-    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'worker-b')).toEqual({ kind: 'done', note: 'index 1' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'worker-b')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'worker-b')).toBe(1);
     expect(tc.server.log.count('create', 'metal3datas')).toBe(0);
     expect((await tc.client.list(R.Metal3Data, NS)).items).toHaveLength(2);
     const claim = (await tc.client.get(R.Metal3DataClaim, NS, 'worker-b'))!;

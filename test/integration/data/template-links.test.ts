@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { envelopeOf, R } from '../../../shared/api/resources.ts';
-import { allocate, CLUSTER, createClaim, NS } from './harness.ts';
+import { allocate, CLUSTER, createClaim, indexOf, NS } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
 const data = (name: string, index: number, template: string, templateReference?: string) => ({
@@ -34,7 +34,8 @@ const tc = useDataCluster({
 describe('template links', () => {
   it('a claim on the new template skips the indexes of all three links and takes 3', async () => {
     await createClaim(tc.client, 'c1', 'new');
-    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'c1')).toEqual({ kind: 'done', note: 'index 3' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'c1')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'c1')).toBe(3);
     const d = (await tc.client.get(R.Metal3Data, NS, 'new-3'))!;
     // The new Metal3Data carries the template's templateReference (seed 001).
     expect(d.spec).toMatchObject({ index: 3, templateReference: 'old', claim: { name: 'c1' } });
@@ -42,10 +43,12 @@ describe('template links', () => {
 
   it('the next claim takes 4; a claim on the unrelated template still starts at 0', async () => {
     await createClaim(tc.client, 'c2', 'new');
-    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'c2')).toEqual({ kind: 'done', note: 'index 4' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'c2')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'c2')).toBe(4);
     await tc.client.create(R.Metal3DataTemplate, { metadata: { name: 'fresh', namespace: NS }, spec: {} });
     await createClaim(tc.client, 'c3', 'fresh');
-    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'c3')).toEqual({ kind: 'done', note: 'index 0' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'c3')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'c3')).toBe(0);
   });
 
   it('the template status lists every linked Metal3Data', async () => {
@@ -65,7 +68,8 @@ describe('template links', () => {
     await tc.client.create(R.Metal3Data, data('fresh-1', 9, 'unrelated', 'nowhere'));
     await createClaim(tc.client, 'c4', 'fresh');
     tc.server.log.reset();
-    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'c4')).toEqual({ kind: 'done', note: 'index 2' });
+    expect(await allocate(tc.ctx, R.Metal3DataClaim, 'c4')).toMatchObject({ kind: 'done' });
+    expect(await indexOf(tc.client, 'c4')).toBe(2);
     expect(tc.server.log.count('create', 'metal3datas')).toBe(2);
   });
 

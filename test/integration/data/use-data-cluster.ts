@@ -5,8 +5,8 @@
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
+import { makeCtx, POOL_1, POOL6_1 } from '../../helpers/data.ts';
 import { type ClusterWithCtx, type UseClusterOptions, useCluster } from '../../helpers/use-cluster.ts';
-import { makeCtx, POOL_1, POOL6_1 } from './harness.ts';
 
 export type DataCluster = ClusterWithCtx<ReconcileContext>;
 

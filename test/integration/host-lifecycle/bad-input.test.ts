@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { createCluster, createMachinePair, makeCtx, NS, selectHost } from './harness.ts';
+import { createCluster, createMachinePair, makeCtx, NS, selectHost } from '../../helpers/hosts.ts';
 
 let tc: TestCluster;
 beforeAll(async () => {

@@ -13,7 +13,7 @@ import { metal3MachineConsumer } from '../../../shared/hosts/consumer.ts';
 import { releaseHost } from '../../../shared/hosts/release.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { CLUSTER, createMachinePair, deprovision, NS, selectHost } from './harness.ts';
+import { CLUSTER, createMachinePair, deprovision, NS, selectHost } from '../../helpers/hosts.ts';
 import { bmcName, useHostCluster } from './use-host-cluster.ts';
 
 const LABEL = 'cluster.x-k8s.io/cluster-name';

@@ -10,7 +10,7 @@ import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { eventually, hostState, NS } from './harness.ts';
+import { eventually, hostState, NS } from '../../helpers/hosts.ts';
 
 let tc: TestCluster;
 let ok: ReturnType<typeof startBmoSimulator>;

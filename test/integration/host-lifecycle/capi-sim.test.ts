@@ -15,7 +15,7 @@ import { KubeClient } from '../../../shared/kube/client.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { deprovision, eventually, hostState, makeCtx, msg, NS, selectHost } from './harness.ts';
+import { deprovision, eventually, hostState, makeCtx, msg, NS, selectHost } from '../../helpers/hosts.ts';
 
 let tc: TestCluster;
 let bmo: ReturnType<typeof startBmoSimulator>;

@@ -18,7 +18,7 @@ import {
 } from '../../../shared/hosts/consumer.ts';
 import { releaseHost } from '../../../shared/hosts/release.ts';
 import { compileHostSelector } from '../../../shared/selectors/labels.ts';
-import { NS } from './harness.ts';
+import { NS } from '../../helpers/hosts.ts';
 import { useHostCluster } from './use-host-cluster.ts';
 
 const tc = useHostCluster();

@@ -20,7 +20,7 @@ import {
   makeCtx,
   NS,
   selectHost,
-} from './harness.ts';
+} from '../../helpers/hosts.ts';
 
 let tc: TestCluster;
 let bmo: ReturnType<typeof startBmoSimulator>;

@@ -20,9 +20,9 @@ import {
   hostState,
   makeCtx,
   NS,
-  pool,
   selectHost,
-} from './harness.ts';
+} from '../../helpers/hosts.ts';
+import { runWorkers } from '../../helpers/workers.ts';
 
 const MACHINES = 100;
 const HOSTS = 120;
@@ -41,7 +41,7 @@ beforeAll(async () => {
   await bmo.ready;
   await createCluster(tc.client);
   await createSampleHosts(tc.client, NS, HOSTS, { bmcSecrets: false });
-  await pool(
+  await runWorkers(
     Array.from({ length: MACHINES }, (_, i) => `m-${String(i).padStart(3, '0')}`),
     16,
     async (name) => void (await createMachinePair(tc.client, name)),
@@ -85,7 +85,7 @@ async function drive(
   let errors = 0;
   for (let round = 1; round <= maxRounds; round++) {
     const again = new Set<string>();
-    await pool(todo, WORKERS, async (name) => {
+    await runWorkers(todo, WORKERS, async (name) => {
       try {
         const r = await run(name);
         if (r.kind === 'requeue') again.add(name);
@@ -184,7 +184,7 @@ describe(`${MACHINES} machines racing for ${HOSTS} hosts with ${WORKERS} workers
   it('after deleting everything, every host is available, unclaimed, and no finalizer is left', async () => {
     const client = KubeClient.fromString(tc.kubeconfig);
     const ctx = makeCtx(client);
-    await pool(names, WORKERS, async (n) => void (await tc.client.delete(R.Metal3Machine, NS, n)));
+    await runWorkers(names, WORKERS, async (n) => void (await tc.client.delete(R.Metal3Machine, NS, n)));
     const f = tc.server.faults;
     const removers = [
       f.add({ verb: 'update', resource: 'baremetalhosts', error: 409, probability: 0.05 }),

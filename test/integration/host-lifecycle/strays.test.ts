@@ -14,7 +14,7 @@ import { CLUSTER_NAME_LABEL, CONSUMER_LABEL } from '../../../shared/api/wellknow
 import { consumerLabelValue } from '../../../shared/hosts/consumer.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { CLUSTER, createMachinePair, deprovision, NS, selectHost } from './harness.ts';
+import { CLUSTER, createMachinePair, deprovision, NS, selectHost } from '../../helpers/hosts.ts';
 import { bmcName, useHostCluster } from './use-host-cluster.ts';
 
 const tc = useHostCluster();

@@ -7,8 +7,8 @@ import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
+import { createCluster, makeCtx, NS } from '../../helpers/hosts.ts';
 import { type ClusterWithCtx, useCluster } from '../../helpers/use-cluster.ts';
-import { createCluster, makeCtx, NS } from './harness.ts';
 
 export type HostCluster = ClusterWithCtx<ReconcileContext> & {
   /** A fresh client (its own request counters) and a reconcile context on it. */

@@ -59,18 +59,30 @@ describe('optimisticUpdate', () => {
   });
 
   it('re-reads and re-applies the mutation after a concurrent writer won', async () => {
+    // Our read, then another writer's change, then our write from that read: the race, in order.
+    const ours = (await cluster.client.get(R.ConfigMap, ns, name))!;
+    await cluster.client.patch(R.ConfigMap, ns, name, { data: { other: 'x' } });
+    cluster.server.log.reset();
     let calls = 0;
-    const r = await optimisticUpdate(cluster.client, R.ConfigMap, ns, name, (o) => {
-      calls++;
-      if (calls === 1) {
-        // Another writer changes the object between our read and our write.
-        void cluster.client.patch(R.ConfigMap, ns, name, { data: { other: 'x' } });
-      }
-      bump(o);
-    });
-    // Whether or not the concurrent patch landed first, no update is lost.
+    const r = await optimisticUpdate(
+      cluster.client,
+      R.ConfigMap,
+      ns,
+      name,
+      (o) => {
+        calls++;
+        bump(o);
+      },
+      { current: ours },
+    );
     expect(r.outcome).toBe('updated');
-    await new Promise((res) => setTimeout(res, 50));
+    // The server refused the write from the stale read (409); the helper re-read and re-applied.
+    expect(cluster.server.log.entries.map((e) => `${e.verb} ${e.status}`)).toEqual([
+      'update 409',
+      'get 200',
+      'update 200',
+    ]);
+    expect(calls).toBe(2);
     const after = (await cluster.client.get(R.ConfigMap, ns, name))!;
     expect(data(after)).toEqual({ count: '1', other: 'x' });
   });

@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { ensureQueues, type QueueUrls } from '../../../shared/queue/ensure.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { envelope, startSqs } from '../../unit/pipeline/helpers.ts';
+import { envelope } from '../../helpers/messages.ts';
+import { startSqs } from '../../helpers/sqs.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 let cluster: TestCluster;

@@ -23,7 +23,8 @@ import { done } from '../../../shared/reconcile/result.ts';
 import { signBody } from '../../../shared/runtimes/auth.ts';
 import { createHttpApp, messageCloudEvent } from '../../../shared/runtimes/http.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { envelope, until } from '../../unit/pipeline/helpers.ts';
+import { envelope } from '../../helpers/messages.ts';
+import { until } from '../../helpers/wait.ts';
 
 const NS = 'metal3';
 const TOKEN = 'test-token-1';

@@ -19,7 +19,9 @@ import {
 import { done } from '../../../shared/reconcile/result.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { envelope, startSqs, until } from '../../unit/pipeline/helpers.ts';
+import { envelope } from '../../helpers/messages.ts';
+import { startSqs } from '../../helpers/sqs.ts';
+import { until } from '../../helpers/wait.ts';
 
 const NS = 'metal3';
 let cluster: TestCluster;

@@ -9,7 +9,8 @@ import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { ensureQueues } from '../../../shared/queue/ensure.ts';
 import type { RoutedMessage } from '../../../shared/queue/message.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { startSqs, until } from '../../unit/pipeline/helpers.ts';
+import { startSqs } from '../../helpers/sqs.ts';
+import { until } from '../../helpers/wait.ts';
 
 const NS = 'metal3';
 let mgmt: TestCluster;

@@ -20,7 +20,8 @@ import {
 import { done } from '../../../shared/reconcile/result.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { startSqs, until } from '../../unit/pipeline/helpers.ts';
+import { startSqs } from '../../helpers/sqs.ts';
+import { until } from '../../helpers/wait.ts';
 import { type FreezableProxy, startFreezableProxy } from './proxy.ts';
 
 const NS = 'metal3';

@@ -1,9 +1,10 @@
 /**
  * serverless.yml packages offline (osls, the maintained Serverless Framework v3 fork, no AWS
  * credentials) and the CloudFormation it produces has what the design asks: FIFO queues with FIFO
- * DLQs (maxReceiveCount 5), visibility ≥ 6× function timeout, SQS event sources with
- * ReportBatchItemFailures and MaximumConcurrency, nodejs22.x, and per-function IAM reaching only
- * its own queues. The bundles are stand-ins here (`npm run build` makes the real ones); what is
+ * DLQs (maxReceiveCount 12, the limit the handlers dead-letter at, ADR 017), visibility ≥ 6×
+ * function timeout, SQS event sources with ReportBatchItemFailures and MaximumConcurrency,
+ * nodejs22.x, and per-function IAM reaching only its own queues (including the visibility changes
+ * of the retry backoff). The bundles are stand-ins here (`npm run build` makes the real ones); what is
  * checked is the deployment description.
  */
 import { spawnSync } from 'node:child_process';
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_NAMES } from '../../../events/envelope.ts';
+import { MAX_RECEIVE_COUNT } from '../../../shared/queue/redelivery.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const OSLS = join(ROOT, 'node_modules/osls/bin/serverless.js');
@@ -62,8 +64,13 @@ describe.skipIf(cliMissing)(
         expect(dlq.FifoQueue).toBe(true);
         expect(q.RedrivePolicy).toEqual({
           deadLetterTargetArn: { 'Fn::GetAtt': [`${C}DeadLetterQueue`, 'Arn'] },
-          maxReceiveCount: 5,
+          maxReceiveCount: 12,
         });
+        // The handlers dead-letter at the same receive (the value reaches them in their environment).
+        expect(MAX_RECEIVE_COUNT).toBe(12);
+        expect(
+          String(tpl.Resources[`${C}LambdaFunction`].Properties.Environment.Variables.MAX_RECEIVE_COUNT),
+        ).toBe('12');
         expect(lambda.Runtime).toBe('nodejs22.x');
         expect(lambda.Handler).toBe(`dist/lambda/${fn}/index.handler`);
         expect(q.VisibilityTimeout).toBeGreaterThanOrEqual(6 * lambda.Timeout);
@@ -87,6 +94,12 @@ describe.skipIf(cliMissing)(
           .map((x: any) => x['Fn::GetAtt']?.[0]);
         expect(new Set(targets)).toEqual(new Set([`${C}Queue`, `${C}DeadLetterQueue`, 'RequeueQueue']));
         for (const s of statements) for (const a of [s.Action].flat()) expect(a).toMatch(/^sqs:/);
+        const own = statements.filter(
+          (s: any) => [s.Resource].flat()[0]?.['Fn::GetAtt']?.[0] === `${C}Queue`,
+        );
+        expect(own.flatMap((s: any) => [s.Action].flat())).toEqual(
+          expect.arrayContaining(['sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl']),
+        );
       }
       expect(res.RequeueQueue!.Properties.FifoQueue).toBeUndefined();
       const zip = readFileSync(join(dir, '.serverless/selectHost.zip'));

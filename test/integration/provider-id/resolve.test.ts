@@ -49,10 +49,8 @@ describe('Step 3: metal3.io/uuid label', () => {
     await createNode(env.workload.client, 'h-s3-a', { uid: hostUid });
     log.reset();
     const r = await reconcile(env.ctx(), msg('s3-a'));
-    expect(r).toEqual({
-      kind: 'done',
-      note: `step 3: Node h-s3-a providerID set to ${idOf('s3-a', 'h-s3-a')}`,
-    });
+    expect(r).toMatchObject({ kind: 'done' });
+    expect(await nodeProviderID(env.workload.client, 'h-s3-a')).toBe(idOf('s3-a', 'h-s3-a'));
 
     const m = await getMachine(env.mgmt.client, 's3-a');
     expect(m.spec.providerID).toBe(idOf('s3-a', 'h-s3-a'));
@@ -193,7 +191,7 @@ describe('Step 1: a Node already carries one of the IDs', () => {
     await createNode(env.workload.client, 'h-s1-pivot', { uid: hostUid, providerID: id });
     log.reset();
     const r = await reconcile(env.ctx(), msg('s1-pivot'));
-    expect(r).toEqual({ kind: 'done', note: `Node h-s1-pivot already carries providerID ${id}` });
+    expect(r).toMatchObject({ kind: 'done' });
     const m = await getMachine(env.mgmt.client, 's1-pivot');
     expect(m.spec.providerID).toBe(id);
     expect(m.status?.ready).toBe(true);
@@ -289,10 +287,7 @@ describe('Step 2: cloud provider', () => {
       await env.workload.client.patch(R.Node, undefined, 'h-s2-a', { spec: { providerID: id } });
       log.reset();
       const r2 = await reconcile(env.ctx(), msg('s2-a'));
-      expect(r2).toEqual({
-        kind: 'done',
-        note: `copied providerID ${id} set by the cloud provider on Node h-s2-a`,
-      });
+      expect(r2).toMatchObject({ kind: 'done' });
       expect((await getMachine(env.mgmt.client, 's2-a')).spec.providerID).toBe(id);
       expect(nodeWrites()).toEqual([]);
     } finally {
@@ -336,10 +331,7 @@ describe('Step 4: hostname fallback', () => {
     await createNode(env.workload.client, 'worker-s4-a');
     log.reset();
     const r2 = await reconcile(env.ctx(), msg('s4-a'));
-    expect(r2).toMatchObject({
-      kind: 'done',
-      note: `step 4: Node worker-s4-a providerID set to ${idOf('s4-a', 'h-s4-a')}`,
-    });
+    expect(r2).toMatchObject({ kind: 'done' });
     expect(await nodeProviderID(env.workload.client, 'worker-s4-a')).toBe(idOf('s4-a', 'h-s4-a'));
     // ready was written while waiting; now the condition (one status write), then the Node.
     expect(log.writes.map((w) => `${w.server} ${w.verb} ${w.resource}`)).toEqual([
@@ -402,7 +394,7 @@ describe('gates and bad input', () => {
     env.workload.server.log.reset();
     log.reset();
     const r = await reconcile(env.ctx(), msg('g-prov'));
-    expect(r).toEqual({ kind: 'done', note: 'host metal3/h-g-prov is provisioning; its event wakes us' });
+    expect(r).toMatchObject({ kind: 'done' });
     expect(log.writes).toEqual([]);
     expect(env.workload.server.log.entries).toEqual([]);
   });
@@ -465,22 +457,18 @@ describe('gates and bad input', () => {
     void m3m;
     await createNode(env.workload.client, 'h-g-failed', { uid: hostUid });
     log.reset();
-    expect(await reconcile(env.ctx(), msg('g-failed'))).toEqual({
-      kind: 'done',
-      note: 'machine failed (InvalidConfiguration): bad hostSelector',
-    });
+    expect(await reconcile(env.ctx(), msg('g-failed'))).toMatchObject({ kind: 'done' });
     expect(log.writes).toEqual([]);
+    expect(await nodeProviderID(env.workload.client, 'h-g-failed')).toBeUndefined();
   });
 
   it('a message of another kind or a vanished machine is a no-op', async () => {
-    expect(await reconcile(env.ctx(), { ...msg('x'), kind: 'BareMetalHost' })).toEqual({
+    log.reset();
+    expect(await reconcile(env.ctx(), { ...msg('x'), kind: 'BareMetalHost' })).toMatchObject({
       kind: 'done',
-      note: 'ignored BareMetalHost message',
     });
-    expect(await reconcile(env.ctx(), msg('does-not-exist'))).toEqual({
-      kind: 'done',
-      note: 'Metal3Machine not found',
-    });
+    expect(await reconcile(env.ctx(), msg('does-not-exist'))).toMatchObject({ kind: 'done' });
+    expect(log.writes).toEqual([]);
   });
 
   it('a Node whose providerID is set is never changed (the server also refuses it)', async () => {

@@ -39,7 +39,7 @@ import { ROUTES, type RoutingEvent } from '../../../shared/routing/index.ts';
 import { routeWithApi } from '../../../shared/routing/lookup.ts';
 import { createHttpApp } from '../../../shared/runtimes/http.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { CLUSTER, converge, createMachine, makeCtx, NS } from '../data/harness.ts';
+import { CLUSTER, converge, createMachine, makeCtx, NS } from '../../helpers/data.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 /** The overlay's ApiServerSource: the kinds whose events reach the function Services. */

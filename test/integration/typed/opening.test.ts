@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { envelopeOf, R } from '../../../shared/api/resources.ts';
-import { allocate, createMachine, NS, pool, render, seedTemplate } from '../data/harness.ts';
+import { allocate, createMachine, NS, pool, render, seedTemplate } from '../../helpers/data.ts';
 import { useDataCluster } from '../data/use-data-cluster.ts';
 
 const tc = useDataCluster({ pools: true });

@@ -9,7 +9,7 @@ import { envelopeOf, R, type Resource } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { NS } from '../data/harness.ts';
+import { NS } from '../../helpers/data.ts';
 import { useDataCluster } from '../data/use-data-cluster.ts';
 
 const tc = useDataCluster();

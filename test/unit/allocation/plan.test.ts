@@ -94,6 +94,15 @@ describe('planIndex', () => {
     expect(picks.map((p) => (p.kind === 'create' ? p.index : -1))).toEqual([0, 2, 3]);
   });
 
+  it('without spreading (spreadByRank false, the benchmark baseline) every claim aims at the lowest free index', () => {
+    const claims = ['m-0', 'm-1', 'm-2'].map((n) => claim(n));
+    const datas = [data('tpl', 1, 'z')];
+    const picks = claims.map((c) =>
+      planIndex({ template: template('tpl'), claim: c, datas, claims, spreadByRank: false }),
+    );
+    expect(picks.map((p) => (p.kind === 'create' ? p.index : -1))).toEqual([0, 0, 0]);
+  });
+
   it('ignores deleting, failed and served claims when ranking, and skips tried indexes', () => {
     const claims = [
       claim('a', { metadata: { name: 'a', namespace: 'ns', deletionTimestamp: 'x' } }),

@@ -11,7 +11,7 @@ import {
   R,
 } from '../../../shared/api/index.ts';
 import { InvalidObjectError } from '../../../shared/reconcile/errors.ts';
-import { crdSchema, loadSeed } from './fixtures.ts';
+import { crdSchema, loadSeed } from '../../helpers/seed-fixtures.ts';
 import { checkAgainstCrd } from './openapi-validate.ts';
 
 /** A valid IPPool (ip-address-manager's shape; the seeds have none). */

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { V } from '../../../shared/allocation/views.ts';
 import { R, type Resource } from '../../../shared/api/resources.ts';
-import { loadSeed } from './fixtures.ts';
+import { loadSeed } from '../../helpers/seed-fixtures.ts';
 
 const seeds: [string, Resource][] = [
   ['001-cluster.yaml', R.Cluster],

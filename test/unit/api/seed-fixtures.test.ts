@@ -16,7 +16,7 @@ import {
   R,
   type ResourceType,
 } from '../../../shared/api/index.ts';
-import { crdSchema, loadSeed, readSeedText, seedFiles } from './fixtures.ts';
+import { crdSchema, loadSeed, readSeedText, seedFiles } from '../../helpers/seed-fixtures.ts';
 import { checkAgainstCrd, checkFragment } from './openapi-validate.ts';
 
 const wholeObjects: [string, ResourceType, (o: unknown) => unknown][] = [

@@ -1,7 +1,8 @@
 /**
  * The in-process runtime keeps the queues' semantics: FIFO order and one-at-a-time per group,
- * coalescing of pending messages, deduplication, requeue-after, retries with the group held, and
- * dead letters (malformed at once, failing after maxAttempts) that never hurt batch-mates.
+ * coalescing of pending messages, deduplication, requeue-after, and malformed messages dead-lettered
+ * without hurting batch-mates. Retries, held groups and the last attempt are in the runtime contract
+ * suite (test/integration/runtimes/).
  */
 import { describe, expect, it } from 'vitest';
 import type { MessageEnvelope } from '../../../events/envelope.ts';
@@ -9,7 +10,9 @@ import type { RoutedMessage } from '../../../shared/queue/message.ts';
 import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
 import { done, requeueAfter } from '../../../shared/reconcile/result.ts';
 import { DirectRunner } from '../../../shared/runtimes/direct.ts';
-import { envelope, offlineContext, until } from './helpers.ts';
+import { offlineContext } from '../../helpers/context.ts';
+import { envelope } from '../../helpers/messages.ts';
+import { until } from '../../helpers/wait.ts';
 
 const routed = (over: Partial<MessageEnvelope>, group?: string): RoutedMessage => {
   const msg = envelope(over);
@@ -115,33 +118,6 @@ describe('DirectRunner', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(45);
     expect(calls[1]).toMatchObject({ name: 'm-0', reason: 'requeue', attempt: 1 });
     expect(r.runStats).toMatchObject({ requeued: 1, done: 1 });
-    await r.close();
-  });
-
-  it('retries a thrown error with backoff, holding its group, then dead-letters after maxAttempts', async () => {
-    const calls: string[] = [];
-    const fn: ReconcileFn = async (_ctx, msg) => {
-      calls.push(msg.name);
-      if (msg.name === 'flaky' && calls.filter((c) => c === 'flaky').length < 3) throw new Error('boom');
-      if (msg.name === 'broken') throw new Error('always');
-      return done();
-    };
-    const r = new DirectRunner({
-      fns: { allocateIndex: fn },
-      context: offlineContext(),
-      retryBackoffMs: () => 10,
-      maxAttempts: 4,
-    });
-    const m = (name: string, group: string) =>
-      routed({ function: 'allocateIndex', kind: 'Metal3DataClaim', name, uid: name }, group);
-    r.enqueue([m('flaky', 'g1'), m('after-flaky', 'g1'), m('broken', 'g2'), m('other', 'g3')]);
-    await until(() => (r.runStats.deadLettered === 1 && r.bufferedCount === 0) || undefined, 5_000);
-    await r.flush();
-    // The message behind the failing one in its group waited for it.
-    expect(calls.indexOf('after-flaky')).toBeGreaterThan(calls.lastIndexOf('flaky'));
-    expect(calls.filter((c) => c === 'flaky')).toHaveLength(3);
-    expect(calls.filter((c) => c === 'broken')).toHaveLength(4);
-    expect(r.runStats).toMatchObject({ done: 3, retried: 5, deadLettered: 1 });
     await r.close();
   });
 

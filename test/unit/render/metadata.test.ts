@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderMetaData } from '../../../shared/render/index.ts';
-import { bmh, inputs, renderErrorOf, template } from './helpers.ts';
+import { bmh, inputs, renderErrorOf, template } from '../../helpers/render.ts';
 
 const PROVIDER = { providerid: 'default/node-0/m3m-1' };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderNetworkData } from '../../../shared/render/index.ts';
-import { inputs, renderErrorOf, template } from './helpers.ts';
+import { inputs, renderErrorOf, template } from '../../helpers/render.ts';
 
 const nd = (networkData: unknown) => template({ networkData });
 

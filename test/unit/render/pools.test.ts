@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isMetal3Pool, referencedPools } from '../../../shared/render/index.ts';
-import { inputs, renderErrorOf, template } from './helpers.ts';
+import { inputs, renderErrorOf, template } from '../../helpers/render.ts';
 
 const m3 = (name: string) => ({ name, apiGroup: 'ipam.metal3.io', kind: 'IPPool' });
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseMetal3DataTemplate } from '../../../shared/api/index.ts';
 import { renderData } from '../../../shared/render/index.ts';
-import { inputs, template } from './helpers.ts';
-import { SEED_TEMPLATE_REAL_MACS } from './seed001-template.ts';
+import { inputs, template } from '../../helpers/render.ts';
+import { SEED_TEMPLATE_REAL_MACS } from '../../helpers/seed001-template.ts';
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {

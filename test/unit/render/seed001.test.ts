@@ -12,8 +12,8 @@ import { parse } from 'yaml';
 import { parseMetal3DataTemplate } from '../../../shared/api/index.ts';
 import { type NetworkData, RenderError, referencedPools, renderData } from '../../../shared/render/index.ts';
 import { serializeMetaData, serializeNetworkData } from '../../../shared/render/serialize.ts';
-import { inputs, template } from './helpers.ts';
-import { SEED_TEMPLATE, SEED_TEMPLATE_REAL_MACS } from './seed001-template.ts';
+import { inputs, template } from '../../helpers/render.ts';
+import { SEED_TEMPLATE, SEED_TEMPLATE_REAL_MACS } from '../../helpers/seed001-template.ts';
 
 // index 0: the seed's Metal3Data is nodepool-1-0
 const seedInputs = inputs({ index: 0 });

@@ -11,7 +11,7 @@ import { compactVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeOf, R } from '../../../../shared/api/resources.ts';
 import { KubeClient } from '../../../../shared/kube/client.ts';
-import { kubectlExit } from '../../../../test/conformance/cases/kubectl.ts';
+import { kubectlExit } from '../../../../test/helpers/kubectl.ts';
 import { type ApiServerHandle, startApiServer } from '../index.ts';
 import { bearerToken } from './authenticate.ts';
 

@@ -1,9 +1,4 @@
-import {
-  GetQueueAttributesCommand,
-  type Message,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-} from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, type Message, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deduplicationId, parseEnvelope } from '../../../events/envelope.ts';
 import { redrive } from '../../../shared/queue/dlq.ts';
@@ -12,29 +7,14 @@ import { groupId, objectGroup } from '../../../shared/queue/message.ts';
 import { dlqName, functionOfQueue, queueName, requeueQueueName } from '../../../shared/queue/names.ts';
 import { forwardDueRequeues, forwardOne, scheduleRequeue } from '../../../shared/queue/requeue.ts';
 import { QueueSender } from '../../../shared/queue/sender.ts';
-import { envelope, startSqs } from './helpers.ts';
+import { envelope } from '../../helpers/messages.ts';
+import { receiveAll, startSqs } from '../../helpers/sqs.ts';
 
 let local: Awaited<ReturnType<typeof startSqs>>;
 let urls: QueueUrls;
 
-async function drain(url: string, expected: number, timeoutMs = 5_000): Promise<Message[]> {
-  const out: Message[] = [];
-  const end = Date.now() + timeoutMs;
-  while (out.length < expected && Date.now() < end) {
-    const r = await local.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: url,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 1,
-        VisibilityTimeout: 30,
-        MessageSystemAttributeNames: ['All'],
-        MessageAttributeNames: ['All'],
-      }),
-    );
-    out.push(...(r.Messages ?? []));
-  }
-  return out;
-}
+const drain = (url: string, expected: number, timeoutMs = 5_000): Promise<Message[]> =>
+  receiveAll(local.sqs, url, expected, { timeoutMs });
 
 beforeAll(async () => {
   local = await startSqs();
@@ -66,7 +46,7 @@ describe('queue names', () => {
 });
 
 describe('ensureQueues', () => {
-  it('is idempotent and wires each queue to its DLQ with maxReceiveCount 5', async () => {
+  it('is idempotent and wires each function queue to its DLQ with maxReceiveCount 12, the delay queue with 5', async () => {
     const again = await ensureQueues(local.sqs, { prefix: 'q-' });
     expect(again).toEqual(urls);
     expect(await resolveQueues(local.sqs, { prefix: 'q-' })).toEqual(urls);
@@ -75,8 +55,12 @@ describe('ensureQueues', () => {
     );
     expect(attrs.Attributes?.FifoQueue).toBe('true');
     const redrivePolicy = JSON.parse(attrs.Attributes?.RedrivePolicy ?? '{}');
-    expect(String(redrivePolicy.maxReceiveCount)).toBe('5');
+    expect(String(redrivePolicy.maxReceiveCount)).toBe('12');
     expect(redrivePolicy.deadLetterTargetArn).toMatch(/q-metal3fn-selectHost-dlq\.fifo$/);
+    const delay = await local.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: urls.requeue, AttributeNames: ['RedrivePolicy'] }),
+    );
+    expect(String(JSON.parse(delay.Attributes?.RedrivePolicy ?? '{}').maxReceiveCount)).toBe('5');
   });
 });
 

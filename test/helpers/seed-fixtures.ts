@@ -2,8 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 
-export const SEEDS_DIR = join(import.meta.dirname, '..', '..', 'fixtures', 'seeds');
-const ROOT = join(import.meta.dirname, '..', '..', '..');
+export const SEEDS_DIR = join(import.meta.dirname, '..', 'fixtures', 'seeds');
+const ROOT = join(import.meta.dirname, '..', '..');
 
 export function seedFiles(): string[] {
   return readdirSync(SEEDS_DIR)

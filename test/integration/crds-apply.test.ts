@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { type ApiServerHandle, startApiServer } from '../../infra/local/apiserver/index.ts';
 import { renderCrdFiles } from '../../scripts/gen-crds.ts';
 import { resourceFor } from '../../shared/api/index.ts';
-import { loadSeed, seedFiles } from './api/fixtures.ts';
+import { loadSeed, seedFiles } from '../helpers/seed-fixtures.ts';
 
 // The generated CRDs installed in the embedded API server, and every whole-object seed fixture
 // created through it: accepted, and read back with nothing pruned or changed.

@@ -4,18 +4,20 @@
  * with some messages delivered twice (at-least-once queues), duplicates placed right next to the
  * original so they really run at the same time.
  */
-import { allocationCounters } from '../../../functions/allocate-index/claim.ts';
 import {
+  reconcile as allocateIndex,
   reconcileDataClaimMessage,
   reconcileIPClaimMessage,
-} from '../../../functions/allocate-index/core.ts';
-import { addressCounters } from '../../../functions/allocate-index/ipclaim.ts';
-import { R, type Resource } from '../../../shared/api/resources.ts';
-import type { KubeClient } from '../../../shared/kube/client.ts';
-import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
-import { TransientError } from '../../../shared/reconcile/errors.ts';
-import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
-import { allocate, createClaim, makeCtx, msg, NS } from './harness.ts';
+} from '../../functions/allocate-index/core.ts';
+import { R, type Resource } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { MAX_RECEIVE_COUNT } from '../../shared/queue/redelivery.ts';
+import type { AllocationEvent, ReconcileContext, ReconcileMetrics } from '../../shared/reconcile/context.ts';
+import { TransientError } from '../../shared/reconcile/errors.ts';
+import type { ReconcileResult } from '../../shared/reconcile/result.ts';
+import { dispatch } from '../../shared/runtimes/dispatch.ts';
+import { createClaim, makeCtx, msg, NS } from './data.ts';
+import { runWorkers } from './workers.ts';
 
 /** Deterministic PRNG (mulberry32) so every run sees the same message order. */
 export function prng(seed: number): () => number {
@@ -45,22 +47,6 @@ export function deliveries(names: string[], dupRate: number, seed = 1): string[]
   return out;
 }
 
-/** Runs `fn` over `items` with `workers` concurrent workers; returns the results in delivery order. */
-export async function runWorkers<T, R>(
-  items: T[],
-  workers: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i]!);
-    }),
-  );
-  return results;
-}
-
 export interface ContentionResult {
   allocations: number;
   deliveries: number;
@@ -83,12 +69,32 @@ export interface ContentionOptions {
   dupRate: number;
   seed?: number;
   /**
-   * Call the unserialized per-kind function instead of the core, so duplicates race each other as
-   * they would in two processes (the core serializes one key per process).
+   * Call the per-kind function directly instead of through dispatch, so duplicates race each other
+   * as they would in two processes (dispatch runs one delivery of a key at a time per process).
    */
   crossProcess?: boolean;
-  /** Deliveries of one claim before a transient error fails the run (default 5, the queues' maxReceiveCount). */
+  /** Deliveries of one claim before a transient error fails the run (default: the queues' receive limit). */
   maxReceives?: number;
+  /** ProductConfig.indexSpreadByRank (default true). */
+  spreadByRank?: boolean;
+}
+
+/** Counts what allocateIndex reports through ReconcileContext.metrics. */
+export function allocationTally(): { counts: Record<AllocationEvent, number>; metrics: ReconcileMetrics } {
+  const counts: Record<AllocationEvent, number> = {
+    created: 0,
+    alreadyExists: 0,
+    duplicateCreate: 0,
+    reused: 0,
+  };
+  return {
+    counts,
+    metrics: {
+      allocation: (_resource, event) => {
+        counts[event]++;
+      },
+    },
+  };
 }
 
 export async function indexContention(
@@ -102,7 +108,7 @@ export async function indexContention(
     (_, i) => `${template}-claim-${String(i).padStart(4, '0')}`,
   );
   await runWorkers(names, 16, (n) => createClaim(client, n, template));
-  return contend(client, R.Metal3DataClaim, names, opts, allocationCounters);
+  return contend(client, R.Metal3DataClaim, names, opts);
 }
 
 export async function addressContention(
@@ -116,7 +122,7 @@ export async function addressContention(
       spec: { pool: { name: opts.pool, namespace: NS } },
     }),
   );
-  return contend(client, R.IPClaim, names, opts, addressCounters);
+  return contend(client, R.IPClaim, names, opts);
 }
 
 async function contend(
@@ -124,24 +130,35 @@ async function contend(
   t: Resource,
   names: string[],
   opts: ContentionOptions,
-  counters: { alreadyExists: number; duplicateCreate?: number },
 ): Promise<ContentionResult> {
-  const ctx: ReconcileContext = makeCtx(client);
+  const tally = allocationTally();
+  const base = makeCtx(client);
+  const ctx: ReconcileContext = {
+    ...base,
+    config: { ...base.config, indexSpreadByRank: opts.spreadByRank ?? true },
+    metrics: tally.metrics,
+  };
   const order = deliveries(names, opts.dupRate, opts.seed ?? 1);
   const conflicts0 = client.stats.conflicts;
-  const exists0 = counters.alreadyExists;
-  const dup0 = counters.duplicateCreate ?? 0;
   const listed0 = client.stats.listedItems;
   const started = performance.now();
   const direct = t === R.IPClaim ? reconcileIPClaimMessage : reconcileDataClaimMessage;
+  // One delivery as a runtime makes it: through dispatch (one delivery of a key at a time).
+  const delivered = async (n: string): Promise<ReconcileResult> => {
+    const out = await dispatch({ allocateIndex }, ctx, msg('allocateIndex', t, n));
+    if (out.kind === 'retry') throw out.error;
+    if (out.kind === 'done') return out.result;
+    if (out.kind === 'terminal') return { kind: 'terminal', reason: out.reason, message: out.message };
+    throw new Error(`unexpected outcome ${JSON.stringify(out)}`);
+  };
   let redeliveries = 0;
-  // A transient error is what the queue redelivers (up to its maxReceiveCount, 5): do the same.
+  // A transient error is what the queue redelivers (up to its receive limit): do the same.
   const deliver = async (n: string): Promise<ReconcileResult> => {
     for (let receive = 1; ; receive++) {
       try {
-        return await (opts.crossProcess ? direct(ctx, msg('allocateIndex', t, n, NS)) : allocate(ctx, t, n));
+        return await (opts.crossProcess ? direct(ctx, msg('allocateIndex', t, n, NS)) : delivered(n));
       } catch (e) {
-        if (!(e instanceof TransientError) || receive >= (opts.maxReceives ?? 5)) throw e;
+        if (!(e instanceof TransientError) || receive >= (opts.maxReceives ?? MAX_RECEIVE_COUNT)) throw e;
         redeliveries++;
       }
     }
@@ -154,8 +171,8 @@ async function contend(
     allocations: names.length,
     deliveries: order.length,
     http409: client.stats.conflicts - conflicts0,
-    alreadyExists: counters.alreadyExists - exists0,
-    duplicateCreates: (counters.duplicateCreate ?? 0) - dup0,
+    alreadyExists: tally.counts.alreadyExists,
+    duplicateCreates: tally.counts.duplicateCreate,
     redeliveries,
     listed: client.stats.listedItems - listed0,
     ms,

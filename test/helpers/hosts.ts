@@ -1,51 +1,21 @@
-/**
- * Host-lifecycle test setup: a reconcile context on the embedded API server, builders for a Cluster,
- * Machines (with bootstrap data) and Metal3Machines owned by them, and drivers that play the relay's
- * part by calling the cores directly.
- */
-import type { MessageEnvelope } from '../../../events/envelope.ts';
-import { reconcile as deprovisionCore } from '../../../functions/deprovision/core.ts';
-import { reconcile as selectHostCore } from '../../../functions/select-host/core.ts';
-import { apiVersionOf, envelopeOf, R, type Resource } from '../../../shared/api/resources.ts';
-import type { KubeClient } from '../../../shared/kube/client.ts';
-import type { KubeObject } from '../../../shared/kube/types.ts';
-import { createEventRecorder } from '../../../shared/observability/events.ts';
-import { silentLogger } from '../../../shared/observability/logger.ts';
-import {
-  DEFAULT_CONFIG,
-  type ProductConfig,
-  type ReconcileContext,
-} from '../../../shared/reconcile/context.ts';
-import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
+import { reconcile as deprovisionCore } from '../../functions/deprovision/core.ts';
+import { reconcile as selectHostCore } from '../../functions/select-host/core.ts';
+import { apiVersionOf, envelopeOf, R } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ProductConfig, ReconcileContext } from '../../shared/reconcile/context.ts';
+import type { ReconcileResult } from '../../shared/reconcile/result.ts';
+import { clusterContext } from './context.ts';
+import { messageFor } from './messages.ts';
+import { eventually } from './wait.ts';
 
 export const NS = 'metal3';
 export const CLUSTER = 'cluster';
 
-export function makeCtx(client: KubeClient, config: Partial<ProductConfig> = {}): ReconcileContext {
-  return {
-    client,
-    workloadClient: async () => {
-      throw new Error('no workload cluster in these tests');
-    },
-    events: createEventRecorder(client, 'metal3fn-test'),
-    log: silentLogger,
-    config: { ...DEFAULT_CONFIG, ...config },
-    now: () => new Date(),
-  };
-}
-
-export function msg(fn: MessageEnvelope['function'], t: Resource, name: string, ns = NS): MessageEnvelope {
-  return {
-    v: 1,
-    function: fn,
-    cluster: 'management',
-    apiVersion: apiVersionOf(t),
-    kind: t.kind,
-    namespace: ns,
-    name,
-    reason: 'modified',
-  };
-}
+export const makeCtx = (client: KubeClient, config: Partial<ProductConfig> = {}): ReconcileContext =>
+  clusterContext(client, { config });
+export const msg = messageFor;
+export { eventually };
 
 export const selectHost = (ctx: ReconcileContext, name: string, ns = NS): Promise<ReconcileResult> =>
   selectHostCore(ctx, msg('selectHost', R.Metal3Machine, name, ns));
@@ -157,38 +127,5 @@ export async function createMachinePair(
   return { machine, m3m };
 }
 
-/** Polls `check` (re-reading API state) until it returns a value; for tests only. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined | false>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v as T;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 export const hostState = (h: KubeObject | undefined): string =>
   String((h?.status as { provisioning?: { state?: string } } | undefined)?.provisioning?.state ?? '');
-
-/** Runs `fn` over `items` with `workers` concurrent workers. */
-export async function pool<T>(
-  items: readonly T[],
-  workers: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(workers, items.length) }, async () => {
-      for (;;) {
-        const i = next++;
-        if (i >= items.length) return;
-        await fn(items[i]!);
-      }
-    }),
-  );
-}

@@ -1,7 +1,7 @@
 /** Objects and addresses shared by the render tests (hand-written, not produced by the code). */
-import type { BareMetalHost, Machine, Metal3Machine } from '../../../shared/api/index.ts';
-import type { AllocatedAddress } from '../../../shared/ipam/allocate.ts';
-import { RenderError, type RenderInputs, type TemplateSpec } from '../../../shared/render/index.ts';
+import type { BareMetalHost, Machine, Metal3Machine } from '../../shared/api/index.ts';
+import type { AllocatedAddress } from '../../shared/ipam/allocate.ts';
+import { RenderError, type RenderInputs, type TemplateSpec } from '../../shared/render/index.ts';
 
 export const machine: Machine = {
   apiVersion: 'cluster.x-k8s.io/v1beta1',

@@ -6,47 +6,23 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import type { MessageEnvelope } from '../../../events/envelope.ts';
-import { reconcile as allocateIndex, reconcileRelease } from '../../../functions/allocate-index/core.ts';
-import { reconcile as renderData } from '../../../functions/render-data/core.ts';
-import type { Nic } from '../../../shared/api/baremetalhost.ts';
-import { apiVersionOf, envelopeOf, R, type Resource } from '../../../shared/api/resources.ts';
-import type { KubeClient } from '../../../shared/kube/client.ts';
-import type { KubeObject } from '../../../shared/kube/types.ts';
-import { createEventRecorder } from '../../../shared/observability/events.ts';
-import { silentLogger } from '../../../shared/observability/logger.ts';
-import { DEFAULT_CONFIG, type ReconcileContext } from '../../../shared/reconcile/context.ts';
-import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
+import { reconcile as allocateIndex, reconcileRelease } from '../../functions/allocate-index/core.ts';
+import { reconcile as renderData } from '../../functions/render-data/core.ts';
+import type { Nic } from '../../shared/api/baremetalhost.ts';
+import { apiVersionOf, envelopeOf, R, type Resource } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import type { ReconcileResult } from '../../shared/reconcile/result.ts';
+import { clusterContext } from './context.ts';
+import { messageFor } from './messages.ts';
 
 export const NS = 'metal3';
 export const CLUSTER = 'cluster';
-export const ROOT = join(import.meta.dirname, '..', '..', '..');
+export const ROOT = join(import.meta.dirname, '..', '..');
 
-export function makeCtx(client: KubeClient): ReconcileContext {
-  return {
-    client,
-    workloadClient: async () => {
-      throw new Error('no workload cluster in these tests');
-    },
-    events: createEventRecorder(client, 'metal3fn-test'),
-    log: silentLogger,
-    config: DEFAULT_CONFIG,
-    now: () => new Date(),
-  };
-}
-
-export function msg(fn: MessageEnvelope['function'], t: Resource, name: string, ns = NS): MessageEnvelope {
-  return {
-    v: 1,
-    function: fn,
-    cluster: 'management',
-    apiVersion: apiVersionOf(t),
-    kind: t.kind,
-    namespace: ns,
-    name,
-    reason: 'modified',
-  };
-}
+export const makeCtx = (client: KubeClient): ReconcileContext => clusterContext(client);
+export const msg = messageFor;
 
 export const allocate = (
   ctx: ReconcileContext,
@@ -226,6 +202,25 @@ export async function converge(ctx: ReconcileContext, rounds = 12): Promise<numb
     if (client.stats.writes === before) return round;
   }
   throw new Error(`no convergence in ${rounds} rounds`);
+}
+
+/**
+ * The index allocated to claim `name`, read back from the cluster: the Metal3Data its
+ * status.renderedData names, and that object's spec.index (undefined when there is none).
+ */
+export async function indexOf(client: KubeClient, claim: string, ns = NS): Promise<number | undefined> {
+  const c = await client.get(R.Metal3DataClaim, ns, claim);
+  const data = (c?.status as { renderedData?: { name?: string } } | undefined)?.renderedData?.name;
+  const d = data ? await client.get(R.Metal3Data, ns, data) : undefined;
+  return (d?.spec as { index?: number } | undefined)?.index;
+}
+
+/** The address allocated to IPClaim `name`: the IPAddress its status.address names, its spec.address. */
+export async function addressOf(client: KubeClient, claim: string, ns = NS): Promise<string | undefined> {
+  const c = await client.get(R.IPClaim, ns, claim);
+  const a = (c?.status as { address?: { name?: string } } | undefined)?.address?.name;
+  const obj = a ? await client.get(R.IPAddress, ns, a) : undefined;
+  return (obj?.spec as { address?: string } | undefined)?.address;
 }
 
 export const names = (items: KubeObject[]): string[] => items.map((o) => o.metadata.name!).sort();
