@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import type { IPPoolSpec } from '../api/ipam.ts';
 import { VMETAL_HOST_ANNOTATION } from '../api/wellknown.ts';
 import { poolRanges } from '../ipam/allocate.ts';
-import { type Cidr, formatIp, type Ip, type IpFamily, maxValue, parseCidr, tryParseIp } from '../ipam/ip.ts';
+import { type Cidr, formatIp, type Ip, type IpFamily, parseCidr, tryParseIp } from '../ipam/ip.ts';
 import { propertyError, propertyField } from './errors.ts';
 import { PROP } from './names.ts';
 
@@ -219,7 +219,7 @@ export function networkOverlaps(
     const pool = `${p.namespace ?? ''}/${p.name}`;
     for (const t of theirs) {
       if (t.family !== family || t.hi < t.lo) continue;
-      const hi = t.hi > maxValue(family) ? maxValue(family) : t.hi;
+      const hi = t.hi;
       const theirText = `${text(t.lo)}-${text(hi)}`;
       for (const o of ours) {
         if (o.lo <= hi && t.lo <= o.hi)

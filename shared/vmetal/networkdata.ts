@@ -6,8 +6,8 @@
  */
 import { parse, YAMLParseError } from 'yaml';
 import { MAC_PATTERN } from '../api/net.ts';
-import type { KubeObject } from '../kube/types.ts';
 import { prefixToNetmask, tryParseIp } from '../ipam/ip.ts';
+import type { KubeObject } from '../kube/types.ts';
 import type { NetworkData } from '../render/networkdata.ts';
 import { VMetalInputError } from './errors.ts';
 import type { AddressAssignment } from './network.ts';
