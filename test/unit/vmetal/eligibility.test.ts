@@ -11,7 +11,7 @@ import {
   nodeTypeCapacity,
   summarizeExclusions,
 } from '../../../shared/vmetal/eligibility.ts';
-import { VMetalInputError } from '../../../shared/vmetal/errors.ts';
+import { inputError } from './helpers.ts';
 
 const NS = 'metal3';
 const CLAIM = {
@@ -191,13 +191,7 @@ describe('compileTypeSelection', () => {
     [{ resources: { cpu: 'many' } }, 'NodeType t resources.cpu'],
     [{ resources: { memory: '1 Gi' } }, 'NodeType t resources.memory'],
   ])('refuses %j', (over, field) => {
-    try {
-      compileTypeSelection({ name: 't', ...over });
-      expect.unreachable();
-    } catch (e) {
-      expect(e).toBeInstanceOf(VMetalInputError);
-      expect((e as VMetalInputError).field).toBe(field);
-    }
+    expect(inputError(() => compileTypeSelection({ name: 't', ...over })).field).toBe(field);
   });
 });
 

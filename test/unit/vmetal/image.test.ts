@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { VMetalInputError, VMetalWait } from '../../../shared/vmetal/errors.ts';
 import { imageOfOSImage, resolveImageSource } from '../../../shared/vmetal/image.ts';
+import { inputError, waitError } from './helpers.ts';
 
 const URL_ = 'metal3.vcluster.com/image-url';
 const SUM = 'metal3.vcluster.com/image-checksum';
 const TYPE = 'metal3.vcluster.com/image-checksum-type';
 const OS = 'vcluster.com/os-image';
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('resolveImageSource', () => {
   it.each([
@@ -55,8 +46,7 @@ describe('resolveImageSource', () => {
       'properties["metal3.vcluster.com/image-checksum-type"]',
     ],
   ])('refuses %j', (props, field) => {
-    const e = thrown(() => resolveImageSource(props)) as VMetalInputError;
-    expect(e).toBeInstanceOf(VMetalInputError);
+    const e = inputError(() => resolveImageSource(props));
     expect(e.field).toBe(field);
   });
 });
@@ -71,8 +61,7 @@ describe('imageOfOSImage', () => {
     ).toEqual({ url: 'http://x/u.qcow2', checksum: 'abc', checksumType: 'md5' });
   });
   it('a missing OSImage is a wait naming it', () => {
-    const e = thrown(() => imageOfOSImage('ubuntu-24', undefined)) as VMetalWait;
-    expect(e).toBeInstanceOf(VMetalWait);
+    const e = waitError(() => imageOfOSImage('ubuntu-24', undefined));
     expect(e.reason).toBe('OSImageNotFound');
     expect(e.object).toEqual({ kind: 'OSImage', name: 'ubuntu-24' });
     expect(e.message).toBe('OSImage ubuntu-24 not found (vcluster.com/os-image)');
@@ -84,8 +73,7 @@ describe('imageOfOSImage', () => {
       'OSImage u spec.properties["metal3.vcluster.com/image-checksum"]',
     ],
   ])('an OSImage without %j is bad input', (spec, field) => {
-    const e = thrown(() => imageOfOSImage('u', { metadata: { name: 'u' }, spec })) as VMetalInputError;
-    expect(e).toBeInstanceOf(VMetalInputError);
+    const e = inputError(() => imageOfOSImage('u', { metadata: { name: 'u' }, spec }));
     expect(e.field).toBe(field);
   });
 });

@@ -9,6 +9,7 @@ import {
   shellQuote,
   shellWords,
 } from '../../../shared/vmetal/join.ts';
+import { inputError } from './helpers.ts';
 
 const TOKEN = 'abcdef.0123456789abcdef';
 const HASH = `sha256:${'ab'.repeat(32)}`;
@@ -21,16 +22,6 @@ const input = (over: Partial<JoinInput> = {}): JoinInput => ({
   nodeLabels: {},
   ...over,
 });
-
-function inputError(fn: () => unknown): VMetalInputError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof VMetalInputError) return e;
-    throw e;
-  }
-  throw new Error('expected a VMetalInputError');
-}
 
 describe('joinEndpoint', () => {
   it.each([

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { allocateAddress } from '../../../shared/ipam/allocate.ts';
-import { VMetalInputError } from '../../../shared/vmetal/errors.ts';
 import {
   formatOverlaps,
   HOST_NETWORK_ANNOTATIONS,
@@ -14,19 +13,10 @@ import {
   serverList,
   type VMetalNetwork,
 } from '../../../shared/vmetal/network.ts';
+import { inputError } from './helpers.ts';
 
 const CIDR = 'metal3.vcluster.com/network-cidr';
 const RANGE = 'metal3.vcluster.com/network-ip-range';
-
-function inputError(fn: () => unknown): VMetalInputError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof VMetalInputError) return e;
-    throw e;
-  }
-  throw new Error('expected a VMetalInputError');
-}
 
 describe('parseNetwork', () => {
   it.each([

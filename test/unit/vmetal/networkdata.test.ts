@@ -1,22 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { serializeNetworkData } from '../../../shared/render/serialize.ts';
-import { VMetalInputError } from '../../../shared/vmetal/errors.ts';
 import {
   bootMacAddress,
   generatedNetworkData,
   parseNetworkDataText,
 } from '../../../shared/vmetal/networkdata.ts';
-
-function inputError(fn: () => unknown): VMetalInputError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof VMetalInputError) return e;
-    throw e;
-  }
-  throw new Error('expected a VMetalInputError');
-}
+import { inputError } from './helpers.ts';
 
 const host = (mac: unknown): KubeObject => ({
   metadata: { name: 'h1', namespace: 'metal3' },

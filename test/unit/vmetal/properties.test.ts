@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { VMetalInputError } from '../../../shared/vmetal/errors.ts';
 import {
   environmentName,
   kubeletLabelProblem,
   mergeProperties,
   type PropertyLevels,
 } from '../../../shared/vmetal/properties.ts';
+import { inputError } from './helpers.ts';
 
 type Props = Record<string, string> | undefined;
 
@@ -205,14 +205,14 @@ describe('mergeProperties: Node labels', () => {
       'label key "bad key"',
     ],
   ])('refuses %s, naming the field', (_name, input, field, detail) => {
-    const e = catchError(() => mergeProperties(input));
+    const e = inputError(() => mergeProperties(input));
     expect(e.field).toBe(field);
     expect(e.detail).toContain(detail);
     expect(e.message.startsWith(`${field}: not a valid Node label`)).toBe(true);
   });
 
   it('refuses a type name of 64 characters (no label value)', () => {
-    const e = catchError(() =>
+    const e = inputError(() =>
       mergeProperties({
         ...levels(undefined, undefined, undefined, undefined),
         type: { name: 'x'.repeat(64) },
@@ -223,7 +223,7 @@ describe('mergeProperties: Node labels', () => {
   });
 
   it('refuses a NodeEnvironment of another provider', () => {
-    const e = catchError(() =>
+    const e = inputError(() =>
       mergeProperties({
         ...levels(undefined, undefined, undefined, undefined),
         environment: { name: 'env1', providerRef: 'other', properties: {} },
@@ -233,16 +233,6 @@ describe('mergeProperties: Node labels', () => {
     expect(e.detail).toBe('names NodeProvider "other", but the claim\'s provider is "prov"');
   });
 });
-
-function catchError(fn: () => unknown): VMetalInputError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof VMetalInputError) return e;
-    throw e;
-  }
-  throw new Error('expected a VMetalInputError');
-}
 
 describe('environmentName', () => {
   const env = 'vcluster.com/network-environment';

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { VMetalInputError, VMetalWait } from '../../../shared/vmetal/errors.ts';
 import {
   type DataSource,
   resolveNetworkDataSource,
@@ -8,20 +7,12 @@ import {
   templateOfMachineConfigTemplate,
   templateOfSecret,
 } from '../../../shared/vmetal/sources.ts';
+import { inputError, waitError } from './helpers.ts';
 
 const UD = 'vcluster.com/user-data';
 const UDC = 'vcluster.com/user-data-template-config';
 const UDT = 'vcluster.com/user-data-template';
 const UDS = 'vcluster.com/user-data-template-secret';
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('resolveUserDataSource: the resolution order', () => {
   const all = {
@@ -75,9 +66,8 @@ describe('resolveUserDataSource: the resolution order', () => {
     [{ [UDS]: 'a/b/c' }, UDS],
     [{ [UDS]: 'Bad/tpl' }, UDS],
   ])('refuses %j', (props, key) => {
-    const e = thrown(() => resolveUserDataSource(props, 'p-team'));
-    expect(e).toBeInstanceOf(VMetalInputError);
-    expect((e as VMetalInputError).field).toBe(`properties["${key}"]`);
+    const e = inputError(() => resolveUserDataSource(props, 'p-team'));
+    expect(e.field).toBe(`properties["${key}"]`);
   });
 });
 
@@ -132,8 +122,7 @@ describe('templateOfMachineConfigTemplate', () => {
     ).toBe('#cloud-config\n');
   });
   it('missing: a wait naming it', () => {
-    const e = thrown(() => templateOfMachineConfigTemplate(source, undefined)) as VMetalWait;
-    expect(e).toBeInstanceOf(VMetalWait);
+    const e = waitError(() => templateOfMachineConfigTemplate(source, undefined));
     expect(e.reason).toBe('TemplateNotFound');
     expect(e.object).toEqual({ kind: 'MachineConfigTemplate', name: 'mct1' });
     expect(e.message).toBe('MachineConfigTemplate mct1 not found (vcluster.com/user-data-template-config)');
@@ -141,10 +130,9 @@ describe('templateOfMachineConfigTemplate', () => {
   it.each([[{}], [{ cloudInitTemplate: '' }], [{ networkDataTemplate: 'x' }]])(
     'empty field %j: bad input',
     (spec) => {
-      const e = thrown(() =>
+      const e = inputError(() =>
         templateOfMachineConfigTemplate(source, { metadata: { name: 'mct1' }, spec }),
-      ) as VMetalInputError;
-      expect(e).toBeInstanceOf(VMetalInputError);
+      );
       expect(e.field).toBe('MachineConfigTemplate mct1 spec.cloudInitTemplate');
     },
   );
@@ -190,8 +178,7 @@ describe('templateOfSecret', () => {
       'Secret p-team/tpl (vcluster.com/user-data-template-secret) is not labelled vcluster.com/user-data-template-type=cloud-config',
     ],
   ])('%s: a wait naming the Secret', (_n, s, message) => {
-    const e = thrown(() => templateOfSecret(source, s)) as VMetalWait;
-    expect(e).toBeInstanceOf(VMetalWait);
+    const e = waitError(() => templateOfSecret(source, s));
     expect(e.reason).toBe('TemplateSecretNotFound');
     expect(e.object).toEqual({ kind: 'Secret', namespace: 'p-team', name: 'tpl' });
     expect(e.message).toBe(message);
@@ -199,8 +186,7 @@ describe('templateOfSecret', () => {
   it.each([[{ data: {} }], [{ data: { template: '' } }], [{ data: { other: 'eA==' } }]])(
     'no template key %j: bad input',
     (body) => {
-      const e = thrown(() => templateOfSecret(source, secret(LABEL, body))) as VMetalInputError;
-      expect(e).toBeInstanceOf(VMetalInputError);
+      const e = inputError(() => templateOfSecret(source, secret(LABEL, body)));
       expect(e.field).toBe('Secret p-team/tpl data.template');
     },
   );

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { VMetalInputError } from '../../../shared/vmetal/errors.ts';
 import {
   type ClaimRequest,
   matchNodeType,
@@ -9,6 +8,7 @@ import {
   type TypeCandidate,
   typeOffer,
 } from '../../../shared/vmetal/typematch.ts';
+import { inputError } from './helpers.ts';
 
 const candidate = (
   name: string,
@@ -80,12 +80,7 @@ describe('parseRequirements: bad input names the field', () => {
     [{ key: 'a', operator: 'Gt', values: ['x'] }, 'spec.requirements[0].values'],
     [{ key: 'a', operator: 'Lt', values: ['1', '2'] }, 'spec.requirements[0].values'],
   ] as [NodeSelectorRequirement, string][])('%j', (req, field) => {
-    expect(() => parseRequirements([req])).toThrow(VMetalInputError);
-    try {
-      parseRequirements([req]);
-    } catch (e) {
-      expect((e as VMetalInputError).field).toBe(field);
-    }
+    expect(inputError(() => parseRequirements([req])).field).toBe(field);
   });
 });
 
@@ -186,13 +181,7 @@ describe('matchNodeType', () => {
   ] as [ClaimRequest, TypeCandidate[], string][])(
     'refuses a bad quantity: %s',
     (claim, candidates, field) => {
-      try {
-        matchNodeType(claim, candidates);
-        expect.unreachable();
-      } catch (e) {
-        expect(e).toBeInstanceOf(VMetalInputError);
-        expect((e as VMetalInputError).field).toBe(field);
-      }
+      expect(inputError(() => matchNodeType(claim, candidates)).field).toBe(field);
     },
   );
 });

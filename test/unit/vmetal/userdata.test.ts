@@ -1,7 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { VMetalInputError, VMetalWait } from '../../../shared/vmetal/errors.ts';
 import { buildJoin, type JoinPlan } from '../../../shared/vmetal/join.ts';
 import {
   additionsCloudConfig,
@@ -11,6 +10,8 @@ import {
   sshKeyNames,
   sshPublicKeys,
 } from '../../../shared/vmetal/userdata.ts';
+
+import { inputError, waitError } from './helpers.ts';
 
 const HASH = `sha256:${'ab'.repeat(32)}`;
 const join: JoinPlan = buildJoin({
@@ -45,16 +46,6 @@ const OURS_YAML = (keys: string[]) =>
     '    permissions: "0644"',
   ].join('\n');
 
-function inputError(fn: () => unknown): VMetalInputError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof VMetalInputError) return e;
-    throw e;
-  }
-  throw new Error('expected a VMetalInputError');
-}
-
 describe('sshKeyNames / sshPublicKeys', () => {
   it.each([
     ['a,b', ['a', 'b']],
@@ -82,15 +73,10 @@ describe('sshKeyNames / sshPublicKeys', () => {
     expect(sshPublicKeys(['a', 'b', 'same'], lookup)).toEqual([KEY_A, KEY_B]);
   });
   it('a missing SSHKey is a wait naming it', () => {
-    try {
-      sshPublicKeys(['a', 'gone'], lookup);
-      expect.unreachable();
-    } catch (e) {
-      expect(e).toBeInstanceOf(VMetalWait);
-      expect((e as VMetalWait).reason).toBe('SSHKeyNotFound');
-      expect((e as VMetalWait).object).toEqual({ kind: 'SSHKey', name: 'gone' });
-      expect((e as VMetalWait).message).toBe('SSHKey gone not found (vcluster.com/ssh-keys)');
-    }
+    const e = waitError(() => sshPublicKeys(['a', 'gone'], lookup));
+    expect(e.reason).toBe('SSHKeyNotFound');
+    expect(e.object).toEqual({ kind: 'SSHKey', name: 'gone' });
+    expect(e.message).toBe('SSHKey gone not found (vcluster.com/ssh-keys)');
   });
   it.each([['bad'], ['two'], ['none']])('refuses SSHKey %s', (name) => {
     expect(inputError(() => sshPublicKeys([name], lookup)).field).toBe(`SSHKey ${name} spec.publicKey`);
