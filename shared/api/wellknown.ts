@@ -36,6 +36,20 @@ export const NODE_UUID_LABEL = 'metal3.io/uuid';
 /** Node label kubelet sets to its hostname. */
 export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 
+// vMetal (vCluster Platform's Metal3 node provider; our own API group is vmetal.metal3fn.io)
+/** On a BareMetalHost held by a NodeClaim: the claim's uid (written with the consumerRef). */
+export const NODE_CLAIM_LABEL = 'metal3.vcluster.com/node-claim';
+/** The host annotations vMetal's DHCP proxy reads; restored to their originals on release. */
+export const VMETAL_HOST_ANNOTATION = {
+  /** The allocated address in CIDR form (`10.0.0.5/24`). */
+  ipAddress: 'metal3.vcluster.com/ip-address',
+  gateway: 'metal3.vcluster.com/gateway',
+  /** Comma-separated. */
+  dnsServers: 'metal3.vcluster.com/dns-servers',
+  /** Comma-separated. */
+  ntpServers: 'metal3.vcluster.com/ntp-servers',
+} as const;
+
 export const FINALIZER = {
   /** On a Metal3Machine (selectHost adds it, deprovision removes it). */
   machine: 'metal3machine.infrastructure.cluster.x-k8s.io',

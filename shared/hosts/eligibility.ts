@@ -50,15 +50,22 @@ export interface SelectionInput {
   reuseValues: readonly string[];
 }
 
-/** Why a host can never be chosen, regardless of consumer or state (undefined when none applies). */
-export function hostExclusion(h: BareMetalHost): string | undefined {
-  if (h.metadata.deletionTimestamp) return 'being deleted';
-  if (hostErrorMessage(h)) return `in error: ${hostErrorMessage(h)}`;
+/** Why a host can never be chosen, regardless of consumer or state, as a code and a message. */
+export function hostExclusionCode(
+  h: BareMetalHost,
+): { code: 'Deleting' | 'InError' | 'Paused' | 'Unhealthy'; message: string } | undefined {
+  if (h.metadata.deletionTimestamp) return { code: 'Deleting', message: 'being deleted' };
+  if (hostErrorMessage(h)) return { code: 'InError', message: `in error: ${hostErrorMessage(h)}` };
   const ann = h.metadata.annotations ?? {};
-  if (Object.hasOwn(ann, HOST_PAUSED_ANNOTATION)) return 'paused';
-  for (const a of UNHEALTHY_ANNOTATIONS) if (Object.hasOwn(ann, a)) return `marked unhealthy (${a})`;
+  if (Object.hasOwn(ann, HOST_PAUSED_ANNOTATION)) return { code: 'Paused', message: 'paused' };
+  for (const a of UNHEALTHY_ANNOTATIONS) {
+    if (Object.hasOwn(ann, a)) return { code: 'Unhealthy', message: `marked unhealthy (${a})` };
+  }
   return undefined;
 }
+
+/** Why a host can never be chosen, regardless of consumer or state (undefined when none applies). */
+export const hostExclusion = (h: BareMetalHost): string | undefined => hostExclusionCode(h)?.message;
 
 /** Classifies one host for one machine. */
 export function classifyHost(h: BareMetalHost, input: SelectionInput): HostClass {
