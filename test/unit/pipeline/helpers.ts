@@ -1,16 +1,24 @@
 /** Shared pieces of the pipeline tests: a real SQS server and a context whose cluster is never called. */
 import { KubeConfig } from '@kubernetes/client-node';
 import type { MessageEnvelope } from '../../../events/envelope.ts';
-import { type LocalSqs, startLocalSqs } from '../../../infra/local/sqs.ts';
+import { type LocalSqs, type SqsBackendSetting, startLocalSqs } from '../../../infra/local/sqs.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { noEvents } from '../../../shared/observability/events.ts';
 import { silentLogger } from '../../../shared/observability/logger.ts';
 import { createSqsClient } from '../../../shared/queue/sqs.ts';
 import { DEFAULT_CONFIG, type ReconcileContext } from '../../../shared/reconcile/context.ts';
 
+let backendOfThisFile: SqsBackendSetting | undefined;
+
+/** The backend startSqs starts in this test file (localstack.test.ts runs the pipeline tests on LocalStack). */
+export function useSqsBackend(backend: SqsBackendSetting): void {
+  backendOfThisFile = backend;
+}
+
+/** fauxqs, or LocalStack when SQS_TEST_BACKEND=localstack (or useSqsBackend) says so. */
 export async function startSqs(): Promise<LocalSqs & { sqs: ReturnType<typeof createSqsClient> }> {
   const local = await startLocalSqs({
-    backend: process.env.SQS_TEST_BACKEND === 'localstack' ? 'localstack' : 'fauxqs',
+    backend: backendOfThisFile ?? (process.env.SQS_TEST_BACKEND === 'localstack' ? 'localstack' : 'fauxqs'),
   });
   return { ...local, sqs: createSqsClient({ endpoint: local.endpoint, region: 'us-east-1' }) };
 }

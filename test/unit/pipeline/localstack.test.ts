@@ -1,0 +1,31 @@
+/**
+ * The pipeline tests (the SQS protocol: FIFO groups, deduplication, DLQs, redrive, requeue-after;
+ * the Lambda, worker and forwarder runtimes) once more on LocalStack through testcontainers, where
+ * a container runtime answers. Where none does, this file says so and skips; with
+ * SQS_TEST_BACKEND=localstack a missing runtime is an error instead (the other files then run on
+ * LocalStack themselves).
+ */
+import { describe, expect, it } from 'vitest';
+import { probeContainerRuntime } from '../../../infra/local/sqs.ts';
+import { useSqsBackend } from './helpers.ts';
+
+const probe = await probeContainerRuntime();
+const forced = process.env.SQS_TEST_BACKEND === 'localstack';
+
+if (probe.available && !forced) {
+  useSqsBackend('localstack');
+  await import('./queue.test.ts');
+  await import('./runtimes.test.ts');
+} else if (!probe.available && forced) {
+  it('SQS_TEST_BACKEND=localstack needs a container runtime', () => {
+    expect.fail(`SQS_TEST_BACKEND=localstack, but ${probe.reason}`);
+  });
+} else {
+  const why = probe.available
+    ? 'SQS_TEST_BACKEND=localstack: the pipeline test files run on LocalStack themselves'
+    : `skipped: ${probe.reason}; they ran on fauxqs only`;
+  if (!probe.available) process.stderr.write(`pipeline tests on LocalStack ${why}\n`);
+  describe('pipeline tests on LocalStack', () => {
+    it.skip(why, () => {});
+  });
+}
