@@ -4,6 +4,10 @@
  * exports `run(argv): Promise<number>`; it is imported only when asked for, so one command's
  * dependencies never slow another's start.
  */
+import { filterSqliteExperimentalWarning } from './warnings.ts';
+
+filterSqliteExperimentalWarning();
+
 const COMMANDS: Record<string, string> = {
   dev: 'dev.ts',
   apiserver: 'apiserver.ts',
