@@ -148,6 +148,8 @@ const MANIFESTS_NAMESPACE = 'default';
 
 type Stoppable = { stop(): unknown };
 
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 export async function runDev(o: DevOptions): Promise<DevResult> {
   const out = o.out ?? process.stdout;
   const say = (line: string) => out.write(`${line}\n`);
@@ -324,7 +326,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     say(
       size
         ? `sample:         ${expected} machines, ${size.hosts} hosts\n`
-        : `manifests:      ${applied.length} objects applied${ownerUidsFilled ? ` (${ownerUidsFilled} ownerReference uids filled in)` : ''}; ${expected} machines expected; clusters ${clustersOf(applied).join(', ') || 'none'}${foreign.length ? `; ${foreign.length} hosts held by others left alone` : ''}\n`,
+        : `manifests:      ${applied.length} objects applied${ownerUidsFilled ? ` (${ownerUidsFilled} ownerReference uids filled in)` : ''}; ${expected} machines expected; clusters ${clustersOf(applied).sort().join(', ') || 'none'}${foreign.length ? `; ${plural(foreign.length, 'host')} held by others left alone` : ''}\n`,
     );
 
     // 7. Progress until every machine of the run is Ready (both sides) or the time runs out.
@@ -413,7 +415,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       if (!gone) release.unshift({ object: 'Metal3Machines', problem: 'not all deleted in time' });
       say(
         release.length === 0
-          ? `release check: clean (no Metal3Data, data Secrets, IP claims or addresses of the run's machines left; every host they held available, no consumerRef, no finalizer stuck${foreign.length ? `; ${foreign.length} hosts held by others unchanged` : ''})`
+          ? `release check: clean (no Metal3Data, data Secrets, IP claims or addresses of the run's machines left; every host they held available, no consumerRef, no finalizer stuck${foreign.length ? `; ${plural(foreign.length, 'host')} held by others unchanged` : ''})`
           : 'release check FAILED:',
       );
       for (const f of release) say(`  ${f.object}: ${f.problem}`);

@@ -1,6 +1,6 @@
 /**
  * The Cluster API simulator's Machine pass (test and dev only), Cluster API core's part:
- * - finalizer; bootstrap data: the KubeadmConfig `spec.bootstrap.configRef` names (the kubeadm
+ * - finalizer and the cluster-name label (Cluster API's defaulting); bootstrap data: the KubeadmConfig `spec.bootstrap.configRef` names (the kubeadm
  *   bootstrap provider's part, ./capi-bootstrap.ts), or, for a Machine with neither a configRef nor
  *   a dataSecretName, a generated `<machine>-bootstrap` Secret standing in for a bootstrap provider;
  *   `spec.bootstrap.dataSecretName` once the data is there;
@@ -77,10 +77,15 @@ export async function handleMachine(ctx: CapiContext, ns: string, name: string):
     (o) => {
       const s = (o.spec ?? {}) as MachineSpec;
       const f = o.metadata.finalizers ?? [];
+      const labels = o.metadata.labels ?? {};
       const wantData = dataSecretName && !s.bootstrap?.dataSecretName;
-      if (!wantData && f.includes(MACHINE_FINALIZER)) return SKIP;
+      // Cluster API's defaulting: a Machine carries its cluster's name as a label (and passes it
+      // on to its Metal3Machine below), which is how the Cluster's watchers find it.
+      const wantLabel = clusterName && labels[CLUSTER_NAME_LABEL] !== clusterName;
+      if (!wantData && !wantLabel && f.includes(MACHINE_FINALIZER)) return SKIP;
       if (wantData) s.bootstrap = { ...(s.bootstrap ?? {}), dataSecretName };
       o.spec = s;
+      if (wantLabel) o.metadata.labels = { ...labels, [CLUSTER_NAME_LABEL]: clusterName };
       if (!f.includes(MACHINE_FINALIZER)) o.metadata.finalizers = [...f, MACHINE_FINALIZER];
     },
     { current: machine },

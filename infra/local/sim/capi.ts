@@ -197,13 +197,16 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
         for (const o of items) if (matches(o)) enqueue(kind, o.metadata.namespace, o.metadata.name);
       })
       .catch(() => {});
-
-  const machineOf = (o: KubeObject): string | undefined =>
-    o.metadata.ownerReferences?.find((x) => x.kind === 'Machine')?.name ?? o.metadata.name;
   const specOf = (o: KubeObject): Record<string, any> => (o.spec ?? {}) as Record<string, any>;
 
   const ready = Promise.all([
-    watchKind(R.Cluster, (ev) => enqueue('Cluster', ev.object.metadata.namespace, ev.object.metadata.name)),
+    watchKind(R.Cluster, (ev) => {
+      const o = ev.object;
+      enqueue('Cluster', o.metadata.namespace, o.metadata.name);
+      // A KubeadmControlPlane applied before its Cluster learns its cluster name from it.
+      const cp = specOf(o).controlPlaneRef;
+      if (cp?.kind === 'KubeadmControlPlane') enqueue('KubeadmControlPlane', o.metadata.namespace, cp.name);
+    }),
     watchKind(R.Metal3Cluster, (ev) => {
       const o = ev.object;
       const owner =
@@ -226,9 +229,17 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
       if (ev.type === 'DELETED' && cp) enqueue('KubeadmControlPlane', o.metadata.namespace, cp);
       if (ev.type === 'DELETED' && ms) enqueue('MachineSet', o.metadata.namespace, ms);
     }),
-    watchKind(R.Metal3Machine, (ev) =>
-      enqueue('Machine', ev.object.metadata.namespace, machineOf(ev.object)),
-    ),
+    watchKind(R.Metal3Machine, (ev) => {
+      const o = ev.object;
+      const owner = o.metadata.ownerReferences?.find((x) => x.kind === 'Machine')?.name;
+      if (owner) enqueue('Machine', o.metadata.namespace, owner);
+      // Not owned yet (applied before or after its Machine): the Machines that name it.
+      else
+        enqueueMatching('Machine', R.Machine, o.metadata.namespace, (m) => {
+          const ref = specOf(m).infrastructureRef;
+          return ref?.kind === 'Metal3Machine' && ref.name === o.metadata.name;
+        });
+    }),
     watchKind(R.KubeadmConfig, (ev) => {
       const o = ev.object;
       const owner = o.metadata.ownerReferences?.find((x) => x.kind === 'Machine')?.name;
