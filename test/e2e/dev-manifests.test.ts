@@ -123,10 +123,7 @@ const key = (o: KubeObject) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.meta
 const find = (objs: KubeObject[], kind: string, ns: string, name: string) =>
   objs.find((o) => o.kind === kind && o.metadata.namespace === ns && o.metadata.name === name);
 const decode = (s: KubeObject | undefined) =>
-  Buffer.from(
-    ((s as { data?: Record<string, string> } | undefined)?.data ?? {}).value ?? '',
-    'base64',
-  ).toString();
+  Buffer.from((s?.data as Record<string, string> | undefined)?.value ?? '', 'base64').toString();
 
 /**
  * The end state without what legitimately differs between two runs: which host a machine got (and

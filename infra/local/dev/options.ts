@@ -3,29 +3,14 @@
  * a run that cannot go), each error in one form: `--<option> must be <rule>, not '<value>'`.
  */
 import { existsSync } from 'node:fs';
-import type { RbacMode } from './rbac.ts';
+import type { DevOptions } from './run.ts';
 
 export type Values = Record<string, string | boolean | undefined>;
 
-export interface ParsedDevOptions {
-  machines: number;
-  hosts?: number | undefined;
-  manifests?: string | undefined;
-  kubeconfig?: string | undefined;
-  kubeconfigOut?: string | undefined;
-  sqsEndpoint?: string | undefined;
-  simulators?: boolean | undefined;
-  simDelayMs: number;
-  scaleDown: boolean;
-  dumpState?: string | undefined;
-  summaryJson?: string | undefined;
-  serve: boolean;
-  timeoutSeconds: number;
-  concurrency: number;
-  legacyProviderIds: 'accept' | 'refuse';
-  rbac?: RbacMode | undefined;
+/** runDev's options as the command line gives them (the hooks and the output stream are code's). */
+export type ParsedDevOptions = Omit<DevOptions, 'out' | 'hooks' | 'queuePrefix' | 'direct'> & {
   direct: boolean;
-}
+};
 
 export class OptionError extends Error {}
 

@@ -166,7 +166,7 @@ describe('the kubeadm bootstrap provider part', () => {
     await capi.idle();
     const before = await tc.client.get(R.Machine, 'wl-boot', 'boot-0');
     expect(
-      (before?.spec as { bootstrap: { dataSecretName?: string } }).bootstrap.dataSecretName,
+      (before!.spec as { bootstrap: { dataSecretName?: string } }).bootstrap.dataSecretName,
     ).toBeUndefined();
     await tc.client.create(R.KubeadmConfig, {
       metadata: { name: 'boot-0', namespace: 'wl-boot' },
@@ -178,7 +178,9 @@ describe('the kubeadm bootstrap provider part', () => {
     });
     const machine = await eventually(async () => {
       const m = await tc.client.get(R.Machine, 'wl-boot', 'boot-0');
-      return (m?.spec as { bootstrap: { dataSecretName?: string } }).bootstrap.dataSecretName ? m : undefined;
+      return m && (m.spec as { bootstrap: { dataSecretName?: string } }).bootstrap.dataSecretName
+        ? m
+        : undefined;
     }, 'the Machine bootstrap data');
     expect((machine.spec as { bootstrap: { dataSecretName?: string } }).bootstrap.dataSecretName).toBe(
       'boot-0',
@@ -197,7 +199,7 @@ describe('the kubeadm bootstrap provider part', () => {
     expect(data?.metadata.ownerReferences?.map((r) => `${r.kind}/${r.name}`)).toEqual([
       'KubeadmConfig/boot-0',
     ]);
-    const value = Buffer.from((data?.data as { value: string }).value, 'base64').toString();
+    const value = Buffer.from((data!.data as { value: string }).value, 'base64').toString();
     expect(value).toMatch(/^#cloud-config\n/);
     expect(value).toContain('path: /etc/motd');
     expect(value).toContain('- netplan apply\n  - echo kubeadm join (simulated)');
@@ -210,6 +212,6 @@ describe('publishKubeconfig', () => {
     expect(await publishKubeconfig(tc.client, spec)).toBe('created');
     expect(await publishKubeconfig(tc.client, { ...spec, kubeconfig: 'two' })).toBe('exists');
     const s = await tc.client.get(R.Secret, 'wl-own', 'x-kubeconfig');
-    expect(Buffer.from((s?.data as { value: string }).value, 'base64').toString()).toBe('one');
+    expect(Buffer.from((s!.data as { value: string }).value, 'base64').toString()).toBe('one');
   });
 });
