@@ -248,8 +248,7 @@ const OUTCOMES: Record<string, Outcome> = {
   // completion.yaml
   'Metal3MachineTemplate metal3/m3cluster-controlplane': kept(),
   'Metal3MachineTemplate metal3/md-0': kept(),
-  // Referenced by the MachineDeployment; the simulated MachineSet gives its machines generated
-  // bootstrap data instead of cloning it (see infra/local/sim/capi-owners.ts).
+  // Referenced by the MachineDeployment: its MachineSet's Machine gets a KubeadmConfig cloned from it.
   'KubeadmConfigTemplate metal3/md-0': kept(),
   'Metal3DataTemplate metal3/controlplane-metadata': {
     atReady: (o) => expect((o!.status as { indexes?: unknown }).indexes).toEqual({ '0': 'controlplane-0' }),
@@ -310,6 +309,41 @@ describe('the seed documents, run end to end', () => {
     const seed = parse(await readFile(join(SEEDS, '004-clusterrole-example.yaml'), 'utf8'));
     expect(role.metadata.labels).toEqual(seed.metadata.labels);
     expect(role.rules).toEqual(seed.rules);
+  });
+
+  it('gave every machine of the control plane and the deployment a KubeadmConfig, as they make them', () => {
+    const configs = dump.atReady.management.filter((o) => o.kind === 'KubeadmConfig');
+    const machines = dump.atReady.management.filter(
+      (o) =>
+        o.kind === 'Machine' && o.metadata.namespace === 'metal3' && o.metadata.name !== 'controlplane-0',
+    );
+    expect(machines).toHaveLength(4);
+    const initial: string[] = [];
+    for (const m of machines) {
+      const ref = (m.spec as { bootstrap: { configRef?: { name?: string } } }).bootstrap.configRef;
+      expect(ref?.name).toBe(m.metadata.name);
+      const config = configs.find((c) => c.metadata.name === m.metadata.name)!;
+      expect(config.status).toEqual({ ready: true, dataSecretName: m.metadata.name });
+      const spec = config.spec as {
+        initConfiguration?: unknown;
+        joinConfiguration?: unknown;
+        preKubeadmCommands?: unknown;
+      };
+      if (m.metadata.name!.startsWith('md-0-')) {
+        // Cloned from KubeadmConfigTemplate md-0.
+        expect(spec).toEqual({
+          joinConfiguration: {
+            nodeRegistration: {
+              name: '{{ ds.meta_data.name }}',
+              kubeletExtraArgs: { 'node-labels': 'metal3.io/uuid={{ ds.meta_data.uuid }}' },
+            },
+          },
+        });
+      } else if (spec.initConfiguration) initial.push(m.metadata.name!);
+      else expect(spec.joinConfiguration).toBeDefined();
+    }
+    // One control-plane machine initialises the cluster, the others join it.
+    expect(initial).toHaveLength(1);
   });
 
   it("made the machines' Nodes in the cluster's own workload API server, with their providerIDs", () => {

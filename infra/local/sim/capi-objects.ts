@@ -65,8 +65,15 @@ export function ownerLabels(
       };
 }
 
-/** A new Machine for an owner (its infrastructureRef names a Metal3Machine of the same name). */
-export function newMachine(o: MachineOwner, name: string): KubeObject {
+/**
+ * A new Machine for an owner (its infrastructureRef names a Metal3Machine of the same name; its
+ * bootstrap, when given, a KubeadmConfig or a data Secret).
+ */
+export function newMachine(
+  o: MachineOwner,
+  name: string,
+  bootstrap: Record<string, unknown> = {},
+): KubeObject {
   const ns = o.owner.metadata.namespace!;
   return {
     apiVersion: apiVersionOf(R.Machine),
@@ -80,7 +87,7 @@ export function newMachine(o: MachineOwner, name: string): KubeObject {
     },
     spec: {
       clusterName: o.clusterName,
-      bootstrap: {},
+      bootstrap,
       infrastructureRef: {
         apiVersion: apiVersionOf(R.Metal3Machine),
         kind: 'Metal3Machine',
@@ -89,6 +96,21 @@ export function newMachine(o: MachineOwner, name: string): KubeObject {
       },
       ...(o.version ? { version: o.version } : {}),
     },
+  };
+}
+
+/** The KubeadmConfig an owner makes for one of its Machines (named after it), owned by the owner until the Machine adopts it. */
+export function newKubeadmConfig(o: MachineOwner, name: string, spec: Record<string, unknown>): KubeObject {
+  return {
+    apiVersion: apiVersionOf(R.KubeadmConfig),
+    kind: 'KubeadmConfig',
+    metadata: {
+      name,
+      namespace: o.owner.metadata.namespace!,
+      labels: { [CLUSTER_NAME_LABEL]: o.clusterName },
+      ownerReferences: [ownerRefTo(o.owner)],
+    },
+    spec,
   };
 }
 

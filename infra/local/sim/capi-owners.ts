@@ -3,9 +3,14 @@
  * MachineSet keep `spec.replicas` Machines + Metal3Machines cloned from their Metal3MachineTemplate
  * (newest deleted first on scale-down); a MachineDeployment keeps one MachineSet `<md>` whose
  * replicas follow its own. A MachineSet no deployment owns is its own owner of Machines.
+ * Each new Machine gets a KubeadmConfig of its name, as they make it: the control plane's from its
+ * `kubeadmConfigSpec` (the first machine's with the init configuration, the others' with the join
+ * one), a MachineSet's from the KubeadmConfigTemplate its machine template names; the bootstrap
+ * provider's part (./capi-bootstrap.ts) then serves it. An owner with neither gives its Machines
+ * no bootstrap reference (./capi-machine.ts generates their data).
  * A template that is not there yet is waited for: its creation brings the owner back (capi.ts).
  */
-import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import { apiVersionOf, R, type ResourceType } from '../../../shared/api/resources.ts';
 import { CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL } from '../../../shared/api/wellknown.ts';
 import { isAlreadyExists } from '../../../shared/kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../../../shared/kube/optimistic.ts';
@@ -15,6 +20,7 @@ import {
   CONTROL_PLANE_NAME_LABEL,
   cloneMetal3Machine,
   type MachineOwner,
+  newKubeadmConfig,
   newMachine,
   ownerLabels,
   ownerRefTo,
@@ -111,13 +117,62 @@ export async function handleMachineOwner(
     return;
   }
   typed(template, R.Metal3MachineTemplate);
+  const bootstrap = await bootstrapOf(ctx, kind, obj);
+  if (bootstrap === 'wait') return;
+  const live = items.filter((m) => !m.metadata.deletionTimestamp).length;
   for (let i = 0; i < plan.create; i++) {
+    const machineName = `${name}-${randomSuffix()}`;
+    let ref: Record<string, unknown> = bootstrap.dataSecretName
+      ? { dataSecretName: bootstrap.dataSecretName }
+      : {};
+    if (bootstrap.config) {
+      const spec = bootstrap.config(live + i === 0);
+      await client.create(R.KubeadmConfig, newKubeadmConfig(owner, machineName, spec));
+      ref = {
+        configRef: { apiVersion: apiVersionOf(R.KubeadmConfig), kind: 'KubeadmConfig', name: machineName },
+      };
+    }
     const machine = typed(
-      await client.create<KubeObject>(R.Machine, newMachine(owner, `${name}-${randomSuffix()}`)),
+      await client.create<KubeObject>(R.Machine, newMachine(owner, machineName, ref)),
       R.Machine,
     );
     await client.create(R.Metal3Machine, cloneMetal3Machine(template, machine));
   }
+}
+
+/** How an owner's new Machines get their bootstrap data; 'wait' while a KubeadmConfigTemplate is missing. */
+async function bootstrapOf(
+  ctx: CapiContext,
+  kind: 'KubeadmControlPlane' | 'MachineSet',
+  obj: KubeObject,
+): Promise<'wait' | { config?: (first: boolean) => Spec; dataSecretName?: string }> {
+  const spec = (obj.spec ?? {}) as Spec;
+  if (kind === 'KubeadmControlPlane') {
+    const kcs = spec.kubeadmConfigSpec as Spec | undefined;
+    if (!kcs) return {};
+    return {
+      config: (first) => {
+        const { initConfiguration, joinConfiguration, ...rest } = structuredClone(kcs);
+        return first
+          ? { ...rest, ...(initConfiguration ? { initConfiguration } : {}) }
+          : { ...rest, joinConfiguration: joinConfiguration ?? {} };
+      },
+    };
+  }
+  const b = (spec.template?.spec?.bootstrap ?? {}) as Spec;
+  if (b.dataSecretName) return { dataSecretName: b.dataSecretName };
+  if (b.configRef?.kind !== 'KubeadmConfigTemplate' || !b.configRef.name) return {};
+  const ns = obj.metadata.namespace!;
+  const t = await ctx.client.get(R.KubeadmConfigTemplate, ns, b.configRef.name);
+  if (!t) {
+    ctx.log?.info('capi sim: waiting for the KubeadmConfigTemplate', {
+      owner: `MachineSet ${ns}/${obj.metadata.name}`,
+      template: b.configRef.name,
+    });
+    return 'wait';
+  }
+  const templateSpec = ((t.spec ?? {}) as Spec).template?.spec ?? {};
+  return { config: () => structuredClone(templateSpec) };
 }
 
 async function controlPlaneOwner(ctx: CapiContext, kcp: KubeObject): Promise<MachineOwner | undefined> {

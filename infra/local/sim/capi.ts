@@ -3,6 +3,7 @@
  * API core, the kubeadm control plane and the kubeadm bootstrap provider that our provider works
  * with. Event-driven (KubeClient.watch on Clusters, Metal3Clusters, Machines, Metal3Machines,
  * KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Metal3MachineTemplates,
+ * KubeadmConfigTemplates,
  * and each workload cluster's Nodes), a keyed work queue, writes conditioned on resourceVersion.
  * The passes: ./capi-cluster.ts (Cluster; a workload API server and kubeconfig Secret per Cluster),
  * ./capi-machine.ts (Machine; ./capi-bootstrap.ts for its KubeadmConfig), ./capi-owners.ts
@@ -269,6 +270,14 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
       enqueue('MachineSet', o.metadata.namespace, o.metadata.name);
       const md = o.metadata.labels?.[DEPLOYMENT_NAME_LABEL];
       if (ev.type === 'DELETED' && md) enqueue('MachineDeployment', o.metadata.namespace, md);
+    }),
+    watchKind(R.KubeadmConfigTemplate, (ev) => {
+      if (ev.type !== 'ADDED') return;
+      const name = ev.object.metadata.name;
+      enqueueMatching('MachineSet', R.MachineSet, ev.object.metadata.namespace, (m) => {
+        const ref = specOf(m).template?.spec?.bootstrap?.configRef;
+        return ref?.kind === 'KubeadmConfigTemplate' && ref.name === name;
+      });
     }),
     watchKind(R.Metal3MachineTemplate, (ev) => {
       if (ev.type !== 'ADDED') return;
