@@ -5,6 +5,9 @@
  */
 import { runCli } from './cli/main.ts';
 import { PRODUCTION_COMMANDS } from './cli/production.ts';
+import { filterSqliteExperimentalWarning } from './warnings.ts';
+
+filterSqliteExperimentalWarning();
 
 runCli({
   dev: {

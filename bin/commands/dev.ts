@@ -1,23 +1,29 @@
 /**
  * `metal3fn dev` (= `npm start`): see infra/local/dev/run.ts. Exit code 0 only when the run
- * reached its goal (every machine Ready; with --scale-down also a clean release).
+ * reached its goal (every machine Ready; with --scale-down also a clean release); 2 for options
+ * that cannot run (checked before anything starts), 1 for a run that failed.
  */
-import { parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
+import { OptionError, parseDevOptions } from '../../infra/local/dev/options.ts';
 import { parseCommandArgs } from '../../shared/runtimes/options.ts';
 
 const HELP = `usage: metal3fn dev [options]
 
   --machines N          machines in the sample (a control plane of up to 3, the rest workers; default 5)
   --hosts N             BareMetalHosts (default machines + 3; some unhealthy or paused)
-  --manifests DIR       apply these manifests instead of the sample (Machines are glued by the CAPI simulator)
+  --manifests PATH      apply these manifests (a file or a directory, in any order) instead of the
+                        sample; every Cluster gets an embedded workload API server and its
+                        <cluster>-kubeconfig Secret unless the manifests bring that Secret
   --kubeconfig F        use this cluster instead of the embedded API server (no simulators unless --simulators)
+  --kubeconfig-out F    write the embedded management API server's kubeconfig to F (kept after the run)
   --sqs-endpoint URL    use this SQS endpoint instead of the embedded SQS server
   --simulators          run the simulators even against real parts
   --sim-delay MS        simulated hardware time per host state change (default 300)
-  --scale-down          after Ready, delete every machine and verify the release
-  --dump-state F        write every object of both clusters as JSON at the end
+  --scale-down          after Ready, remove what this run applied (KubeadmControlPlanes,
+                        MachineDeployments and unowned MachineSets to zero replicas, unowned Machines
+                        deleted), wait for the release and check it
+  --dump-state F        write every object of the management and workload clusters as JSON at the end
   --summary-json F      write the summary as JSON
-  --serve               keep running after Ready (print the kubeconfig for kubectl)
+  --serve               keep running after Ready (prints the kubeconfig for kubectl; removed on exit)
   --timeout S           give up after S seconds (default 120)
   --concurrency N       messages processed at once by the worker (default 16)
   --direct              no queues: the relay calls the functions in this process, keeping the
@@ -38,6 +44,7 @@ export async function run(argv: string[]): Promise<number> {
       hosts: { type: 'string' },
       manifests: { type: 'string' },
       kubeconfig: { type: 'string' },
+      'kubeconfig-out': { type: 'string' },
       'sqs-endpoint': { type: 'string' },
       simulators: { type: 'boolean' },
       'sim-delay': { type: 'string' },
@@ -54,51 +61,23 @@ export async function run(argv: string[]): Promise<number> {
     HELP,
   );
   if (typeof values === 'number') return values;
-  const int = (name: string, fallback: number): number => {
-    const raw = values[name];
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 0)
-      throw new Error(`--${name} must be a non-negative integer, not '${raw}'`);
-    return n;
-  };
-  const rbac = values.rbac as string | undefined;
-  if (rbac !== undefined && rbac !== 'observe' && rbac !== 'enforce') {
-    process.stderr.write(`metal3fn dev: --rbac must be observe or enforce, not '${rbac}'\n`);
-    return 2;
-  }
-  if (values.direct && values['sqs-endpoint'] !== undefined) {
-    process.stderr.write('metal3fn dev: --direct uses no queues; drop --sqs-endpoint\n');
+  let options: ReturnType<typeof parseDevOptions>;
+  try {
+    options = parseDevOptions(values);
+  } catch (e) {
+    if (!(e instanceof OptionError)) throw e;
+    process.stderr.write(`metal3fn dev: ${e.message}\n`);
     return 2;
   }
   try {
     const { runDev } = await import('../../infra/local/dev/run.ts');
-    const result = await runDev({
-      machines: int('machines', 5),
-      hosts: values.hosts === undefined ? undefined : int('hosts', 0),
-      manifests: values.manifests as string | undefined,
-      kubeconfig: values.kubeconfig as string | undefined,
-      sqsEndpoint: values['sqs-endpoint'] as string | undefined,
-      simulators: values.simulators as boolean | undefined,
-      simDelayMs: int('sim-delay', 300),
-      scaleDown: Boolean(values['scale-down']),
-      dumpState: values['dump-state'] as string | undefined,
-      summaryJson: values['summary-json'] as string | undefined,
-      serve: Boolean(values.serve),
-      timeoutSeconds: int('timeout', 120),
-      concurrency: int('concurrency', 16),
-      legacyProviderIds: parseLegacyProviderIds(
-        (values['legacy-provider-ids'] as string | undefined) ?? 'accept',
-      ),
-      rbac,
-      direct: Boolean(values.direct),
-    });
+    const result = await runDev(options);
     if (result.rbacLog) {
       const all = [...result.rbacLog.management, ...result.rbacLog.workload];
       const users = [...new Set(all.map((e) => e.user))].sort();
       const refused = all.filter((e) => e.status === 401 || e.status === 403);
       process.stdout.write(
-        `\nrbac (${rbac}): ${users.map((u) => `${u} ${all.filter((e) => e.user === u).length}`).join(', ')} requests; ${refused.length} refused\n`,
+        `\nrbac (${options.rbac}): ${users.map((u) => `${u} ${all.filter((e) => e.user === u).length}`).join(', ')} requests; ${refused.length} refused\n`,
       );
       for (const e of refused.slice(0, 20))
         process.stdout.write(`  ${e.user}: ${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''}\n`);

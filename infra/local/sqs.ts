@@ -1,9 +1,10 @@
 /**
  * An SQS endpoint for tests and local runs, real wherever possible:
  *   1. an endpoint the user names (`--sqs-endpoint` / AWS_ENDPOINT_URL_SQS): used as is;
- *   2. LocalStack through testcontainers, when a container runtime answers (SQS_TEST_BACKEND=localstack
- *      forces it, =fauxqs skips the probe);
- *   3. fauxqs in-process on 127.0.0.1 (port 0): the default here, where no container runtime exists.
+ *   2. LocalStack through testcontainers (`SQS_TEST_BACKEND=localstack`: required, an error without
+ *      a container runtime; `=auto`: when a container runtime answers, else 3);
+ *   3. fauxqs in-process on 127.0.0.1 (port 0): the default (`SQS_TEST_BACKEND` unset or `fauxqs`),
+ *      so `npm start` never waits for a container or for testcontainers to load.
  * The probe never hangs: a dynamic import in try/catch, then the runtime check raced against 5 s.
  */
 export interface LocalSqs {
@@ -13,26 +14,45 @@ export interface LocalSqs {
   stop(): Promise<void>;
 }
 
+export type SqsBackendSetting = 'fauxqs' | 'localstack' | 'auto';
+
 export interface StartLocalSqsOptions {
   /** An endpoint to use as is (wins over everything). */
   endpoint?: string | undefined;
-  backend?: 'fauxqs' | 'localstack' | 'auto' | undefined;
+  /** Default: SQS_TEST_BACKEND, else fauxqs. */
+  backend?: SqsBackendSetting | undefined;
 }
 
-const PROBE_TIMEOUT_MS = 5_000;
+export type SqsBackendChoice =
+  | { kind: 'external'; endpoint: string }
+  | { kind: 'localstack'; required: boolean }
+  | { kind: 'fauxqs' };
+
+/**
+ * Which backend to start (pure): a named endpoint wins, then the option, then SQS_TEST_BACKEND;
+ * an unknown SQS_TEST_BACKEND is an error naming the accepted values.
+ */
+export function chooseSqsBackend(
+  opts: StartLocalSqsOptions,
+  env: Record<string, string | undefined> = process.env,
+): SqsBackendChoice {
+  const endpoint = opts.endpoint ?? env.AWS_ENDPOINT_URL_SQS;
+  if (endpoint) return { kind: 'external', endpoint };
+  const raw = opts.backend ?? (env.SQS_TEST_BACKEND || undefined) ?? 'fauxqs';
+  if (raw === 'fauxqs') return { kind: 'fauxqs' };
+  if (raw === 'localstack') return { kind: 'localstack', required: true };
+  if (raw === 'auto') return { kind: 'localstack', required: false };
+  throw new Error(`SQS_TEST_BACKEND must be fauxqs, localstack or auto, not '${raw}'`);
+}
 
 export async function startLocalSqs(opts: StartLocalSqsOptions = {}): Promise<LocalSqs> {
-  const endpoint = opts.endpoint ?? process.env.AWS_ENDPOINT_URL_SQS;
-  if (endpoint) return { endpoint, backend: 'external', stop: async () => {} };
-  const backend = opts.backend ?? (process.env.SQS_TEST_BACKEND as StartLocalSqsOptions['backend']) ?? 'auto';
-  if (backend === 'localstack') {
-    const ls = await startLocalstack();
-    if (!ls) throw new Error('SQS_TEST_BACKEND=localstack but no container runtime answered');
-    return ls;
-  }
-  if (backend === 'auto') {
-    const ls = await startLocalstack().catch(() => undefined);
-    if (ls) return ls;
+  const choice = chooseSqsBackend(opts);
+  if (choice.kind === 'external')
+    return { endpoint: choice.endpoint, backend: 'external', stop: async () => {} };
+  if (choice.kind === 'localstack') {
+    const probe = await probeContainerRuntime();
+    if (probe.available) return startLocalstack();
+    if (choice.required) throw new Error(`SQS_TEST_BACKEND=localstack, but ${probe.reason}`);
   }
   return startFauxqsLoopback();
 }
@@ -64,30 +84,53 @@ export async function startFauxqsLoopback(): Promise<LocalSqs> {
   };
 }
 
-/** LocalStack via testcontainers, or undefined when the package or a container runtime is missing. */
-async function startLocalstack(): Promise<LocalSqs | undefined> {
-  // Module names in variables: neither package is a dependency unless someone installs it.
-  const tcName = 'testcontainers';
-  const lsName = '@testcontainers/localstack';
-  let tc: any;
-  let lsMod: any;
+type Testcontainers = typeof import('testcontainers');
+
+export type ContainerRuntimeProbe = { available: true } | { available: false; reason: string };
+
+const PROBE_TIMEOUT_MS = 5_000;
+
+/**
+ * Whether testcontainers finds a container runtime (Docker, Podman, …), with the reason when not.
+ * testcontainers is a devDependency: the bundled CLI has none, which is a reason too.
+ */
+export async function probeContainerRuntime(): Promise<ContainerRuntimeProbe> {
+  let tc: Testcontainers;
   try {
-    tc = await import(tcName);
-    lsMod = await import(lsName);
-  } catch {
-    return undefined;
+    // The name in a variable: the bundler must not pull testcontainers into the CLI bundle.
+    const name = 'testcontainers';
+    tc = (await import(name)) as Testcontainers;
+  } catch (e) {
+    return { available: false, reason: `testcontainers cannot be loaded (${(e as Error).message})` };
   }
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), PROBE_TIMEOUT_MS);
+  const timeout = new Promise<string>((resolve) => {
+    timer = setTimeout(
+      () => resolve(`no container runtime answered within ${PROBE_TIMEOUT_MS / 1000} s`),
+      PROBE_TIMEOUT_MS,
+    );
   });
   try {
-    const runtime = await Promise.race([tc.getContainerRuntimeClient().catch(() => undefined), timeout]);
-    if (!runtime) return undefined;
+    const failure = await Promise.race([
+      tc.getContainerRuntimeClient().then(
+        () => undefined,
+        (e: unknown) => `no container runtime answered (${(e as Error).message})`,
+      ),
+      timeout,
+    ]);
+    return failure === undefined ? { available: true } : { available: false, reason: failure };
   } finally {
     clearTimeout(timer);
   }
-  const container = await new lsMod.LocalstackContainer('localstack/localstack:4').start();
+}
+
+/** The LocalStack image: pinned, so a run is reproducible. */
+export const LOCALSTACK_IMAGE = 'localstack/localstack:4.4';
+
+async function startLocalstack(): Promise<LocalSqs> {
+  const name = '@testcontainers/localstack';
+  const { LocalstackContainer } = (await import(name)) as typeof import('@testcontainers/localstack');
+  const container = await new LocalstackContainer(LOCALSTACK_IMAGE).start();
   return {
     endpoint: container.getConnectionUri(),
     backend: 'localstack',

@@ -139,7 +139,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   let duplicatesSent = 0;
   let relayMessages = 0;
   let compactions = 0;
-  let servers: { mgmt?: ApiServerHandle | undefined; workload?: ApiServerHandle | undefined } = {};
+  // The management server, and each workload cluster's (started when its Cluster's infrastructure is ready).
+  const servers: { mgmt?: ApiServerHandle | undefined; workloads: ApiServerHandle[] } = { workloads: [] };
   let active = false;
   let compactTimer: NodeJS.Timeout | undefined;
   let checker: InvariantChecker | undefined;
@@ -160,12 +161,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const activate = () => {
     active = true;
     for (const r of mgmtPlan.rules) servers.mgmt?.faults.add(r);
-    for (const r of workloadPlan.rules) servers.workload?.faults.add(r);
+    for (const w of servers.workloads) for (const r of workloadPlan.rules) w.faults.add(r);
     const every = o.compactEveryMs ?? 3000;
     if (every > 0) {
       compactTimer = setInterval(() => {
         servers.mgmt?.faults.compact();
-        servers.workload?.faults.compact();
+        for (const w of servers.workloads) w.faults.compact();
         compactions++;
       }, every);
       compactTimer.unref();
@@ -264,10 +265,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         out,
         queuePrefix: `chaos${process.pid}-${seed}-`,
         hooks: {
-          onServers(mgmt, workload) {
-            servers = { mgmt, workload };
+          onServers(mgmt) {
+            servers.mgmt = mgmt;
             mgmt?.faults.seed(seed);
-            workload?.faults.seed(seed + 1);
+          },
+          onWorkloadCluster({ server }) {
+            server.faults.seed(seed + 1 + servers.workloads.length);
+            servers.workloads.push(server);
+            if (active) for (const r of workloadPlan.rules) server.faults.add(r);
           },
           wrapFunctions: (fns) => crashingTable(fns, o.crash ?? 0.05, crashRandom, crashes),
           onRelayMessages(msgs, resend) {
@@ -310,7 +315,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     ),
     compactions,
   } as Record<string, number>;
-  for (const [k, v] of Object.entries(sumHits(workloadPlan, servers.workload?.faults.hits() ?? []))) {
+  for (const [k, v] of servers.workloads.flatMap((w) =>
+    Object.entries(sumHits(workloadPlan, w.faults.hits())),
+  )) {
     faults[k] = (faults[k] ?? 0) + v;
   }
   const violations = checker?.violations ?? [];

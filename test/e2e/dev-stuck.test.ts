@@ -20,7 +20,7 @@ it('exits 1 naming the stuck machines and their conditions', async () => {
 
   const { code, out } = await runMetal3fn(['dev', '--manifests', dir, '--timeout', '6']);
   expect(code).toBe(1);
-  expect(out).toContain('Not every machine reached Ready in time. Stuck:');
+  expect(out).toContain('Not every machine reached Ready in time (0 of 1). Stuck:');
   expect(out).toMatch(/metal3\/m3cluster-controlplane-\w+ \(waiting for host\): .*no available host/i);
   expect(out).toContain('FAILED: machines not Ready within 6s');
 }, 60_000);

@@ -24,13 +24,19 @@ export function runMetal3fnSplit(
   });
 }
 
-/** Runs `node bin/metal3fn.ts <args>` in the repository; `out` is stdout and stderr as they came. */
-export function runMetal3fn(args: string[]): Promise<{ code: number | null; out: string }> {
+/**
+ * Runs `node bin/metal3fn.ts <args>` in the repository; `out` is stdout and stderr as they came.
+ * `env` is added to this process's environment (e.g. a TMPDIR of its own).
+ */
+export function runMetal3fn(
+  args: string[],
+  opts: { env?: Record<string, string> } = {},
+): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     let out = '';
     const child = spawn(process.execPath, ['bin/metal3fn.ts', ...args], {
       cwd: root,
-      env: { ...process.env, CI: 'true' },
+      env: { ...process.env, CI: 'true', ...opts.env },
     });
     child.stdout.on('data', (d) => {
       out += d;

@@ -10,14 +10,22 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll } from 'vitest';
-import { type LocalSqs, startLocalSqs } from '../../infra/local/sqs.ts';
+import { type LocalSqs, type SqsBackendSetting, startLocalSqs } from '../../infra/local/sqs.ts';
 import { createSqsClient } from '../../shared/queue/sqs.ts';
 
 export type TestSqs = LocalSqs & { sqs: SQSClient };
 
+let backendOfThisFile: SqsBackendSetting | undefined;
+
+/** The backend startSqs starts in this test file (localstack.test.ts runs the queue tests on LocalStack). */
+export function useSqsBackend(backend: SqsBackendSetting): void {
+  backendOfThisFile = backend;
+}
+
+/** fauxqs, or LocalStack when SQS_TEST_BACKEND=localstack (or useSqsBackend) says so. */
 export async function startSqs(): Promise<TestSqs> {
   const local = await startLocalSqs({
-    backend: process.env.SQS_TEST_BACKEND === 'localstack' ? 'localstack' : 'fauxqs',
+    backend: backendOfThisFile ?? (process.env.SQS_TEST_BACKEND === 'localstack' ? 'localstack' : 'fauxqs'),
   });
   return { ...local, sqs: createSqsClient({ endpoint: local.endpoint, region: 'us-east-1' }) };
 }

@@ -1,5 +1,6 @@
 import type { IPPoolSpec } from '../../../shared/api/index.ts';
 import { poolRanges } from '../../../shared/ipam/allocate.ts';
+import { optionError } from './options.ts';
 
 /**
  * The sample's BareMetalHosts: more hosts than machines, labelled for the sample's host
@@ -21,12 +22,12 @@ export interface SampleSize {
 /** Machines: a control plane of up to 3, the rest workers. Hosts: default machines + 3. */
 export function sampleSize(machines: number, hosts?: number): SampleSize {
   if (!Number.isInteger(machines) || machines < 1)
-    throw new Error(`--machines must be a positive integer, not ${machines}`);
+    throw optionError('machines', 'a whole number ≥ 1', machines);
   const controlPlane = Math.min(3, machines);
   const workers = machines - controlPlane;
   const h = hosts ?? machines + 3;
   if (!Number.isInteger(h) || h < machines)
-    throw new Error(`--hosts must be an integer ≥ --machines (${machines}), not ${hosts}`);
+    throw optionError('hosts', `a whole number ≥ --machines (${machines})`, hosts);
   return { controlPlane, workers, hosts: h };
 }
 

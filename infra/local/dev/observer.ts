@@ -1,11 +1,15 @@
 /**
  * Watches the objects that make up a machine's progress (management: Metal3Machine, Machine,
- * BareMetalHost; workload: Node) and records when each machine reached each phase. It uses its
- * own client and counters, so what it reads never counts as the product's requests.
+ * MachineSet, BareMetalHost; each workload cluster: Node) and records when each machine reached
+ * each phase. Only the run's machines are followed when the run says what it applied (a Machine
+ * that belongs to it, ./ownership.ts): on a shared cluster other people's machines are not ours to
+ * wait for. It uses its own client and counters, so what it reads never counts as the product's
+ * requests.
  */
 import { envelopeOf, R, type ResourceType } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import { belongsTo } from './ownership.ts';
 import { machinePhase, type Phase } from './phase.ts';
 
 export interface MachineTimeline {
@@ -79,21 +83,49 @@ function informer(client: KubeClient, t: ResourceType, cache: Cache, onChange: (
   };
 }
 
+export interface ProgressObserverOptions {
+  /** The uids of what the run applied: only machines that belong to them are followed (default: all). */
+  applied?: ReadonlySet<string> | undefined;
+}
+
 export class ProgressObserver {
   readonly timelines = new Map<string, MachineTimeline>();
   private readonly m3ms: Cache = new Map();
   private readonly machines: Cache = new Map();
+  private readonly machineSets: Cache = new Map();
   private readonly hosts: Cache = new Map();
-  private readonly nodes: Cache = new Map();
+  /** Nodes per workload cluster. */
+  private readonly nodes = new Map<string, Cache>();
   private readonly stops: { stop(): void }[] = [];
   private readonly listeners = new Set<() => void>();
+  private readonly applied: ReadonlySet<string> | undefined;
+  private readonly changed = () => this.update();
 
-  constructor(management: KubeClient, workload?: KubeClient) {
-    const changed = () => this.update();
-    this.stops.push(informer(management, R.Metal3Machine, this.m3ms, changed));
-    this.stops.push(informer(management, R.Machine, this.machines, changed));
-    this.stops.push(informer(management, R.BareMetalHost, this.hosts, changed));
-    if (workload) this.stops.push(informer(workload, R.Node, this.nodes, changed));
+  constructor(management: KubeClient, opts: ProgressObserverOptions = {}) {
+    this.applied = opts.applied;
+    this.stops.push(informer(management, R.Metal3Machine, this.m3ms, this.changed));
+    this.stops.push(informer(management, R.Machine, this.machines, this.changed));
+    if (this.applied) this.stops.push(informer(management, R.MachineSet, this.machineSets, this.changed));
+    this.stops.push(informer(management, R.BareMetalHost, this.hosts, this.changed));
+  }
+
+  /** Follows the Nodes of one more workload cluster (each cluster once). */
+  addWorkload(key: string, client: KubeClient): void {
+    if (this.nodes.has(key)) return;
+    const cache: Cache = new Map();
+    this.nodes.set(key, cache);
+    this.stops.push(informer(client, R.Node, cache, this.changed));
+  }
+
+  /** Whether a Metal3Machine is one of the run's machines (its Machine belongs to what the run applied). */
+  isRunMachine(m3m: KubeObject): boolean {
+    if (!this.applied) return true;
+    const machine = this.machineOf(m3m);
+    if (!machine) return false;
+    const known = new Map<string, KubeObject>();
+    for (const o of [...this.machines.values(), ...this.machineSets.values()])
+      if (o.metadata.uid) known.set(o.metadata.uid, o);
+    return belongsTo(machine, this.applied, known);
   }
 
   onChange(fn: () => void): () => void {
@@ -124,13 +156,15 @@ export class ProgressObserver {
   private update(): void {
     const now = Date.now();
     const nodeByUid = new Map<string, KubeObject>();
-    for (const n of this.nodes.values()) {
-      const uid = n.metadata.labels?.['metal3.io/uuid'];
-      if (uid) nodeByUid.set(uid, n);
-    }
+    for (const cache of this.nodes.values())
+      for (const n of cache.values()) {
+        const uid = n.metadata.labels?.['metal3.io/uuid'];
+        if (uid) nodeByUid.set(uid, n);
+      }
     for (const [key, m3m] of this.m3ms) {
       let tl = this.timelines.get(key);
       if (!tl) {
+        if (!this.isRunMachine(m3m)) continue;
         tl = { key, firstSeen: now, phase: 'waiting for host', at: {} };
         this.timelines.set(key, tl);
       }

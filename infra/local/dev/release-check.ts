@@ -1,83 +1,191 @@
 /**
  * After scale-down: verifies nothing leaked. Pure over the dumped objects, so the end-to-end
- * test and `metal3fn dev --scale-down` apply the same rules.
+ * tests, `metal3fn dev --scale-down` and the chaos suite apply the same rules.
+ *
+ * With a scope (what the run applied, the state at Ready, the hosts others held) only what the
+ * product owns is judged: the run's machines (their Machine belongs to what the run applied) and
+ * every object that belongs to their Metal3Machines (claim, Metal3Data, IP claims and addresses,
+ * data Secrets) must be gone, their entries gone from templates and pools, the hosts they held
+ * released; a host someone else held before the run must be exactly as it was. Without a scope the
+ * whole cluster is the run's (an embedded run of the sample).
  */
+import { sameJson } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import { belongsTo, byUid, runMetal3Machines } from './ownership.ts';
 
 export interface ReleaseFinding {
   object: string;
   problem: string;
 }
 
+export interface ReleaseScope {
+  /** uids of the objects the run applied. */
+  applied: ReadonlySet<string>;
+  /** Every object at Ready: the run's machines and what the product made for them are found there. */
+  atReady: KubeObject[];
+  /** Hosts someone else held before the run, as they were then. */
+  foreignHosts: KubeObject[];
+}
+
 const ref = (o: KubeObject) =>
   `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
+const nsName = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 const DATA_SECRET_TYPE = 'infrastructure.cluster.x-k8s.io/secret';
 const OUR_FINALIZER = /metal3|ipam|cluster\.x-k8s\.io/;
-
 const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
+const LEAK_KINDS = new Set(['Metal3Machine', 'Metal3Data', 'Metal3DataClaim', 'IPClaim', 'IPAddress']);
 
-export function checkRelease(objects: KubeObject[]): ReleaseFinding[] {
-  const findings: ReleaseFinding[] = [];
-  const secrets = new Map(
-    objects.filter((o) => o.kind === 'Secret').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]),
-  );
-  for (const o of objects) {
-    switch (o.kind) {
-      case 'Metal3Machine':
-      case 'Metal3Data':
-      case 'Metal3DataClaim':
-      case 'IPClaim':
-      case 'IPAddress':
-        findings.push({ object: ref(o), problem: 'still exists after scale-down' });
-        break;
-      case 'Secret':
-        if ((o as { type?: string }).type === DATA_SECRET_TYPE)
-          findings.push({ object: ref(o), problem: 'rendered data Secret left behind' });
-        break;
-      case 'Metal3DataTemplate':
-      case 'IPPool': {
-        // What the allocations recorded on the template or pool must go with them: the index or
-        // address entries, and the burst registry (ADR 012).
-        const status = (o.status ?? {}) as {
-          indexes?: Record<string, unknown>;
-          allocating?: Record<string, unknown>;
-        };
-        for (const field of ['indexes', 'allocating'] as const) {
-          const left = Object.keys(status[field] ?? {});
-          if (left.length > 0)
-            findings.push({
-              object: ref(o),
-              problem: `status.${field} not empty: ${left.sort().join(', ')}`,
-            });
-        }
-        break;
-      }
-      case 'BareMetalHost': {
-        const spec = (o.spec ?? {}) as Record<string, unknown>;
-        const status = (o.status ?? {}) as { provisioning?: { state?: string } };
-        if (spec.consumerRef)
-          findings.push({ object: ref(o), problem: `still consumed by ${JSON.stringify(spec.consumerRef)}` });
-        const state = status.provisioning?.state;
-        if (state !== 'available' && state !== 'ready')
-          findings.push({ object: ref(o), problem: `state is '${state}', not available` });
-        if (spec.image) findings.push({ object: ref(o), problem: 'image not cleared' });
-        // A released host's BMC credentials Secret must not carry a cluster label any more
-        // (clusterctl move would take it away with the cluster).
-        const bmc = (spec.bmc as { credentialsName?: string } | undefined)?.credentialsName;
-        const secret = !spec.consumerRef && bmc ? secrets.get(`${o.metadata.namespace}/${bmc}`) : undefined;
-        const label = secret?.metadata.labels?.[CLUSTER_NAME_LABEL];
-        if (secret && label)
-          findings.push({
-            object: ref(secret),
-            problem: `BMC credentials Secret of released ${ref(o)} still labelled ${CLUSTER_NAME_LABEL}=${label}`,
-          });
-        break;
-      }
-    }
-    const stuck = (o.metadata.finalizers ?? []).filter((f) => OUR_FINALIZER.test(f));
-    if (o.metadata.deletionTimestamp && stuck.length) {
-      findings.push({ object: ref(o), problem: `deleting but held by finalizers ${stuck.join(', ')}` });
+type ConsumerRef = { kind?: string; namespace?: string; name?: string };
+const consumerOf = (h: KubeObject): ConsumerRef | undefined =>
+  ((h.spec ?? {}) as { consumerRef?: ConsumerRef }).consumerRef;
+
+/** What the product owns for the run, from the scope (undefined: everything). */
+interface Judged {
+  owned(o: KubeObject): boolean;
+  /** Claim names (`ns/name`) whose entries must leave templates (Metal3DataClaims) and pools (IPClaims). */
+  dataClaims: Set<string>;
+  ipClaims: Set<string>;
+  /** Hosts (`ns/name`) the run's machines held. */
+  held: Set<string>;
+  foreign: Map<string, KubeObject>;
+}
+
+function judge(now: KubeObject[], scope: ReleaseScope): Judged {
+  const all = new Map<string, KubeObject>();
+  for (const o of [...scope.atReady, ...now]) all.set(o.metadata.uid ?? `${o.kind}|${nsName(o)}`, o);
+  const everything = [...all.values()];
+  const known = byUid(everything);
+  const machines = runMetal3Machines(everything, scope.applied);
+  const roots = new Set(machines.map((m) => m.metadata.uid!));
+  const machineKeys = new Set(machines.map(nsName));
+  const owned = (o: KubeObject) => belongsTo(o, roots, known);
+  const dataClaims = new Set<string>();
+  const ipClaims = new Set<string>();
+  const held = new Set<string>();
+  for (const o of everything) {
+    if (o.kind === 'Metal3DataClaim' && owned(o)) dataClaims.add(nsName(o));
+    if (o.kind === 'IPClaim' && owned(o)) ipClaims.add(nsName(o));
+    if (o.kind === 'BareMetalHost') {
+      const c = consumerOf(o);
+      if (c?.kind === 'Metal3Machine' && machineKeys.has(`${c.namespace || o.metadata.namespace}/${c.name}`))
+        held.add(nsName(o));
     }
   }
+  return {
+    owned,
+    dataClaims,
+    ipClaims,
+    held,
+    foreign: new Map(scope.foreignHosts.map((h) => [nsName(h), h])),
+  };
+}
+
+export function checkRelease(objects: KubeObject[], scope?: ReleaseScope): ReleaseFinding[] {
+  const findings: ReleaseFinding[] = [];
+  const judged = scope ? judge(objects, scope) : undefined;
+  const owned = (o: KubeObject) => judged?.owned(o) ?? true;
+  const secrets = new Map(objects.filter((o) => o.kind === 'Secret').map((o) => [nsName(o), o]));
+  for (const o of objects) {
+    if (o.kind && LEAK_KINDS.has(o.kind)) {
+      if (owned(o)) findings.push({ object: ref(o), problem: 'still exists after scale-down' });
+    } else if (o.kind === 'Secret') {
+      if ((o as { type?: string }).type === DATA_SECRET_TYPE && owned(o))
+        findings.push({ object: ref(o), problem: 'rendered data Secret left behind' });
+    } else if (o.kind === 'Metal3DataTemplate' || o.kind === 'IPPool') {
+      findings.push(...allocationsLeft(o, judged));
+    } else if (o.kind === 'BareMetalHost') {
+      const before = judged?.foreign.get(nsName(o));
+      if (before) findings.push(...changedSince(before, o));
+      else if (!judged || judged.held.has(nsName(o))) findings.push(...notReleased(o, secrets));
+    }
+    const stuck = (o.metadata.finalizers ?? []).filter((f) => OUR_FINALIZER.test(f));
+    if (o.metadata.deletionTimestamp && stuck.length && owned(o))
+      findings.push({ object: ref(o), problem: `deleting but held by finalizers ${stuck.join(', ')}` });
+  }
+  if (judged) {
+    const present = new Set(objects.filter((o) => o.kind === 'BareMetalHost').map(nsName));
+    for (const [key, before] of judged.foreign)
+      if (!present.has(key))
+        findings.push({
+          object: ref(before),
+          problem: `held by ${describe(consumerOf(before))} before the run, and deleted since`,
+        });
+  }
   return findings;
+}
+
+/**
+ * What the allocations recorded on a template or pool must lose with them: the index or address
+ * entries and the burst registry (ADR 012) — all of them, or with a scope those of the run's claims.
+ */
+function allocationsLeft(o: KubeObject, judged: Judged | undefined): ReleaseFinding[] {
+  const status = (o.status ?? {}) as {
+    indexes?: Record<string, string>;
+    allocating?: Record<string, unknown>;
+    dataNames?: Record<string, unknown>;
+  };
+  const ns = o.metadata.namespace ?? '';
+  const template = o.kind === 'Metal3DataTemplate';
+  const claims = judged ? (template ? judged.dataClaims : judged.ipClaims) : undefined;
+  const out: ReleaseFinding[] = [];
+  const fields: ['indexes' | 'allocating' | 'dataNames', (k: string, v: unknown) => string][] = [
+    // A template's indexes map index -> claim; a pool's, claim -> address.
+    ['indexes', (k, v) => (template ? String(v) : k)],
+    ['allocating', (k) => k],
+    ...(claims ? [['dataNames', (k: string) => k] as ['dataNames', (k: string) => string]] : []),
+  ];
+  for (const [field, claimOf] of fields) {
+    const left = Object.entries(status[field] ?? {})
+      .filter(([k, v]) => !claims || claims.has(`${ns}/${claimOf(k, v)}`))
+      .map(([k]) => k);
+    if (left.length > 0)
+      out.push({ object: ref(o), problem: `status.${field} not empty: ${left.sort().join(', ')}` });
+  }
+  return out;
+}
+
+function notReleased(o: KubeObject, secrets: Map<string, KubeObject>): ReleaseFinding[] {
+  const out: ReleaseFinding[] = [];
+  const spec = (o.spec ?? {}) as Record<string, unknown>;
+  const status = (o.status ?? {}) as { provisioning?: { state?: string } };
+  if (spec.consumerRef)
+    out.push({ object: ref(o), problem: `still consumed by ${JSON.stringify(spec.consumerRef)}` });
+  const state = status.provisioning?.state;
+  if (state !== 'available' && state !== 'ready')
+    out.push({ object: ref(o), problem: `state is '${state}', not available` });
+  if (spec.image) out.push({ object: ref(o), problem: 'image not cleared' });
+  // A released host's BMC credentials Secret must not carry a cluster label any more
+  // (clusterctl move would take it away with the cluster).
+  const bmc = (spec.bmc as { credentialsName?: string } | undefined)?.credentialsName;
+  const secret = !spec.consumerRef && bmc ? secrets.get(`${o.metadata.namespace}/${bmc}`) : undefined;
+  const label = secret?.metadata.labels?.[CLUSTER_NAME_LABEL];
+  if (secret && label)
+    out.push({
+      object: ref(secret),
+      problem: `BMC credentials Secret of released ${ref(o)} still labelled ${CLUSTER_NAME_LABEL}=${label}`,
+    });
+  return out;
+}
+
+const describe = (c: ConsumerRef | undefined) =>
+  c ? `${c.kind ?? 'an object'} ${c.namespace ? `${c.namespace}/` : ''}${c.name}` : 'someone else';
+
+/** A host someone else held: its spec and metadata exactly as before the run. */
+function changedSince(before: KubeObject, now: KubeObject): ReleaseFinding[] {
+  const parts: [string, (h: KubeObject) => unknown][] = [
+    ['spec', (h) => h.spec ?? {}],
+    ['labels', (h) => h.metadata.labels ?? {}],
+    ['annotations', (h) => h.metadata.annotations ?? {}],
+    ['finalizers', (h) => h.metadata.finalizers ?? []],
+    ['ownerReferences', (h) => h.metadata.ownerReferences ?? []],
+  ];
+  const changed = parts.filter(([, get]) => !sameJson(get(before), get(now))).map(([name]) => name);
+  return changed.length
+    ? [
+        {
+          object: ref(now),
+          problem: `held by ${describe(consumerOf(before))} before the run, and changed: ${changed.join(', ')}`,
+        },
+      ]
+    : [];
 }

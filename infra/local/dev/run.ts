@@ -1,10 +1,15 @@
 /**
- * `metal3fn dev`: the whole system on embedded defaults (or pointed at real parts), a sample
- * cluster built from the seeds, live progress until every machine is Ready on both sides (the
- * Metal3Machine and CAPI's Machine with its nodeRef), optionally a scale-down with a release
- * check, a state dump and a summary.
+ * `metal3fn dev`: the whole system on embedded defaults (or pointed at real parts), the sample
+ * cluster built from the seeds or the user's manifests, live progress until every machine of the
+ * run is Ready on both sides (the Metal3Machine and CAPI's Machine with its nodeRef), optionally a
+ * scale-down of what the run applied with a release check, a state dump and a summary.
+ *
+ * Every Cluster gets an embedded workload API server and its `<cluster>-kubeconfig` Secret from the
+ * Cluster API simulator once its infrastructure is ready (infra/local/workload/), unless the
+ * manifests bring that Secret. Nothing is left on disk when the run ends: the kubeconfig files of
+ * `--serve` live in a temporary folder removed on exit; `--kubeconfig-out F` writes one to keep.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FUNCTIONS } from '../../../bin/function-table.ts';
@@ -15,7 +20,7 @@ import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { RequestStats, type RequestStatsSnapshot } from '../../../shared/kube/stats.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { createWorkloadClientCache, kubeconfigSecretName } from '../../../shared/kube/workload.ts';
+import { createWorkloadClientCache } from '../../../shared/kube/workload.ts';
 import { createLogger, type Logger } from '../../../shared/observability/logger.ts';
 import { ensureQueues } from '../../../shared/queue/ensure.ts';
 import type { RoutedMessage } from '../../../shared/queue/message.ts';
@@ -27,11 +32,13 @@ import type { FunctionTable } from '../../../shared/runtimes/dispatch.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
 import { type ApiServerHandle, type RequestLogEntry, startApiServer } from '../apiserver/index.ts';
 import { assetPath } from '../assets.ts';
-import { applyObjects, ensureNamespace, installCrds, loadManifests } from '../manifests.ts';
+import { applyManifests, ensureNamespace, installCrds, loadManifests } from '../manifests.ts';
 import { createSampleHosts, startBmoSimulator } from '../sim/bmo.ts';
 import { startCapiSimulator } from '../sim/capi.ts';
 import { startKubeletSimulator } from '../sim/kubelet.ts';
 import { startLocalSqs } from '../sqs.ts';
+import { type EmbeddedCluster, EmbeddedClusters } from '../workload/embedded.ts';
+import { embeddedControlPlane, simulatorWorkloadClients } from '../workload/provider.ts';
 import { growPoolFor, type HostPlan, planHosts, sampleSize } from './hosts.ts';
 import { listEverything, type StateDump } from './objects.ts';
 import { type MachineTimeline, ProgressObserver } from './observer.ts';
@@ -49,7 +56,14 @@ import {
   WORKLOAD_USER,
   workloadRbac,
 } from './rbac.ts';
-import { checkRelease, type ReleaseFinding } from './release-check.ts';
+import { checkRelease, type ReleaseFinding, type ReleaseScope } from './release-check.ts';
+import {
+  clustersOf,
+  clustersWithOwnKubeconfig,
+  expectedMachines,
+  foreignHosts,
+  scaleDownPlan,
+} from './run-objects.ts';
 import { formatSummary, type RunSummary, summarize } from './summary.ts';
 import { startProgressView } from './view.ts';
 
@@ -58,6 +72,8 @@ export interface DevOptions {
   hosts?: number | undefined;
   manifests?: string | undefined;
   kubeconfig?: string | undefined;
+  /** Write the embedded management API server's kubeconfig here (kept after the run). */
+  kubeconfigOut?: string | undefined;
   sqsEndpoint?: string | undefined;
   scaleDown: boolean;
   dumpState?: string | undefined;
@@ -92,11 +108,10 @@ export interface DevOptions {
  * bend it (faults, duplicates, crashes) without a second copy of the wiring.
  */
 export interface DevHooks {
-  /** The embedded API servers, once started (fault injection, request logs). */
-  onServers?(
-    management: ApiServerHandle | undefined,
-    workload: ApiServerHandle | undefined,
-  ): void | Promise<void>;
+  /** The embedded management API server, once started (fault injection, request logs). */
+  onServers?(management: ApiServerHandle | undefined): void | Promise<void>;
+  /** Each embedded workload cluster, once its API server started and before anyone uses it. */
+  onWorkloadCluster?(cluster: EmbeddedCluster): void | Promise<void>;
   /** Wraps the function table the workers run (e.g. crash between two writes). */
   wrapFunctions?(fns: FunctionTable): FunctionTable;
   /**
@@ -121,16 +136,19 @@ export interface DevResult {
   message: string;
   /**
    * With `rbac`: every request of the product's identities (the functions and the relay on the
-   * management cluster, the workload kubeconfig's identity on the workload cluster), unbounded.
+   * management cluster, the workload kubeconfig's identity on the workload clusters), unbounded.
    */
   rbacLog?: { management: RequestLogEntry[]; workload: RequestLogEntry[] };
 }
 
 const SAMPLE_DIR = assetPath('infra/local/sample');
-const NAMESPACE = 'metal3';
-const CLUSTER = 'cluster';
+/** The sample's namespace; a user's manifests without one go to `default`, as with kubectl. */
+const SAMPLE_NAMESPACE = 'metal3';
+const MANIFESTS_NAMESPACE = 'default';
 
 type Stoppable = { stop(): unknown };
+
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
 export async function runDev(o: DevOptions): Promise<DevResult> {
   const out = o.out ?? process.stdout;
@@ -141,73 +159,63 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
   const stopAll = async () => {
     for (const c of cleanup.reverse()) await c.stop();
   };
+  if (o.rbac && o.kubeconfig) throw new Error('rbac needs the embedded API servers (no --kubeconfig)');
+  // The manifests first: a run that cannot apply them starts nothing.
+  const defaultNamespace = o.manifests ? MANIFESTS_NAMESPACE : SAMPLE_NAMESPACE;
+  const objects = await loadManifests(o.manifests ?? SAMPLE_DIR);
+  const size = o.manifests ? undefined : sampleSize(o.machines, o.hosts);
 
   try {
-    // 1. Kubernetes: the embedded management and workload API servers, or a real cluster.
+    // 1. Kubernetes: the embedded management API server, or a real cluster.
     let mgmtServer: ApiServerHandle | undefined;
-    let mgmtKubeconfig = o.kubeconfig;
-    if (o.rbac && o.kubeconfig) throw new Error('rbac needs the embedded API servers (no --kubeconfig)');
     const rbacLog = { management: [] as RequestLogEntry[], workload: [] as RequestLogEntry[] };
-    if (!mgmtKubeconfig) {
+    if (!o.kubeconfig) {
       mgmtServer = await startApiServer({
         faults: Boolean(o.hooks?.onServers),
         ...(o.rbac ? { rbac: managementRbac(o.rbac) } : {}),
       });
       cleanup.push(mgmtServer);
       if (o.rbac) keepLog(mgmtServer, new Set([FUNCTIONS_USER, RELAY_USER]), rbacLog.management);
-      mgmtKubeconfig = join(tmpdir(), `metal3fn-dev-${process.pid}-management.kubeconfig`);
-      await mgmtServer.writeKubeconfig(mgmtKubeconfig);
     }
     const productStats = new RequestStats();
     // The functions and the relay each have their own client (their own identity under rbac).
-    const productClient = (token: string) =>
-      mgmtServer && o.rbac
-        ? KubeClient.fromString(mgmtServer.kubeconfig({ token }), {
-            stats: productStats,
-            fieldManager: 'metal3-functions',
-          })
-        : KubeClient.fromFile(mgmtKubeconfig!, { stats: productStats, fieldManager: 'metal3-functions' });
+    const productClient = (token: string) => {
+      const opts = { stats: productStats, fieldManager: 'metal3-functions' };
+      return mgmtServer
+        ? KubeClient.fromString(mgmtServer.kubeconfig(o.rbac ? { token } : {}), opts)
+        : KubeClient.fromFile(o.kubeconfig!, opts);
+    };
     const product = productClient(FUNCTIONS_TOKEN);
     const relayClient = productClient(RELAY_TOKEN);
-    const admin = KubeClient.fromFile(mgmtKubeconfig, { fieldManager: 'metal3fn-dev' });
+    const admin = mgmtServer
+      ? KubeClient.fromString(mgmtServer.kubeconfig(), { fieldManager: 'metal3fn-dev' })
+      : KubeClient.fromFile(o.kubeconfig!, { fieldManager: 'metal3fn-dev' });
     if (mgmtServer) await installCrds(admin);
     if (o.rbac === 'enforce') {
       await applyRbacFile(admin, RBAC_FILES.functions);
       await applyRbacFile(admin, RBAC_FILES.relay);
     }
-    await ensureNamespace(admin, NAMESPACE);
-
-    const simulate = o.simulators ?? !o.kubeconfig;
-    let workloadServer: ApiServerHandle | undefined;
-    let workloadAdmin: KubeClient | undefined;
-    if (simulate) {
-      workloadServer = await startApiServer({
-        faults: Boolean(o.hooks?.onServers),
-        ...(o.rbac ? { rbac: workloadRbac(o.rbac) } : {}),
-      });
-      cleanup.push(workloadServer);
-      if (o.rbac) keepLog(workloadServer, new Set([WORKLOAD_USER]), rbacLog.workload);
-      workloadAdmin = KubeClient.fromString(workloadServer.kubeconfig());
-      if (o.rbac === 'enforce') await applyRbacFile(workloadAdmin, RBAC_FILES.workload);
-      // The product reaches the workload cluster with the kubeconfig in the Secret.
-      const productWorkloadKubeconfig = workloadServer.kubeconfig(o.rbac ? { token: WORKLOAD_TOKEN } : {});
-      await admin.create(R.Secret, {
-        metadata: {
-          name: kubeconfigSecretName(CLUSTER),
-          namespace: NAMESPACE,
-          labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
-        },
-        type: 'cluster.x-k8s.io/secret',
-        data: { value: Buffer.from(productWorkloadKubeconfig).toString('base64') },
-      });
-    }
-    await o.hooks?.onServers?.(mgmtServer, workloadServer);
+    if (!o.manifests) await ensureNamespace(admin, SAMPLE_NAMESPACE);
+    await o.hooks?.onServers?.(mgmtServer);
     say(`management API: ${mgmtServer ? `${mgmtServer.url} (embedded)` : o.kubeconfig}`);
-    if (workloadServer)
-      say(`workload API:   ${workloadServer.url} (embedded, cluster ${NAMESPACE}/${CLUSTER})`);
-    say(`kubeconfig:     ${mgmtKubeconfig}`);
 
-    // 2. SQS: the queues (FIFO per function + DLQs + the requeue queue); none when direct.
+    // 2. The workload clusters: one embedded API server per Cluster, started by the CAPI simulator.
+    const simulate = o.simulators ?? !o.kubeconfig;
+    const workloads = new EmbeddedClusters({
+      serverOptions: () => ({
+        faults: Boolean(o.hooks?.onWorkloadCluster),
+        ...(o.rbac ? { rbac: workloadRbac(o.rbac) } : {}),
+      }),
+      prepare: async (c) => {
+        if (o.rbac === 'enforce') await applyRbacFile(c.admin, RBAC_FILES.workload);
+        if (o.rbac) keepLog(c.server, new Set([WORKLOAD_USER]), rbacLog.workload);
+        await o.hooks?.onWorkloadCluster?.(c);
+      },
+    });
+    cleanup.push({ stop: () => workloads.stopAll() });
+    workloads.onStarted((c) => say(`workload API:   ${c.server.url} (embedded, cluster ${c.key})`));
+
+    // 3. SQS: the queues (FIFO per function + DLQs + the requeue queue); none when direct.
     const queueing = o.direct ? undefined : await startQueues(o, cleanup);
     say(
       queueing
@@ -215,14 +223,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         : 'SQS:            none (direct: functions run in the relay)',
     );
 
-    // 3. Simulators of the controllers we do not replace.
-    // The simulators reach the workload cluster through their own cache: their requests are not the product's.
-    const simWorkloadAdmin = workloadAdmin;
-    const simWorkloads = createWorkloadClientCache(
-      admin,
-      simWorkloadAdmin ? { clientFactory: () => simWorkloadAdmin } : {},
-    );
-    const workloadOf = (namespace: string, name: string) => simWorkloads.get(namespace, name);
+    // 4. Simulators of the controllers we do not replace.
     const context = buildContext({
       client: product,
       log,
@@ -230,6 +231,9 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       component: 'metal3-functions',
     });
     if (simulate) {
+      // The simulators reach the workload clusters with their own clients: their requests are not the product's.
+      const workloadOf = simulatorWorkloadClients(admin, workloads);
+      const ownSecrets = clustersWithOwnKubeconfig(objects, defaultNamespace);
       cleanup.push(
         startBmoSimulator({
           client: admin,
@@ -237,7 +241,17 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
           log,
         }),
       );
-      cleanup.push(startCapiSimulator({ client: admin, workloadClient: workloadOf, log }));
+      cleanup.push(
+        startCapiSimulator({
+          client: admin,
+          workloadClient: workloadOf,
+          controlPlane: embeddedControlPlane(workloads, {
+            token: o.rbac ? WORKLOAD_TOKEN : undefined,
+            external: (ns, name) => ownSecrets.has(`${ns}/${name}`),
+          }),
+          log,
+        }),
+      );
       cleanup.push(
         startKubeletSimulator({
           management: admin,
@@ -248,7 +262,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       );
     }
 
-    // 4. The product: the relay and workers for every function (or the functions in the relay).
+    // 5. The product: the relay and workers for every function (or the functions in the relay).
     const fns = o.hooks?.wrapFunctions ? o.hooks.wrapFunctions(FUNCTIONS) : FUNCTIONS;
     const direct = o.direct ? new DirectRunner({ fns, context, concurrency: o.concurrency, log }) : undefined;
     const resend = (m: RoutedMessage, delaySeconds: number) => {
@@ -281,10 +295,8 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       : undefined;
     if (worker) cleanup.push({ stop: () => worker.stop() });
 
-    // 5. The sample (or the user's manifests) and the hosts.
-    const size = sampleSize(o.machines, o.hosts);
-    const objects = await loadManifests(o.manifests ?? SAMPLE_DIR);
-    if (!o.manifests) {
+    // 6. The sample (or the user's manifests) and the hosts.
+    if (size) {
       for (const obj of objects) {
         const spec = obj.spec as { replicas?: number } | undefined;
         if (obj.kind === 'KubeadmControlPlane' && spec) spec.replicas = size.controlPlane;
@@ -298,24 +310,35 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       if (simulate) await createPlannedHosts(admin, planHosts(size));
     }
     await o.hooks?.onSample?.(objects, admin);
-    await applyObjects(admin, objects, NAMESPACE);
+    // Hosts someone else holds: before the run as they are, after it exactly so (release check).
+    const hostsBefore = (await admin.list(R.BareMetalHost)).items;
+    const { applied, ownerUidsFilled } = await applyManifests(admin, objects, defaultNamespace);
+    const appliedUids = new Set(applied.map((a) => a.metadata.uid!).filter(Boolean));
+    const foreign = [
+      ...foreignHosts(hostsBefore, applied),
+      ...foreignHosts(
+        applied.filter((a) => a.kind === 'BareMetalHost'),
+        applied,
+      ),
+    ];
     const appliedAt = Date.now();
-    const expected = o.manifests ? undefined : size.controlPlane + size.workers;
-    say(`sample:         ${expected ?? 'your'} machines, ${o.manifests ? 'your' : size.hosts} hosts\n`);
+    const expected = size ? size.controlPlane + size.workers : expectedMachines(applied);
+    say(
+      size
+        ? `sample:         ${expected} machines, ${size.hosts} hosts\n`
+        : `manifests:      ${applied.length} objects applied${ownerUidsFilled ? ` (${ownerUidsFilled} ownerReference uids filled in)` : ''}; ${expected} machines expected; clusters ${clustersOf(applied).sort().join(', ') || 'none'}${foreign.length ? `; ${plural(foreign.length, 'host')} held by others left alone` : ''}\n`,
+    );
 
-    // 6. Progress until every machine is Ready (both sides) or the time runs out.
-    const observer = new ProgressObserver(admin, workloadAdmin);
+    // 7. Progress until every machine of the run is Ready (both sides) or the time runs out.
+    const observer = new ProgressObserver(admin, { applied: appliedUids });
     cleanup.push(observer);
+    cleanup.push({ stop: workloads.onStarted((c) => observer.addWorkload(c.key, c.admin)) });
     const view = startProgressView(observer, started, out);
     const onProgress = o.hooks?.onProgress;
     if (onProgress) observer.onChange(() => onProgress(observer, admin));
     const allReady = () => {
       const tls = [...observer.timelines.values()].filter((t) => t.phase !== 'deleting');
-      return (
-        tls.length > 0 &&
-        (expected === undefined || tls.length >= expected) &&
-        tls.every((t) => t.phase === 'Ready')
-      );
+      return tls.length >= Math.max(1, expected) && tls.every((t) => t.phase === 'Ready');
     };
     const reached = await waitFor(observer, allReady, o.timeoutSeconds * 1000);
     view.stop();
@@ -341,29 +364,37 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     });
 
     if (!reached) {
-      say('\nNot every machine reached Ready in time. Stuck:');
-      for (const tl of observer.timelines.values()) {
+      const tls = [...observer.timelines.values()];
+      say(
+        `\nNot every machine reached Ready in time (${tls.filter((t) => t.phase === 'Ready').length} of ${expected}). Stuck:`,
+      );
+      for (const tl of tls) {
         if (tl.phase === 'Ready') continue;
         const objs = observer.objectsOf(tl.key);
         say(
           `  ${tl.key} (${tl.phase}): ${conditionsLine(objs.m3m)}${objs.host ? `; host ${tl.host}: ${conditionsLine(objs.host)}` : ''}`,
         );
       }
+      if (tls.length < expected) say(`  ${expected - tls.length} machines not created yet`);
     }
 
     const snapshot = async (): Promise<StateDump> => {
       const dump: StateDump = { management: await listEverything(admin), workload: {} };
-      if (workloadAdmin) dump.workload[`${NAMESPACE}/${CLUSTER}`] = await listEverything(workloadAdmin);
+      for (const c of workloads.list()) dump.workload[c.key] = await listEverything(c.admin);
       return dump;
     };
-    // With --scale-down the end state is (ideally) empty; the state at Ready is kept beside it.
-    const atReady = o.dumpState && o.scaleDown && reached ? await snapshot() : undefined;
+    // With --scale-down the end state is (ideally) empty of the run's machines; the state at Ready
+    // is kept beside it, and is what the release check follows ownership through.
+    const atReady = (o.dumpState || o.scaleDown) && reached ? await snapshot() : undefined;
 
-    // 7. Scale-down and the release check.
+    // 8. Scale-down of what this run applied, and the release check.
     let release: ReleaseFinding[] | undefined;
     if (reached && o.scaleDown) {
-      say('\nscale-down: deleting every machine …');
-      await scaleToZero(admin, objects);
+      const plan = scaleDownPlan(applied);
+      say(
+        `\nscale-down: ${plan.scale.map((s) => `${s.kind} ${s.namespace}/${s.name}`).join(', ') || 'nothing'} to 0; deleting ${plan.remove.map((m) => `Machine ${m.namespace}/${m.name}`).join(', ') || 'no Machine'} …`,
+      );
+      await scaleDown(admin, plan);
       const gone = await waitFor(
         observer,
         () => [...observer.timelines.values()].every((t) => !observer.objectsOf(t.key).m3m),
@@ -372,23 +403,28 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       // The release cascade (claim -> Metal3Data -> IPClaims -> addresses, Secrets; hosts
       // deprovisioning) runs on after the last Metal3Machine is gone: re-check until it is clean
       // or the time runs out, so only what stays behind is reported.
+      const scope: ReleaseScope = {
+        applied: appliedUids,
+        atReady: atReady!.management,
+        foreignHosts: foreign,
+      };
       const settleUntil = Date.now() + o.timeoutSeconds * 1000;
-      release = checkRelease(await listEverything(admin));
+      release = checkRelease(await listEverything(admin), scope);
       while (release.length > 0 && Date.now() < settleUntil) {
         await new Promise((r) => setTimeout(r, 250));
-        release = checkRelease(await listEverything(admin));
+        release = checkRelease(await listEverything(admin), scope);
       }
       if (!gone) release.unshift({ object: 'Metal3Machines', problem: 'not all deleted in time' });
       say(
         release.length === 0
-          ? 'release check: clean (no Metal3Data, data Secrets, IP claims or addresses left; every host available, no consumerRef, no finalizer stuck)'
+          ? `release check: clean (no Metal3Data, data Secrets, IP claims or addresses of the run's machines left; every host they held available, no consumerRef, no finalizer stuck${foreign.length ? `; ${plural(foreign.length, 'host')} held by others unchanged` : ''})`
           : 'release check FAILED:',
       );
       for (const f of release) say(`  ${f.object}: ${f.problem}`);
     }
 
     if (o.dumpState) {
-      const dump = { ...(await snapshot()), ...(atReady ? { atReady } : {}) };
+      const dump = { ...(await snapshot()), ...(atReady && o.scaleDown ? { atReady } : {}) };
       await writeFile(o.dumpState, `${JSON.stringify(dump, null, 2)}\n`);
     }
     say(`\nsummary\n${formatSummary(summary)}`);
@@ -400,15 +436,11 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     }
 
     const ok = reached && (release === undefined || release.length === 0);
-    if (o.serve && ok) {
-      say(
-        `\nserving; try: KUBECONFIG=${mgmtKubeconfig} kubectl get m3m,bmh -n ${NAMESPACE}   (Ctrl-C to stop)`,
-      );
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+    if (mgmtServer && o.kubeconfigOut) {
+      await mgmtServer.writeKubeconfig(o.kubeconfigOut);
+      say(`kubeconfig:     ${o.kubeconfigOut} (management API; kept)`);
     }
+    if (o.serve && ok) await serve(o, say, mgmtServer, workloads, cleanup);
     return {
       ok,
       summary,
@@ -425,6 +457,34 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
   } finally {
     await stopAll();
   }
+}
+
+/**
+ * Keeps serving until SIGINT/SIGTERM, with kubeconfig files for kubectl in a temporary folder that
+ * goes when the run ends (with the servers they point at).
+ */
+async function serve(
+  o: DevOptions,
+  say: (line: string) => void,
+  mgmtServer: ApiServerHandle | undefined,
+  workloads: EmbeddedClusters,
+  cleanup: Stoppable[],
+): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'metal3fn-dev-'));
+  cleanup.push({ stop: () => rm(dir, { recursive: true, force: true }) });
+  const management = o.kubeconfigOut ?? (mgmtServer ? join(dir, 'management.kubeconfig') : o.kubeconfig);
+  if (mgmtServer && !o.kubeconfigOut) await mgmtServer.writeKubeconfig(management!);
+  say(`\nserving; try:  KUBECONFIG=${management} kubectl get clusters,machines,m3m,bmh -A`);
+  for (const c of workloads.list()) {
+    const file = join(dir, `workload-${c.namespace}-${c.name}.kubeconfig`);
+    await c.server.writeKubeconfig(file);
+    say(`  workload ${c.key}:  KUBECONFIG=${file} kubectl get nodes`);
+  }
+  say('(Ctrl-C to stop; these kubeconfig files go with the run)');
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
 }
 
 /** The local (or given) SQS server and the queues: FIFO per function + DLQs + the requeue queue. */
@@ -464,7 +524,7 @@ function waitFor(observer: ProgressObserver, done: () => boolean, timeoutMs: num
 /** The sample's hosts: created registered and available, then annotated as planned. */
 async function createPlannedHosts(client: KubeClient, plans: HostPlan[]): Promise<void> {
   const byIndex = new Map(plans.map((p, i) => [i, p]));
-  const hosts = await createSampleHosts(client, NAMESPACE, plans.length, {
+  const hosts = await createSampleHosts(client, SAMPLE_NAMESPACE, plans.length, {
     prefix: 'node',
     labels: (i) => byIndex.get(i)?.labels ?? {},
   });
@@ -472,26 +532,16 @@ async function createPlannedHosts(client: KubeClient, plans: HostPlan[]): Promis
     hosts.map(async (h, i) => {
       const annotations = plans[i]?.annotations ?? {};
       if (Object.keys(annotations).length)
-        await client.patch(R.BareMetalHost, NAMESPACE, h.metadata.name!, { metadata: { annotations } });
+        await client.patch(R.BareMetalHost, SAMPLE_NAMESPACE, h.metadata.name!, {
+          metadata: { annotations },
+        });
     }),
   );
 }
 
-/** Scale-down as a user would: replicas to zero on the control plane and the machine deployments. */
-async function scaleToZero(
-  client: KubeClient,
-  objects: { kind?: string; metadata: { name?: string; namespace?: string } }[],
-): Promise<void> {
-  for (const obj of objects) {
-    const t =
-      obj.kind === 'KubeadmControlPlane'
-        ? R.KubeadmControlPlane
-        : obj.kind === 'MachineDeployment'
-          ? R.MachineDeployment
-          : undefined;
-    if (!t) continue;
-    await client.patch(envelopeOf(t), obj.metadata.namespace ?? NAMESPACE, obj.metadata.name!, {
-      spec: { replicas: 0 },
-    });
-  }
+/** Scale-down as a user would, of what the run applied only: replicas to zero, own Machines deleted. */
+async function scaleDown(client: KubeClient, plan: ReturnType<typeof scaleDownPlan>): Promise<void> {
+  for (const s of plan.scale)
+    await client.patch(envelopeOf(R[s.kind]), s.namespace, s.name, { spec: { replicas: 0 } });
+  for (const m of plan.remove) await client.delete(R.Machine, m.namespace, m.name);
 }

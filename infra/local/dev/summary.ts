@@ -114,7 +114,7 @@ export function formatSummary(s: RunSummary): string {
     ['hosts used', `${s.hostsUsed} of ${s.hosts}`],
     [
       'wall time',
-      `${s.wallSeconds.toFixed(2)} s (${s.convergeSeconds.toFixed(2)} s from the sample applied)`,
+      `${s.wallSeconds.toFixed(2)} s (${s.convergeSeconds.toFixed(2)} s from the objects applied)`,
     ],
     [
       'our added latency per machine',

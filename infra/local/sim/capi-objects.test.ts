@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { bootstrapSecret, cloneMetal3Machine, newMachine, ownerLabels, scalePlan } from './capi-objects.ts';
+import {
+  bootstrapSecret,
+  cloneMetal3Machine,
+  newKubeadmConfig,
+  newMachine,
+  ownerLabels,
+  scalePlan,
+} from './capi-objects.ts';
 
 const m = (name: string, created: string, deleting = false): KubeObject => ({
   metadata: { name, creationTimestamp: created, ...(deleting ? { deletionTimestamp: created } : {}) },
@@ -115,5 +122,25 @@ describe('objects', () => {
     expect(s.type).toBe('cluster.x-k8s.io/secret');
     expect(Buffer.from((s.data as any).format, 'base64').toString()).toBe('cloud-config');
     expect(Buffer.from((s.data as any).value, 'base64').toString()).toMatch(/^#cloud-config\n/);
+  });
+  it('newKubeadmConfig: named after the Machine, cluster label, owned by the owner; newMachine refers to it', () => {
+    const config = newKubeadmConfig(owner, 'cp-x', { joinConfiguration: {} });
+    expect(config).toEqual({
+      apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta1',
+      kind: 'KubeadmConfig',
+      metadata: {
+        name: 'cp-x',
+        namespace: 'metal3',
+        labels: { 'cluster.x-k8s.io/cluster-name': 'c' },
+        ownerReferences: [
+          expect.objectContaining({ kind: 'KubeadmControlPlane', name: 'cp', uid: 'u-cp', controller: true }),
+        ],
+      },
+      spec: { joinConfiguration: {} },
+    });
+    const ref = {
+      configRef: { apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta1', kind: 'KubeadmConfig', name: 'cp-x' },
+    };
+    expect((newMachine(owner, 'cp-x', ref).spec as { bootstrap: unknown }).bootstrap).toEqual(ref);
   });
 });

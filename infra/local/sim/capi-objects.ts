@@ -31,10 +31,10 @@ export const ownerRefTo = (o: KubeObject, controller = true): OwnerReference => 
 });
 
 export interface MachineOwner {
-  /** The KubeadmControlPlane, or the MachineSet of a MachineDeployment. */
+  /** The KubeadmControlPlane, or the MachineSet (a MachineDeployment's or one of its own). */
   owner: KubeObject;
-  kind: 'KubeadmControlPlane' | 'MachineDeployment';
-  /** KCP or MD name. */
+  kind: 'KubeadmControlPlane' | 'MachineSet';
+  /** KCP or MachineSet name. */
   name: string;
   clusterName: string;
   version?: string | undefined;
@@ -42,28 +42,38 @@ export interface MachineOwner {
   labels: Record<string, string>;
   /** The Metal3MachineTemplate name. */
   templateName: string;
-  /** Machine template metadata labels (MD: spec.template.metadata.labels). */
+  /** Machine template metadata labels (MachineSet: spec.template.metadata.labels). */
   templateLabels?: Record<string, string> | undefined;
 }
 
-/** The labels that identify a KCP's / MD's machines. */
+/**
+ * The labels that identify a KCP's / MachineSet's machines (a MachineDeployment's MachineSet adds
+ * the deployment's name, which node reuse reads).
+ */
 export function ownerLabels(
   kind: MachineOwner['kind'],
   name: string,
   clusterName: string,
-  setName?: string,
+  deploymentName?: string,
 ): Record<string, string> {
   return kind === 'KubeadmControlPlane'
     ? { [CLUSTER_NAME_LABEL]: clusterName, [CONTROL_PLANE_LABEL]: '', [CONTROL_PLANE_NAME_LABEL]: name }
     : {
         [CLUSTER_NAME_LABEL]: clusterName,
-        [DEPLOYMENT_NAME_LABEL]: name,
-        ...(setName ? { [SET_NAME_LABEL]: setName } : {}),
+        [SET_NAME_LABEL]: name,
+        ...(deploymentName ? { [DEPLOYMENT_NAME_LABEL]: deploymentName } : {}),
       };
 }
 
-/** A new Machine for an owner (its infrastructureRef names a Metal3Machine of the same name). */
-export function newMachine(o: MachineOwner, name: string): KubeObject {
+/**
+ * A new Machine for an owner (its infrastructureRef names a Metal3Machine of the same name; its
+ * bootstrap, when given, a KubeadmConfig or a data Secret).
+ */
+export function newMachine(
+  o: MachineOwner,
+  name: string,
+  bootstrap: Record<string, unknown> = {},
+): KubeObject {
   const ns = o.owner.metadata.namespace!;
   return {
     apiVersion: apiVersionOf(R.Machine),
@@ -77,7 +87,7 @@ export function newMachine(o: MachineOwner, name: string): KubeObject {
     },
     spec: {
       clusterName: o.clusterName,
-      bootstrap: {},
+      bootstrap,
       infrastructureRef: {
         apiVersion: apiVersionOf(R.Metal3Machine),
         kind: 'Metal3Machine',
@@ -86,6 +96,21 @@ export function newMachine(o: MachineOwner, name: string): KubeObject {
       },
       ...(o.version ? { version: o.version } : {}),
     },
+  };
+}
+
+/** The KubeadmConfig an owner makes for one of its Machines (named after it), owned by the owner until the Machine adopts it. */
+export function newKubeadmConfig(o: MachineOwner, name: string, spec: Record<string, unknown>): KubeObject {
+  return {
+    apiVersion: apiVersionOf(R.KubeadmConfig),
+    kind: 'KubeadmConfig',
+    metadata: {
+      name,
+      namespace: o.owner.metadata.namespace!,
+      labels: { [CLUSTER_NAME_LABEL]: o.clusterName },
+      ownerReferences: [ownerRefTo(o.owner)],
+    },
+    spec,
   };
 }
 

@@ -1,7 +1,9 @@
 /**
  * kubelet simulator (test and dev only; never imported by product code). Watches BareMetalHosts
  * on the management cluster; when a host becomes `provisioned` it registers a Node in the
- * machine's workload cluster as kubeadm + kubelet would with seed 000's configuration:
+ * workload cluster of the machine that holds it (its Metal3Machine's namespace and cluster label,
+ * so two clusters of one name in two namespaces each get their own Nodes) as kubeadm + kubelet
+ * would with seed 000's configuration:
  *
  *   name:   rendered meta_data `name` ({{ ds.meta_data.name }}), else the host name
  *   labels: metal3.io/uuid={{ ds.meta_data.uuid }} (the host uid), kubernetes.io/hostname=<name>
@@ -38,6 +40,13 @@ export interface KubeletSimulator {
   ready: Promise<void>;
   /** Resolves when every host event seen so far has been handled (for tests). */
   idle(): Promise<void>;
+}
+
+interface Target {
+  /** The workload cluster's namespace and name (its Cluster's, the machine's). */
+  namespace: string;
+  cluster: string;
+  machine: string;
 }
 
 interface Registered {
@@ -109,8 +118,8 @@ export function startKubeletSimulator(opts: KubeletSimulatorOptions): KubeletSim
     }
   }
 
-  /** The workload cluster and machine of a host, from its consumerRef (a Metal3Machine). */
-  async function targetOf(host: KubeObject): Promise<{ cluster: string; machine: string } | undefined> {
+  /** The workload cluster (namespace, name) and machine of a host, from its consumerRef (a Metal3Machine). */
+  async function targetOf(host: KubeObject): Promise<Target | undefined> {
     const consumer = (
       host.spec as { consumerRef?: { kind?: string; name?: string; namespace?: string } } | undefined
     )?.consumerRef;
@@ -118,7 +127,7 @@ export function startKubeletSimulator(opts: KubeletSimulatorOptions): KubeletSim
     const ns = consumer.namespace || host.metadata.namespace!;
     const m3m = await mgmt.get(R.Metal3Machine, ns, consumer.name);
     const cluster = m3m?.metadata.labels?.[CLUSTER_NAME_LABEL] ?? host.metadata.labels?.[CLUSTER_NAME_LABEL];
-    return cluster ? { cluster, machine: consumer.name } : undefined;
+    return cluster ? { namespace: ns, cluster, machine: consumer.name } : undefined;
   }
 
   /**
@@ -163,9 +172,9 @@ export function startKubeletSimulator(opts: KubeletSimulatorOptions): KubeletSim
     return meta;
   }
 
-  async function register(host: KubeObject, target: { cluster: string; machine: string }): Promise<void> {
+  async function register(host: KubeObject, target: Target): Promise<void> {
     const ns = host.metadata.namespace!;
-    const workload = await opts.workloadClient(ns, target.cluster);
+    const workload = await opts.workloadClient(target.namespace, target.cluster);
     const meta = await metaDataOf(host);
     const name = meta.name || host.metadata.name!;
     const mode = opts.mode?.(host) ?? 'label';
@@ -222,7 +231,7 @@ export function startKubeletSimulator(opts: KubeletSimulatorOptions): KubeletSim
       'merge',
       { status: true },
     );
-    registered.set(host.metadata.uid!, { namespace: ns, cluster: target.cluster, node: name });
+    registered.set(host.metadata.uid!, { namespace: target.namespace, cluster: target.cluster, node: name });
     log?.info('kubelet sim: Node registered', {
       host: `${ns}/${host.metadata.name}`,
       node: name,

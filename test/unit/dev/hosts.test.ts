@@ -11,8 +11,8 @@ describe('sampleSize', () => {
     expect(sampleSize(m, h)).toEqual(expected);
   });
   it.each([
-    [0, undefined, '--machines must be a positive integer, not 0'],
-    [5, 4, '--hosts must be an integer ≥ --machines (5), not 4'],
+    [0, undefined, "--machines must be a whole number ≥ 1, not '0'"],
+    [5, 4, "--hosts must be a whole number ≥ --machines (5), not '4'"],
   ])('rejects %i machines / %s hosts', (m, h, msg) => {
     expect(() => sampleSize(m, h)).toThrow(msg);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkRelease } from '../../../infra/local/dev/release-check.ts';
+import { checkRelease, type ReleaseScope } from '../../../infra/local/dev/release-check.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 
 const obj = (
@@ -82,5 +82,125 @@ describe('checkRelease', () => {
       'IPPool metal3/pool-1: status.allocating not empty: a, b',
       'Cluster metal3/c: deleting but held by finalizers cluster.cluster.x-k8s.io',
     ]);
+  });
+
+  describe('with a scope: what the product owns for the run, and hosts others held', () => {
+    const uid = (kind: string, name: string) => `u-${kind}-${name}`;
+    const own = (kind: string, name: string, controller = true) => ({
+      apiVersion: 'x/v1',
+      kind,
+      name,
+      uid: uid(kind, name),
+      ...(controller ? { controller: true } : {}),
+    });
+    const o = (
+      kind: string,
+      name: string,
+      rest: Record<string, unknown> = {},
+      owners: ReturnType<typeof own>[] = [],
+    ) =>
+      obj(kind, name, rest, { uid: uid(kind, name), ...(owners.length ? { ownerReferences: owners } : {}) });
+    const consumed = (name: string, by: string, extra: Record<string, unknown> = {}) =>
+      o('BareMetalHost', name, {
+        spec: {
+          consumerRef: { kind: 'Metal3Machine', name: by, namespace: 'metal3' },
+          image: { url: 'u' },
+          ...extra,
+        },
+        status: { provisioning: { state: 'provisioned' } },
+      });
+    const free = (name: string) =>
+      o('BareMetalHost', name, { spec: {}, status: { provisioning: { state: 'available' } } });
+    // The run applied Machine m1; someone else's Metal3Machine theirs (no Machine of the run) has
+    // its own claim and host; host legacy was held by legacy-7 before the run.
+    const legacy = o(
+      'BareMetalHost',
+      'legacy',
+      {
+        spec: { consumerRef: { kind: 'Metal3Machine', name: 'legacy-7', namespace: 'metal3' }, online: true },
+        status: { provisioning: { state: 'available' } },
+      },
+      [],
+    );
+    legacy.metadata.labels = { owner: 'legacy-team' };
+    const theirs = [
+      o('Metal3Machine', 'theirs'),
+      o('Metal3DataClaim', 'theirs', {}, [own('Metal3Machine', 'theirs')]),
+      consumed('h-theirs', 'theirs'),
+    ];
+    const run = [
+      o('Machine', 'm1'),
+      o('Metal3Machine', 'm1', {}, [own('Machine', 'm1')]),
+      o('Metal3DataClaim', 'm1', {}, [own('Metal3Machine', 'm1')]),
+      o('Metal3Data', 't-0', {}, [own('Metal3DataTemplate', 't'), own('Metal3DataClaim', 'm1', false)]),
+      o('IPClaim', 't-0-pool', {}, [own('Metal3Data', 't-0')]),
+      o('IPAddress', 'pool-10-0-0-1', {}, [own('IPPool', 'pool', false), own('IPClaim', 't-0-pool', false)]),
+      o('Secret', 'm1-metadata-0', { type: 'infrastructure.cluster.x-k8s.io/secret' }, [
+        own('Metal3Data', 't-0'),
+      ]),
+      consumed('h1', 'm1'),
+    ];
+    const template = (indexes: Record<string, string>) =>
+      o('Metal3DataTemplate', 't', { status: { indexes } });
+    const pool = (indexes: Record<string, string>) => o('IPPool', 'pool', { status: { indexes } });
+    const scope: ReleaseScope = {
+      applied: new Set([uid('Machine', 'm1')]),
+      atReady: [
+        ...run,
+        ...theirs,
+        legacy,
+        template({ '0': 'm1', '1': 'theirs' }),
+        pool({ 't-0-pool': '10.0.0.1' }),
+      ],
+      foreignHosts: [structuredClone(legacy)],
+    };
+
+    it("is clean when the run's objects are gone and the rest is as it was", () => {
+      const after = [
+        ...theirs,
+        structuredClone(legacy),
+        free('h1'),
+        template({ '1': 'theirs' }),
+        pool({ other: '10.0.0.9' }),
+      ];
+      expect(checkRelease(after, scope)).toEqual([]);
+    });
+
+    it("reports what is left of the run's machines, and a foreign host that changed, never others' objects", () => {
+      const changed = structuredClone(legacy);
+      changed.metadata.labels = { owner: 'legacy-team', 'cluster.x-k8s.io/cluster-name': 'c' };
+      (changed.spec as Record<string, unknown>).online = false;
+      const after = [
+        ...theirs,
+        changed,
+        run[2]!, // the claim of m1
+        run[6]!, // its data Secret
+        consumed('h1', 'm1'),
+        template({ '0': 'm1', '1': 'theirs' }),
+        pool({ 't-0-pool': '10.0.0.1' }),
+      ];
+      expect(checkRelease(after, scope).map((f) => `${f.object}: ${f.problem}`)).toEqual([
+        'BareMetalHost metal3/legacy: held by Metal3Machine metal3/legacy-7 before the run, and changed: spec, labels',
+        'Metal3DataClaim metal3/m1: still exists after scale-down',
+        'Secret metal3/m1-metadata-0: rendered data Secret left behind',
+        'BareMetalHost metal3/h1: still consumed by {"kind":"Metal3Machine","name":"m1","namespace":"metal3"}',
+        "BareMetalHost metal3/h1: state is 'provisioned', not available",
+        'BareMetalHost metal3/h1: image not cleared',
+        'Metal3DataTemplate metal3/t: status.indexes not empty: 0',
+        'IPPool metal3/pool: status.indexes not empty: t-0-pool',
+      ]);
+    });
+
+    it('reports a foreign host that was deleted', () => {
+      expect(checkRelease([...theirs, free('h1')], scope).map((f) => `${f.object}: ${f.problem}`)).toEqual([
+        'BareMetalHost metal3/legacy: held by Metal3Machine metal3/legacy-7 before the run, and deleted since',
+      ]);
+    });
+
+    it('without a scope, the same foreign host is reported as consumed (the whole cluster is the run)', () => {
+      expect(checkRelease([structuredClone(legacy)]).map((f) => f.problem)).toEqual([
+        'still consumed by {"kind":"Metal3Machine","name":"legacy-7","namespace":"metal3"}',
+      ]);
+    });
   });
 });
