@@ -1,15 +1,18 @@
 /** Polling for a state a test waits on (re-reading it, never sleeping a guessed time). */
 
-/** Polls `check` until it returns a value (not undefined or false); throws naming `what` after `timeoutMs`. */
+/** What a check returns while its state is not reached (`cond && value` gives '', 0 or null too). */
+type NotYet = undefined | null | false | '' | 0;
+
+/** Polls `check` until it returns a truthy value; throws naming `what` after `timeoutMs`. */
 export async function eventually<T>(
   check: () => Promise<T> | T,
   what = 'condition',
   timeoutMs = 20_000,
-): Promise<Exclude<T, undefined | false>> {
+): Promise<Exclude<T, NotYet>> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
-    if (v !== undefined && v !== false) return v as Exclude<T, undefined | false>;
+    if (v) return v as Exclude<T, NotYet>;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -19,4 +22,4 @@ export async function eventually<T>(
 export const until = <T>(
   check: () => Promise<T> | T,
   timeoutMs = 10_000,
-): Promise<Exclude<T, undefined | false>> => eventually(check, 'condition', timeoutMs);
+): Promise<Exclude<T, NotYet>> => eventually(check, 'condition', timeoutMs);
