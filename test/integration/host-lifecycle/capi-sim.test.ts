@@ -217,11 +217,15 @@ describe('CAPI + baremetal-operator simulators around the cores', () => {
       },
       { status: true },
     );
+    // Cluster API writes spec.providerID and status.infrastructureReady in two requests (spec, then
+    // the status subresource): wait for the pair, not for the first write.
     const machine = await eventually(async () => {
       const x = await tc.client.get(R.Machine, NS, m.metadata.name!);
-      return (x!.spec as any).providerID === providerID && x;
-    }, 'providerID on the Machine');
-    expect((machine.status as any).infrastructureReady).toBe(true);
+      return (
+        (x!.spec as any).providerID === providerID && (x!.status as any)?.infrastructureReady === true && x
+      );
+    }, 'providerID and infrastructureReady on the Machine');
+    expect((machine.spec as any).providerID).toBe(providerID);
     await tc.client.create(R.Node, { metadata: { name: hostName }, spec: { providerID } });
     const running = await eventually(async () => {
       const x = await tc.client.get(R.Machine, NS, m.metadata.name!);
