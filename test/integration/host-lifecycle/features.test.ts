@@ -240,7 +240,7 @@ describe('contract: pause, failure domain, owner', () => {
     expect(cond(await get(R.Metal3Machine, 'pm'), 'Paused')?.status).toBe('False');
   });
 
-  it('copies the failure domain from the Machine and only takes a host in it', async () => {
+  it('copies the failure domain from the Machine, prefers a host in it, then takes any available host (CAPM3 pickHost)', async () => {
     await createSampleHosts(tc.client, NS, 3, {
       prefix: 'fd',
       bmcSecrets: false,
@@ -256,19 +256,29 @@ describe('contract: pause, failure domain, owner', () => {
     expect((await selectHost(ctx, 'fm')).kind).toBe('done');
     expect((await get(R.Metal3Machine, 'fm'))!.spec).toMatchObject({ failureDomain: 'fd-b' });
     expect((await hostOf('fm')).metadata.name).toBe('fd-0001');
-    await createMachinePair(tc.client, 'fm2', {
+    // fd-b's only host is taken: the next fd-b machine gets a host of another failure domain.
+    for (const name of ['fm2', 'fm3']) {
+      await createMachinePair(tc.client, name, {
+        failureDomain: 'fd-b',
+        m3mSpec: { hostSelector: { matchLabels: { pool: 'fd' } } },
+      });
+      expect((await selectHost(ctx, name)).kind).toBe('done');
+    }
+    expect([(await hostOf('fm2')).metadata.name, (await hostOf('fm3')).metadata.name].sort()).toEqual([
+      'fd-0000',
+      'fd-0002',
+    ]);
+    // Nothing left anywhere: no host, and the condition says so.
+    await createMachinePair(tc.client, 'fm4', {
       failureDomain: 'fd-b',
       m3mSpec: { hostSelector: { matchLabels: { pool: 'fd' } } },
     });
-    const r = await selectHost(ctx, 'fm2');
-    expect(r).toMatchObject({ kind: 'requeue' });
-    expect(cond(await get(R.Metal3Machine, 'fm2'), 'AssociateBMH')).toMatchObject({
+    expect(await selectHost(ctx, 'fm4')).toMatchObject({ kind: 'requeue' });
+    expect(cond(await get(R.Metal3Machine, 'fm4'), 'AssociateBMH')).toMatchObject({
       status: 'False',
       reason: 'NoAvailableHost',
     });
-    expect(cond(await get(R.Metal3Machine, 'fm2'), 'AssociateBMH').message).toMatch(
-      /no available host found in failure domain "fd-b"/,
-    );
+    expect(cond(await get(R.Metal3Machine, 'fm4'), 'AssociateBMH').message).toMatch(/no available host found/);
   });
 
   it('without an owner Machine it waits; deleting it just drops the finalizer', async () => {
