@@ -362,6 +362,23 @@ describe('deprovision: power, foreign hosts, administrator power-off', () => {
     expect(await get(R.Metal3Machine, name)).toBeUndefined();
   });
 
+  it('a held host is powered on again on every pass (CAPM3 setHostSpec); the poweroff annotation is never touched', async () => {
+    const hostName = await provisioned('po', { pool: 'poweron' });
+    const poweroff = 'reboot.metal3.io/poweroff';
+    await optimisticUpdate(tc.client, R.BareMetalHost, NS, hostName, (x) => {
+      (x.spec as any).online = false;
+      x.metadata.annotations = { ...(x.metadata.annotations ?? {}), [poweroff]: '' };
+    });
+    expect((await selectHost(ctx, 'po')).kind).toBe('done');
+    const h = (await tc.client.get(R.BareMetalHost, NS, hostName))!;
+    expect((h.spec as any).online).toBe(true);
+    expect(h.metadata.annotations?.[poweroff]).toBe('');
+    // Already on: a repeat pass writes nothing.
+    const before = h.metadata.resourceVersion;
+    expect((await selectHost(ctx, 'po')).kind).toBe('done');
+    expect((await tc.client.get(R.BareMetalHost, NS, hostName))!.metadata.resourceVersion).toBe(before);
+  });
+
   it('never touches a host consumed by another machine', async () => {
     const hostName = await provisioned('fa', { pool: 'foreign' });
     // Someone re-pointed the host at another machine.
