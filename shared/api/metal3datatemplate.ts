@@ -118,7 +118,10 @@ const LinkName = z.lazy(() =>
   z
     .string()
     .max(15, 'an interface name has at most 15 characters')
-    .regex(/^[a-zA-Z][a-zA-Z0-9._-]*$/, 'an interface name starts with a letter, then letters, digits, ".", "_", "-"')
+    .regex(
+      /^[a-zA-Z][a-zA-Z0-9._-]*$/,
+      'an interface name starts with a letter, then letters, digits, ".", "_", "-"',
+    )
     .optional(),
 );
 

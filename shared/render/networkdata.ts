@@ -122,7 +122,8 @@ function requiredNumber(value: unknown, field: string, what: string): number {
 }
 
 /** The link's interface name, only when set (as CAPM3 renders it: cloud-init renames by it). */
-const named = (link: { name?: string | undefined }): { name?: string } => (link.name ? { name: link.name } : {});
+const named = (link: { name?: string | undefined }): { name?: string } =>
+  link.name ? { name: link.name } : {};
 
 function renderBond(link: BondLink, inputs: RenderInputs, field: string): BondLinkOut {
   const out: BondLinkOut = {

@@ -278,7 +278,9 @@ describe('contract: pause, failure domain, owner', () => {
       status: 'False',
       reason: 'NoAvailableHost',
     });
-    expect(cond(await get(R.Metal3Machine, 'fm4'), 'AssociateBMH').message).toMatch(/no available host found/);
+    expect(cond(await get(R.Metal3Machine, 'fm4'), 'AssociateBMH').message).toMatch(
+      /no available host found/,
+    );
   });
 
   it('without an owner Machine it waits; deleting it just drops the finalizer', async () => {
@@ -377,6 +379,28 @@ describe('deprovision: power, foreign hosts, administrator power-off', () => {
     const before = h.metadata.resourceVersion;
     expect((await selectHost(ctx, 'po')).kind).toBe('done');
     expect((await tc.client.get(R.BareMetalHost, NS, hostName))!.metadata.resourceVersion).toBe(before);
+  });
+
+  it("release keeps the host's own metaData/networkData, which the machine did not set", async () => {
+    const own = {
+      metaData: { name: 'adm-meta', namespace: NS },
+      networkData: { name: 'adm-net', namespace: NS },
+    };
+    const hostName = await provisioned('keepdata', { pool: 'keepdata' }, own);
+    const provisionedHost = (await tc.client.get(R.BareMetalHost, NS, hostName))!;
+    expect(provisionedHost.spec).toMatchObject({
+      ...own,
+      userData: { name: 'keepdata-bootstrap', namespace: NS },
+    });
+    await tc.client.delete(R.Metal3Machine, NS, 'keepdata');
+    expect((await deprovision(ctx, 'keepdata')).kind).toBe('requeue');
+    await setState(hostName, 'available');
+    expect((await deprovision(ctx, 'keepdata')).kind).toBe('done');
+    const h = (await tc.client.get(R.BareMetalHost, NS, hostName))!;
+    expect(h.spec).toMatchObject(own);
+    expect((h.spec as any).userData).toBeUndefined();
+    expect((h.spec as any).image).toBeUndefined();
+    expect((h.spec as any).consumerRef).toBeUndefined();
   });
 
   it('never touches a host consumed by another machine', async () => {
