@@ -79,10 +79,7 @@ export async function reconcileData(ctx: ReconcileContext, raw: Metal3Data): Pro
       if (isDeleting(now)) return releaseData(ctx, namespace, name, now);
     }
     if (addr.kind === 'wait') return wait(ctx, addr.reason);
-    if (addr.kind === 'error') {
-      const result = await recordError(ctx, dataObj, 'IPAllocationFailed', addr.message);
-      return addr.retry ? requeueAfter(ctx.config.safetyRequeueSeconds, addr.message) : result;
-    }
+    if (addr.kind === 'error') return recordError(ctx, dataObj, 'IPAllocationFailed', addr.message);
 
     const rendered = renderData(template.spec, {
       index: data.spec.index,

@@ -168,20 +168,6 @@ export async function reconcileMachine(ctx: ReconcileContext, obj: Metal3Machine
     }
     await releaseStrays(ctx, raw, me, held, host);
   } else {
-    if (needsDataTemplate(m3m)) {
-      const t = m3m.spec.dataTemplate!;
-      const tmpl = await ctx.client.get(R.Metal3DataTemplate, t.namespace || ns, t.name);
-      if (!tmpl) {
-        return recordTerminal(
-          ctx,
-          raw,
-          new TerminalError(
-            'InvalidConfiguration',
-            `spec.dataTemplate: Metal3DataTemplate ${t.namespace || ns}/${t.name} not found`,
-          ),
-        );
-      }
-    }
     const reuseOwner = await reuseOwnerOf(ctx.client, machine);
     const outcome = await findOrClaimHost({
       client: ctx.client,

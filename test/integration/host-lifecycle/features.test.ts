@@ -5,7 +5,9 @@
  * Metal3Cluster endpoint and deletion.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reconcile as allocateIndex } from '../../../functions/allocate-index/core.ts';
 import { reconcileCluster } from '../../../functions/metal3-cluster/core.ts';
+import { reconcile as renderData } from '../../../functions/render-data/core.ts';
 import { reconcile as selectHostCore } from '../../../functions/select-host/core.ts';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { apiVersionOf, envelopeOf, R } from '../../../shared/api/resources.ts';
@@ -61,6 +63,42 @@ const secret = (name: string, key: string) =>
   });
 
 describe('data: template claim, hybrid override, user secrets', () => {
+  it('a Metal3DataTemplate created after its machine: a wait with a condition (claim made, host associated), resumed once it exists', async () => {
+    await createSampleHosts(tc.client, NS, 1, {
+      prefix: 'late',
+      bmcSecrets: false,
+      labels: () => ({ pool: 'late' }),
+    });
+    await createMachinePair(tc.client, 'late', {
+      m3mSpec: { dataTemplate: { name: 'late-tmpl' }, hostSelector: { matchLabels: { pool: 'late' } } },
+    });
+    expect(await selectHost(ctx, 'late')).toMatchObject({ kind: 'requeue' });
+    let m = await get(R.Metal3Machine, 'late');
+    expect((m!.status as any).failureReason).toBeUndefined();
+    expect(cond(m, 'Metal3DataReady')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForMetal3DataTemplate',
+      message: 'waiting for Metal3DataTemplate metal3/late-tmpl (spec.dataTemplate) to exist',
+    });
+    expect(cond(m, 'AssociateBMH')?.status).toBe('True');
+    expect(await tc.client.get(R.Metal3DataClaim, NS, 'late')).toBeDefined();
+    expect(((await hostOf('late')).spec as any).image).toBeUndefined();
+    expect((await allocateIndex(ctx, msg('allocateIndex', R.Metal3DataClaim, 'late'))).kind).toBe('requeue');
+
+    await tc.client.create(R.Metal3DataTemplate, {
+      metadata: { name: 'late-tmpl', namespace: NS },
+      spec: { clusterName: 'cluster', metaData: { strings: [{ key: 'role', value: 'worker' }] } },
+    });
+    expect((await allocateIndex(ctx, msg('allocateIndex', R.Metal3DataClaim, 'late'))).kind).toBe('done');
+    expect((await renderData(ctx, msg('renderData', R.Metal3Data, 'late-tmpl-0'))).kind).toBe('done');
+    expect((await selectHost(ctx, 'late')).kind).toBe('done');
+    m = await get(R.Metal3Machine, 'late');
+    expect(cond(m, 'Metal3DataReady')?.status).toBe('True');
+    const host = await hostOf('late');
+    expect((host.spec as any).image?.url).toBe('http://172.22.0.1/images/node.img');
+    expect((host.spec as any).metaData).toEqual({ name: 'late-metadata-0', namespace: NS });
+  });
+
   it('creates the Metal3DataClaim, waits for Metal3Data, then gives the host its secrets (spec.metaData overriding the template)', async () => {
     await createSampleHosts(tc.client, NS, 1, {
       prefix: 'data',
