@@ -10,6 +10,7 @@ import { addFinalizer, isDeleting, statusOf } from '../../shared/allocation/obje
 import type { Metal3Data } from '../../shared/api/index.ts';
 import { envelopeOf, K, R } from '../../shared/api/resources.ts';
 import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
+import { clusterLabelOrSpec } from '../../shared/capi/lookups.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
@@ -183,6 +184,7 @@ export const reconcile: ReconcileFn = reconcileKinds(
       gone: 'Metal3Data gone',
       reconcile: reconcileData,
       recordFailure: (ctx, obj, err) => recordError(ctx, obj, err.reason, err.message),
+      cluster: clusterLabelOrSpec,
     }),
   },
   (kind) => `renderData: ignoring kind ${kind}`,

@@ -454,6 +454,8 @@ export const reconcile: ReconcileFn = withNodeConflictRetry(
         gone: 'Metal3Machine not found',
         reconcile: reconcileOnce,
         recordFailure,
+        // The machine's Cluster is read anyway (load): pause is checked there.
+        cluster: 'self',
       }),
     },
     (kind) => `ignored ${kind} message`,

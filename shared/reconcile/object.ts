@@ -5,6 +5,7 @@
  * it receives the parsed object. Here, in one place:
  *
  *  - the object is gone: done, nothing written;
+ *  - the object is paused (Cluster API pause, `cluster`): left alone, nothing written;
  *  - the object fails its schema: the failure is recorded on it (its error fields or condition, a
  *    Warning Event) once, nothing else is written, the result is terminal;
  *  - an object read while reconciling (a related object) fails its schema: the failure is recorded
@@ -14,9 +15,10 @@ import type { MessageEnvelope } from '../../events/envelope.ts';
 import type { KindName } from '../api/kinds.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { Resource } from '../api/resources.ts';
+import { pausedObject } from '../capi/lookups.ts';
 import type { ReconcileContext, ReconcileFn } from './context.ts';
 import { InvalidObjectError, MalformedMessageError, type TerminalError } from './errors.ts';
-import { done, type ReconcileResult } from './result.ts';
+import { done, type ReconcileResult, requeueAfter } from './result.ts';
 
 export interface ObjectReconciler<T extends KubeObject> {
   /** The kind, read through the schema the function acts on. */
@@ -30,6 +32,13 @@ export interface ObjectReconciler<T extends KubeObject> {
    * view that does not parse the body. It writes nothing when the same error is already recorded.
    */
   recordFailure(ctx: ReconcileContext, obj: KubeObject, err: TerminalError): Promise<ReconcileResult>;
+  /**
+   * Cluster API pause: the name of the Cluster the object belongs to. While that Cluster is paused
+   * (or the object carries the paused annotation) the object is left alone — its deletion
+   * included — with nothing written, until the Cluster's unpause event (routing table) wakes it.
+   * `self`: the reconciler checks pause itself (it has more to do while paused).
+   */
+  cluster: ((obj: T) => string | undefined) | 'self';
 }
 
 /** The ReconcileFn of one kind: the opening above around `r.reconcile`. */
@@ -47,6 +56,9 @@ export function reconcileObject<T extends KubeObject>(r: ObjectReconciler<T>): R
     }
     if (!obj) return done(r.gone);
     try {
+      if (r.cluster !== 'self' && (await pausedObject(ctx.client, obj, r.cluster(obj)))) {
+        return requeueAfter(ctx.config.safetyRequeueSeconds, `paused: ${r.resource.kind} left alone`);
+      }
       return await r.reconcile(ctx, obj, msg);
     } catch (e) {
       // A related object that fails its schema (or this one, re-read after a write of someone else):
