@@ -38,8 +38,6 @@ export async function reconcileMetal3Cluster(
   if (!clusterName && !problem)
     return done('waiting for the owner Cluster (ownerReference or cluster-name label)');
 
-  const cluster = clusterName ? await ctx.client.get(R.Cluster, ns, clusterName) : undefined;
-
   const withFinalizer = await optimisticUpdate(
     ctx.client,
     R.Metal3Cluster,

@@ -20,6 +20,7 @@ import {
 } from '../../shared/api/index.ts';
 import { recordOf } from '../../shared/api/json.ts';
 import { CAPI_PAUSED_ANNOTATION, CLUSTER_NAME_LABEL, hostRefOf } from '../../shared/api/wellknown.ts';
+import { clusterLabelOrSpec, isPaused } from '../../shared/capi/lookups.ts';
 import { hostHeldBy, metal3MachineConsumer } from '../../shared/hosts/consumer.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isConflict } from '../../shared/kube/errors.ts';
@@ -392,7 +393,8 @@ async function load(
 
   const cluster = await ctx.client.get(R.Cluster, ns, clusterName);
   if (!cluster) return { result: done(`Cluster ${ns}/${clusterName} not found`) };
-  if (cluster.spec?.paused) return { result: done('cluster paused') };
+  // Cluster API pause: spec.paused, or the paused annotation on the Cluster (or the machine).
+  if (isPaused(cluster, raw)) return { result: done('paused') };
   const infra = cluster.spec?.infrastructureRef;
   let m3c: Metal3Cluster | undefined;
   if (infra?.name && (infra.kind ?? 'Metal3Cluster') === 'Metal3Cluster') {
@@ -455,7 +457,8 @@ export const reconcile: ReconcileFn = withNodeConflictRetry(
         reconcile: reconcileOnce,
         recordFailure,
         // The machine's Cluster is read anyway (load): pause is checked there.
-        cluster: 'self',
+        cluster: clusterLabelOrSpec,
+        pausesItself: true,
       }),
     },
     (kind) => `ignored ${kind} message`,

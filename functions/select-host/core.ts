@@ -19,7 +19,8 @@ export const reconcile = reconcileKinds(
       reconcile: reconcileMachine,
       recordFailure: (ctx, m3m, err) => recordTerminal(ctx, m3m, err, COND.AssociateBMH, { once: true }),
       // Paused, the machine's host gets the paused annotation and its condition says so (machine.ts).
-      cluster: 'self',
+      cluster: clusterLabelOrSpec,
+      pausesItself: true,
     }),
     Metal3MachineTemplate: reconcileObject({
       resource: R.Metal3MachineTemplate,

@@ -33,13 +33,20 @@ export interface ObjectReconciler<T extends KubeObject> {
    */
   recordFailure(ctx: ReconcileContext, obj: KubeObject, err: TerminalError): Promise<ReconcileResult>;
   /**
-   * Cluster API pause: the name of the Cluster the object belongs to. While that Cluster is paused
-   * (or the object carries the paused annotation) the object is left alone — its deletion
-   * included — with nothing written, until the Cluster's unpause event (routing table) wakes it.
-   * `self`: the reconciler checks pause itself (it has more to do while paused).
+   * Cluster API pause: the name of the Cluster the object belongs to (read from its metadata or
+   * spec, so that it works on an object that fails its schema too). While that Cluster is paused
+   * (or the object carries the paused annotation) the object is left alone — its deletion and a
+   * failure of its schema included — with nothing written, until the Cluster's unpause event
+   * (routing table) wakes it.
    */
-  cluster: ((obj: T) => string | undefined) | 'self';
+  cluster: (obj: KubeObject) => string | undefined;
+  /** The reconciler checks pause itself (it has more to do while paused); the opening only gates a schema failure. */
+  pausesItself?: boolean;
 }
+
+/** Paused: nothing written; the Cluster's unpause event wakes the object (the requeue is a safety net). */
+const paused = (ctx: ReconcileContext, kind: string): ReconcileResult =>
+  requeueAfter(ctx.config.safetyRequeueSeconds, `paused: ${kind} left alone`);
 
 /** The ReconcileFn of one kind: the opening above around `r.reconcile`. */
 export function reconcileObject<T extends KubeObject>(r: ObjectReconciler<T>): ReconcileFn {
@@ -50,15 +57,21 @@ export function reconcileObject<T extends KubeObject>(r: ObjectReconciler<T>): R
     try {
       obj = await ctx.client.get(r.resource, msg.namespace, msg.name);
     } catch (e) {
-      if (e instanceof InvalidObjectError && e.object && e.concerns(r.resource.kind, msg.namespace, msg.name))
+      if (
+        e instanceof InvalidObjectError &&
+        e.object &&
+        e.concerns(r.resource.kind, msg.namespace, msg.name)
+      ) {
+        if (await pausedObject(ctx.client, e.object, r.cluster(e.object)))
+          return paused(ctx, r.resource.kind);
         return r.recordFailure(ctx, e.object, e);
+      }
       throw e;
     }
     if (!obj) return done(r.gone);
     try {
-      if (r.cluster !== 'self' && (await pausedObject(ctx.client, obj, r.cluster(obj)))) {
-        return requeueAfter(ctx.config.safetyRequeueSeconds, `paused: ${r.resource.kind} left alone`);
-      }
+      if (!r.pausesItself && (await pausedObject(ctx.client, obj, r.cluster(obj))))
+        return paused(ctx, r.resource.kind);
       return await r.reconcile(ctx, obj, msg);
     } catch (e) {
       // A related object that fails its schema (or this one, re-read after a write of someone else):

@@ -278,6 +278,93 @@ describe('contract: pause, failure domain, owner', () => {
     expect(cond(await get(R.Metal3Machine, 'pm'), 'Paused')?.status).toBe('False');
   });
 
+  it('a paused Cluster: bad input is not refused, a deleting machine keeps its host, nothing is propagated; all resume once unpaused', async () => {
+    const setPaused = (name: string, paused: boolean) =>
+      optimisticUpdate(tc.client, R.Cluster, NS, name, (c) => {
+        (c.spec as any).paused = paused;
+      });
+    await createCluster(tc.client, { name: 'pz', paused: true });
+    // Bad input selectHost refuses itself (a host annotation in another namespace) and a schema
+    // failure (the opening's).
+    await createMachinePair(tc.client, 'pz-cross', { cluster: 'pz' });
+    await optimisticUpdate(tc.client, envelopeOf(R.Metal3Machine), NS, 'pz-cross', (m) => {
+      m.metadata.annotations = { 'metal3.io/BareMetalHost': 'other/host-0' };
+    });
+    await createMachinePair(tc.client, 'pz-schema', {
+      cluster: 'pz',
+      m3mSpec: { metaData: { name: 'md', namespace: 'other' } },
+    });
+    for (const m of ['pz-cross', 'pz-schema']) {
+      expect(await selectHost(ctx, m)).toMatchObject({
+        kind: 'requeue',
+        reason: expect.stringMatching(/paused/),
+      });
+      const status = (await tc.client.get(envelopeOf(R.Metal3Machine), NS, m))!.status as any;
+      expect(status?.failureReason).toBeUndefined();
+    }
+    // A provisioned machine of the paused Cluster is deleted: its host is left as it is.
+    await setPaused('pz', false);
+    await createSampleHosts(tc.client, NS, 1, {
+      prefix: 'pzh',
+      bmcSecrets: false,
+      labels: () => ({ pool: 'pzh' }),
+    });
+    await tc.client.create(R.Metal3MachineTemplate, {
+      metadata: { name: 'pz-mt', namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': 'pz' } },
+      spec: {
+        template: {
+          spec: { image: { url: 'http://x/i.img', checksum: 'abc' }, automatedCleaningMode: 'disabled' },
+        },
+      },
+    });
+    await createMachinePair(tc.client, 'pz-del', {
+      cluster: 'pz',
+      m3mSpec: { hostSelector: { matchLabels: { pool: 'pzh' } } },
+    });
+    await optimisticUpdate(tc.client, R.Metal3Machine, NS, 'pz-del', (m) => {
+      m.metadata.annotations = {
+        ...(m.metadata.annotations ?? {}),
+        'cluster.x-k8s.io/cloned-from-name': 'pz-mt',
+        'cluster.x-k8s.io/cloned-from-groupkind': 'Metal3MachineTemplate.infrastructure.cluster.x-k8s.io',
+      };
+    });
+    expect((await selectHost(ctx, 'pz-del')).kind).toBe('done');
+    const hostName = (await hostOf('pz-del')).metadata.name!;
+    await setState(hostName, 'provisioned', { poweredOn: true });
+    await setPaused('pz', true);
+    expect((await selectHost(ctx, 'pz-del')).kind).toBe('requeue');
+    const before = (await tc.client.get(R.BareMetalHost, NS, hostName))!;
+    expect(await selectHostCore(ctx, msg('selectHost', R.Metal3MachineTemplate, 'pz-mt'))).toMatchObject({
+      kind: 'requeue',
+    });
+    expect(((await get(R.Metal3Machine, 'pz-del'))!.spec as any).automatedCleaningMode).toBe('metadata');
+    // A template naming no Cluster: its paused Cluster's machines are left alone all the same.
+    await optimisticUpdate(tc.client, R.Metal3MachineTemplate, NS, 'pz-mt', (t) => {
+      t.metadata.labels = {};
+    });
+    expect(await selectHostCore(ctx, msg('selectHost', R.Metal3MachineTemplate, 'pz-mt'))).toEqual({
+      kind: 'done',
+      note: 'automatedCleaningMode disabled: 0 machine(s), 0 host(s) updated',
+    });
+    expect(((await get(R.Metal3Machine, 'pz-del'))!.spec as any).automatedCleaningMode).toBe('metadata');
+    await tc.client.delete(R.Metal3Machine, NS, 'pz-del');
+    expect(await deprovision(ctx, 'pz-del')).toMatchObject({
+      kind: 'requeue',
+      reason: expect.stringMatching(/paused/),
+    });
+    const after = (await tc.client.get(R.BareMetalHost, NS, hostName))!;
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect((await get(R.Metal3Machine, 'pz-del'))!.metadata.finalizers).toContain(
+      'metal3machine.infrastructure.cluster.x-k8s.io',
+    );
+
+    await setPaused('pz', false);
+    expect((await selectHost(ctx, 'pz-cross')).kind).toBe('terminal');
+    expect((await selectHost(ctx, 'pz-schema')).kind).toBe('terminal');
+    expect((await deprovision(ctx, 'pz-del')).kind).toBe('requeue'); // deprovisioning started
+    expect(((await tc.client.get(R.BareMetalHost, NS, hostName))!.spec as any).image).toBeUndefined();
+  });
+
   it('copies the failure domain from the Machine, prefers a host in it, then takes any available host (CAPM3 pickHost)', async () => {
     await createSampleHosts(tc.client, NS, 3, {
       prefix: 'fd',
@@ -549,6 +636,25 @@ describe('reconcileCluster', () => {
     o = await tc.client.get(R.Metal3Cluster, NS, 'bad');
     expect((o!.status as any).failureReason).toBeUndefined();
     expect((o!.status as any).ready).toBe(true);
+  });
+
+  it('a paused Cluster: its Metal3Cluster is left alone, its deletion included', async () => {
+    await createCluster(tc.client, { name: 'pzc', paused: true });
+    await m3c('pzc', { host: 'api.example', port: 6443 }, { 'cluster.x-k8s.io/cluster-name': 'pzc' });
+    expect(await run('pzc')).toMatchObject({ kind: 'requeue', reason: expect.stringMatching(/paused/) });
+    expect((await tc.client.get(R.Metal3Cluster, NS, 'pzc'))!.metadata.finalizers).toBeUndefined();
+    await optimisticUpdate(tc.client, R.Cluster, NS, 'pzc', (c) => {
+      (c.spec as any).paused = false;
+    });
+    expect((await run('pzc')).kind).toBe('done');
+    await optimisticUpdate(tc.client, R.Cluster, NS, 'pzc', (c) => {
+      c.metadata.annotations = { 'cluster.x-k8s.io/paused': '' };
+    });
+    await tc.client.delete(R.Metal3Cluster, NS, 'pzc');
+    expect(await run('pzc')).toMatchObject({ kind: 'requeue', reason: expect.stringMatching(/paused/) });
+    expect((await tc.client.get(R.Metal3Cluster, NS, 'pzc'))!.metadata.finalizers).toEqual([
+      'metal3cluster.infrastructure.cluster.x-k8s.io',
+    ]);
   });
 
   it('deletion waits for the cluster machines, then drops the finalizer', async () => {

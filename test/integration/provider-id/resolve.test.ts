@@ -505,6 +505,27 @@ describe('gates and bad input', () => {
     expect(await nodeProviderID(env.workload.client, 'h-g-lost-a')).toBeUndefined();
   });
 
+  it('the paused annotation on the Cluster: left alone, nothing written; resolved once it is removed', async () => {
+    const { hostUid } = await createMachine(env.mgmt.client, { name: 'g-paused', host: 'h-g-paused' });
+    await createNode(env.workload.client, 'h-g-paused', { uid: hostUid });
+    const setPaused = async (paused: boolean) => {
+      const c = (await env.mgmt.client.get(R.Cluster, NS, CLUSTER))!;
+      const { 'cluster.x-k8s.io/paused': _drop, ...rest } = c.metadata.annotations ?? {};
+      c.metadata.annotations = paused ? { ...rest, 'cluster.x-k8s.io/paused': '' } : rest;
+      await env.mgmt.client.replace(R.Cluster, c);
+    };
+    await setPaused(true);
+    try {
+      log.reset();
+      expect(await reconcile(env.ctx(), msg('g-paused'))).toMatchObject({ kind: 'done', note: 'paused' });
+      expect(log.writes).toEqual([]);
+    } finally {
+      await setPaused(false);
+    }
+    expect((await reconcile(env.ctx(), msg('g-paused'))).kind).toBe('done');
+    expect(await nodeProviderID(env.workload.client, 'h-g-paused')).toBe(idOf('g-paused', 'h-g-paused'));
+  });
+
   it('a message of another kind or a vanished machine is a no-op', async () => {
     log.reset();
     expect(await reconcile(env.ctx(), { ...msg('x'), kind: 'BareMetalHost' })).toMatchObject({
