@@ -47,6 +47,7 @@ import {
   m3mOwnBySelectHost,
   machineForSelectHost,
   md,
+  ownPause,
   templateForAllocate,
   templateOwnByAllocate,
 } from './readers.ts';
@@ -272,11 +273,11 @@ export const ROUTES: readonly Route[] = [
     fn: 'allocateIndex',
     reads: [],
     targets: 'self',
-    // Its deletion, or our finalizer lost; not its status nor the finalizer appearing (our writes).
+    // Its deletion, its pause, or our finalizer lost; not its status nor the finalizer appearing (our writes).
     when: (ev) =>
       live(ev) &&
       changedOrOwnLost(
-        (o) => md(o).deletionTimestamp,
+        (o) => [md(o).deletionTimestamp, ownPause(o)],
         (o) => [hasOwn(o, FINALIZER.ipPool)],
       )(ev),
   },

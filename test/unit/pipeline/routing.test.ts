@@ -357,6 +357,14 @@ describe('routing table', () => {
     expect(
       summary({ type: 'MODIFIED', object: unpausedCluster, old: unpausedCluster, resync: true }, c),
     ).toEqual(['selectHost Metal3Machine/held-m related']);
+    // A template or pool unpaused by its own annotation wakes allocateIndex on it.
+    for (const kind of ['Metal3DataTemplate', 'IPPool'] as const) {
+      const pausedSelf = obj(kind, 'self-paused', {}, { annotations: { 'cluster.x-k8s.io/paused': '' } });
+      const free = { ...pausedSelf, metadata: { ...pausedSelf.metadata, annotations: {} } };
+      expect(summary({ type: 'MODIFIED', object: free, old: pausedSelf }, c)).toContain(
+        `allocateIndex ${kind}/self-paused modified`,
+      );
+    }
   });
 
   it('Machine, Cluster, claim status, data readiness and Secrets reach the machine', () => {
