@@ -9,6 +9,7 @@
  */
 import { V } from '../../shared/allocation/views.ts';
 import { R } from '../../shared/api/resources.ts';
+import { clusterLabelOrSpec } from '../../shared/capi/lookups.ts';
 import { recordEventOnly } from '../../shared/reconcile/failure.ts';
 import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
 import { reconcileDataClaim, recordDataClaimFailure } from './claim.ts';
@@ -21,12 +22,14 @@ export const reconcileDataClaimMessage = reconcileObject({
   gone: 'claim gone',
   reconcile: reconcileDataClaim,
   recordFailure: recordDataClaimFailure,
+  cluster: clusterLabelOrSpec,
 });
 export const reconcileIPClaimMessage = reconcileObject({
   resource: R.IPClaim,
   gone: 'claim gone',
   reconcile: reconcileIPClaim,
   recordFailure: recordIPClaimFailure,
+  cluster: clusterLabelOrSpec,
 });
 
 export const reconcile = reconcileKinds(
@@ -38,12 +41,14 @@ export const reconcile = reconcileKinds(
       gone: 'template gone',
       reconcile: reconcileTemplate,
       recordFailure: recordEventOnly,
+      cluster: clusterLabelOrSpec,
     }),
     IPPool: reconcileObject({
       resource: V.IPPool,
       gone: 'pool gone',
       reconcile: reconcilePool,
       recordFailure: recordEventOnly,
+      cluster: clusterLabelOrSpec,
     }),
   },
   (kind) => `allocateIndex: ignoring kind ${kind}`,

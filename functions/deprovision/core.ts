@@ -4,6 +4,7 @@
  * read through its release view by the shared opening: a release never waits for a valid spec.
  */
 import { COND } from '../../shared/capi/conditions.ts';
+import { clusterLabelOrSpec } from '../../shared/capi/lookups.ts';
 import { recordTerminal } from '../../shared/capi/status.ts';
 import type { ReconcileFn } from '../../shared/reconcile/context.ts';
 import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
@@ -18,6 +19,7 @@ export const reconcile: ReconcileFn = reconcileKinds(
       gone: 'Metal3Machine gone',
       reconcile: deprovisionMachine,
       recordFailure: (ctx, m3m, err) => recordTerminal(ctx, m3m, err, COND.AssociateBMH, { once: true }),
+      cluster: clusterLabelOrSpec,
     }),
     Metal3DataClaim: reconcileRelease,
     Metal3Data: reconcileRelease,

@@ -78,9 +78,10 @@ export async function deprovisionMachine(
   }
   const hostName = `${host.metadata.namespace}/${host.metadata.name}`;
 
-  // 3. Clear image/data, power off (one optimistic update, once).
+  // 3. Clear the image and the data refs this machine set (its status says which), power off (one
+  //    optimistic update, once).
   const cleared = await updateHeldHost(ctx.client, host, me, (h) =>
-    applyDeprovision(h, ctx.config.fastTrack) ? undefined : SKIP,
+    applyDeprovision(h, ctx.config.fastTrack, st) ? undefined : SKIP,
   );
   if (cleared.outcome === 'gone') {
     await draft.flush(ctx, raw);

@@ -3,8 +3,12 @@ import { z } from 'zod';
 import { ObjectMetaSchema } from '../../shared/api/meta.ts';
 import { K, view } from '../../shared/api/resources.ts';
 
-const Ref = z.looseObject({ name: z.string().optional() });
-const DataRefs = z.looseObject({ metaData: Ref.optional(), networkData: Ref.optional() });
+const Ref = z.looseObject({ name: z.string().optional(), namespace: z.string().optional() });
+const DataRefs = z.looseObject({
+  userData: Ref.optional(),
+  metaData: Ref.optional(),
+  networkData: Ref.optional(),
+});
 
 /**
  * A deleting Metal3Machine as its release reads it: metadata and its data refs. Its host is

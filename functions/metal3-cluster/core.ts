@@ -8,7 +8,7 @@ import { statusOf } from '../../shared/allocation/objects.ts';
 import { ConditionsSchema } from '../../shared/api/conditions.ts';
 import type { Metal3Cluster } from '../../shared/api/metal3cluster.ts';
 import { envelopeOf, K, R } from '../../shared/api/resources.ts';
-import { CAPI_PAUSED_ANNOTATION, CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
+import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
 import { COND, falseCondition, setCondition, trueCondition } from '../../shared/capi/conditions.ts';
 import { ownerOf } from '../../shared/capi/lookups.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
@@ -37,11 +37,6 @@ export async function reconcileMetal3Cluster(
   // the Cluster controller's write wakes us again. Bad input is recorded even before that.
   if (!clusterName && !problem)
     return done('waiting for the owner Cluster (ownerReference or cluster-name label)');
-
-  const cluster = clusterName ? await ctx.client.get(R.Cluster, ns, clusterName) : undefined;
-  if (cluster?.spec?.paused || Object.hasOwn(raw.metadata.annotations ?? {}, CAPI_PAUSED_ANNOTATION)) {
-    return requeueAfter(ctx.config.safetyRequeueSeconds, 'paused');
-  }
 
   const withFinalizer = await optimisticUpdate(
     ctx.client,
@@ -157,6 +152,8 @@ export const reconcile: ReconcileFn = reconcileKinds(
       gone: 'Metal3Cluster gone',
       reconcile: reconcileMetal3Cluster,
       recordFailure: (ctx, obj, err: TerminalError) => recordFailure(ctx, obj, err.reason, err.message),
+      // Paused (the Cluster or the Metal3Cluster), even a deletion waits until unpaused.
+      cluster: clusterNameOf,
     }),
   },
   (kind) => `reconcileCluster ignores kind ${kind}`,

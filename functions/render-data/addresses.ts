@@ -18,8 +18,8 @@ import { isMetal3Pool, type PoolRef } from '../../shared/render/index.ts';
 export type AddressesResult =
   | { kind: 'ready'; addresses: Record<string, AllocatedAddress> }
   | { kind: 'wait'; reason: string }
-  /** Bad input: recorded on the Metal3Data. `retry` when it may heal by itself (a pool created later). */
-  | { kind: 'error'; message: string; retry: boolean };
+  /** Bad input: recorded on the Metal3Data. */
+  | { kind: 'error'; message: string };
 
 /** The IPClaim for one pool of a Metal3Data. */
 export function newIPClaim(dataRaw: KubeObject, pool: string): IPClaim {
@@ -51,19 +51,14 @@ export async function ensureAddresses(
     if (!isMetal3Pool(pool)) {
       return {
         kind: 'error',
-        retry: false,
         message: `pool ${pool.name} is a ${pool.kind}.${pool.apiGroup}: only ipam.metal3.io IPPools are supported`,
       };
     }
-    // Whether it exists: the pool itself is the IPClaim's business (its errors come back on it).
-    const ippool = await client.get(POOL_ENVELOPE, ns, pool.name);
-    if (!ippool) {
-      return {
-        kind: 'error',
-        retry: true,
-        message: `IPPool ${ns}/${pool.name} referenced by the template does not exist`,
-      };
-    }
+    // Whether it exists, only to say what we wait for: a pool that does not exist yet is a wait, and
+    // its IPClaim is made all the same (as CAPM3 does); the pool's creation wakes the IPClaim
+    // (allocateIndex), whose address wakes this Metal3Data. The pool itself is the IPClaim's business.
+    const missing = !(await client.get(POOL_ENVELOPE, ns, pool.name));
+    const waitFor = missing ? `${pool.name} (IPPool ${ns}/${pool.name} does not exist yet)` : pool.name;
     const name = ipClaimName(dataRaw.metadata.name!, pool.name);
     let claim = await client.get(R.IPClaim, ns, name);
     if (!claim) {
@@ -74,7 +69,7 @@ export async function ensureAddresses(
         if (!isAlreadyExists(e)) throw e;
         claim = await client.get(R.IPClaim, ns, name);
         if (!claim) {
-          waiting.push(pool.name);
+          waiting.push(waitFor);
           continue;
         }
       }
@@ -82,19 +77,18 @@ export async function ensureAddresses(
     if (!isOwnedBy(claim, dataRaw.metadata.uid)) {
       // A claim of an earlier Metal3Data with this name: let it go, then make ours.
       if (isDeleting(claim)) await releaseForeign(client, claim);
-      waiting.push(pool.name);
+      waiting.push(waitFor);
       continue;
     }
     const status = claim.status;
     if (status?.errorMessage) {
       return {
         kind: 'error',
-        retry: false,
         message: `IP Allocation for ${pool.name} failed : ${status.errorMessage}`,
       };
     }
     if (!status?.address?.name) {
-      waiting.push(pool.name);
+      waiting.push(waitFor);
       continue;
     }
     const address = await client.get(R.IPAddress, ns, status.address.name);

@@ -10,6 +10,7 @@ import { addFinalizer, isDeleting, statusOf } from '../../shared/allocation/obje
 import type { Metal3Data } from '../../shared/api/index.ts';
 import { envelopeOf, K, R } from '../../shared/api/resources.ts';
 import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
+import { clusterLabelOrSpec } from '../../shared/capi/lookups.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
@@ -79,10 +80,7 @@ export async function reconcileData(ctx: ReconcileContext, raw: Metal3Data): Pro
       if (isDeleting(now)) return releaseData(ctx, namespace, name, now);
     }
     if (addr.kind === 'wait') return wait(ctx, addr.reason);
-    if (addr.kind === 'error') {
-      const result = await recordError(ctx, dataObj, 'IPAllocationFailed', addr.message);
-      return addr.retry ? requeueAfter(ctx.config.safetyRequeueSeconds, addr.message) : result;
-    }
+    if (addr.kind === 'error') return recordError(ctx, dataObj, 'IPAllocationFailed', addr.message);
 
     const rendered = renderData(template.spec, {
       index: data.spec.index,
@@ -186,6 +184,7 @@ export const reconcile: ReconcileFn = reconcileKinds(
       gone: 'Metal3Data gone',
       reconcile: reconcileData,
       recordFailure: (ctx, obj, err) => recordError(ctx, obj, err.reason, err.message),
+      cluster: clusterLabelOrSpec,
     }),
   },
   (kind) => `renderData: ignoring kind ${kind}`,

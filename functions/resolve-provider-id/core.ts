@@ -20,9 +20,11 @@ import {
 } from '../../shared/api/index.ts';
 import { recordOf } from '../../shared/api/json.ts';
 import { CAPI_PAUSED_ANNOTATION, CLUSTER_NAME_LABEL, hostRefOf } from '../../shared/api/wellknown.ts';
+import { clusterLabelOrSpec, isPaused } from '../../shared/capi/lookups.ts';
+import { hostHeldBy, metal3MachineConsumer } from '../../shared/hosts/consumer.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isConflict } from '../../shared/kube/errors.ts';
-import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { isWorkloadUnavailable } from '../../shared/kube/workload.ts';
 import {
@@ -30,13 +32,22 @@ import {
   type Decision,
   decideProviderID,
   type NodeView,
+  notHeld,
 } from '../../shared/providerid/index.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { type TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
 import { nodesConcerning } from './nodes.ts';
-import { addressesFromHost, editStatus, hostnamesOf, NODE_READY, REASON, type StatusEdit } from './status.ts';
+import {
+  addressesFromHost,
+  editStatus,
+  failedByAnotherStep,
+  hostnamesOf,
+  NODE_READY,
+  REASON,
+  type StatusEdit,
+} from './status.ts';
 
 /** failureReason for every terminal error of this step (CAPI capierrors). */
 const FAILURE_REASON = 'InvalidConfiguration';
@@ -127,6 +138,8 @@ const reconcileOnce = async (
     cloudProvider: loaded.cloudProvider,
     legacy: ctx.config.legacyProviderIds,
     nodes,
+    holdsHost: true,
+    failed: false,
   });
   log.debug('decision', { decision });
   return execute(ctx, raw, decision, workload, fallbackAddresses, now);
@@ -142,6 +155,8 @@ async function execute(
 ): Promise<ReconcileResult> {
   const base = { fallbackAddresses, ownErrorReasons: OWN_ERROR_REASONS };
   switch (d.kind) {
+    case 'notHeld':
+      return done(d.reason);
     case 'error':
       return fail(ctx, raw, d.reason, d.message, now);
     case 'wait':
@@ -163,7 +178,7 @@ async function execute(
       return requeueAfter(ctx.config.safetyRequeueSeconds, d.reason);
     case 'ready': {
       const m = await setProviderID(ctx, raw, d.providerID);
-      if (!m) return done('machine gone');
+      if (!m) return done('machine gone, failed or re-associated meanwhile');
       await updateStatus(
         ctx,
         m,
@@ -174,7 +189,7 @@ async function execute(
     }
     case 'assignAndWait': {
       const m = await setProviderID(ctx, raw, d.providerID);
-      if (!m) return done('machine gone');
+      if (!m) return done('machine gone, failed or re-associated meanwhile');
       await updateStatus(
         ctx,
         m,
@@ -199,7 +214,7 @@ async function execute(
       // fresh state (the Node still without providerID => setAndPatch again; another writer's ID =>
       // an error recorded on the condition), so a True condition never outlives a failed patch.
       const m = await setProviderID(ctx, raw, d.providerID);
-      if (!m) return done('machine gone');
+      if (!m) return done('machine gone, failed or re-associated meanwhile');
       const m2 = await updateStatus(
         ctx,
         m,
@@ -248,17 +263,23 @@ async function setProviderID(
 ): Promise<Metal3Machine | undefined> {
   const current = raw.spec.providerID;
   if (current === providerID) return raw;
+  const host = hostRefOf(raw);
   const r = await optimisticUpdate(
     ctx.client,
     R.Metal3Machine,
     raw.metadata.namespace,
     raw.metadata.name!,
     (o) => {
+      // A fresh copy (after a 409) that another step failed meanwhile, or that names another host,
+      // gets no ID.
+      const now = hostRefOf(o);
+      if (failedByAnotherStep(o.status, OWN_ERROR_REASONS)) return SKIP;
+      if (now.kind !== 'ok' || host.kind !== 'ok' || now.host.name !== host.host.name) return SKIP;
       o.spec.providerID = providerID;
     },
     { current: raw, expectedUid: raw.metadata.uid },
   );
-  if (r.outcome === 'gone') return undefined;
+  if (r.outcome === 'gone' || r.outcome === 'skipped') return undefined;
   await ctx.events.record(
     r.object,
     'Normal',
@@ -337,17 +358,24 @@ async function load(
   const machine = raw;
   // CAPI v1beta1 contract: a machine another step marked failed is left alone. Failures this
   // step recorded are re-evaluated (the user may have fixed the Nodes) and cleared on success.
-  const nodeCond = machine.status?.conditions?.find((c) => c.type === NODE_READY);
-  if (machine.status?.failureReason && !(nodeCond?.reason && OWN_ERROR_REASONS.has(nodeCond.reason))) {
+  if (failedByAnotherStep(machine.status, OWN_ERROR_REASONS)) {
     return {
       result: done(
-        `machine failed (${machine.status.failureReason}): ${machine.status.failureMessage ?? ''}`,
+        `machine failed (${machine.status?.failureReason ?? ''}): ${machine.status?.failureMessage ?? ''}`,
       ),
     };
   }
 
   const host = await ctx.client.get(R.BareMetalHost, ref.host.namespace, ref.host.name);
   if (!host) return { result: done(`BareMetalHost ${ref.host.namespace}/${ref.host.name} not found`) };
+  // A host this machine does not hold (released, or taken by another consumer) never gives it its ID.
+  const gate = notHeld({
+    namespace: ref.host.namespace,
+    hostName: ref.host.name,
+    holdsHost: hostHeldBy(host, metal3MachineConsumer({ name: raw.metadata.name!, namespace: ns })),
+    failed: false,
+  });
+  if (gate) return { result: done(gate.reason) };
   if (host.status?.provisioning?.state !== 'provisioned') {
     return {
       result: done(
@@ -365,7 +393,8 @@ async function load(
 
   const cluster = await ctx.client.get(R.Cluster, ns, clusterName);
   if (!cluster) return { result: done(`Cluster ${ns}/${clusterName} not found`) };
-  if (cluster.spec?.paused) return { result: done('cluster paused') };
+  // Cluster API pause: spec.paused, or the paused annotation on the Cluster (or the machine).
+  if (isPaused(cluster, raw)) return { result: done('paused') };
   const infra = cluster.spec?.infrastructureRef;
   let m3c: Metal3Cluster | undefined;
   if (infra?.name && (infra.kind ?? 'Metal3Cluster') === 'Metal3Cluster') {
@@ -427,6 +456,9 @@ export const reconcile: ReconcileFn = withNodeConflictRetry(
         gone: 'Metal3Machine not found',
         reconcile: reconcileOnce,
         recordFailure,
+        // The machine's Cluster is read anyway (load): pause is checked there.
+        cluster: clusterLabelOrSpec,
+        pausesItself: true,
       }),
     },
     (kind) => `ignored ${kind} message`,

@@ -97,3 +97,16 @@ export function editStatus(obj: KubeObject, edit: StatusEdit, now: Date): void {
     now,
   );
 }
+
+/**
+ * Whether the machine carries a failure another step recorded (CAPI v1beta1: a failed machine is
+ * left alone). A failure this step recorded itself (its condition holds one of `ownErrorReasons`
+ * with the same message) is re-evaluated instead: the user may have fixed the Nodes.
+ */
+export function failedByAnotherStep(status: unknown, ownErrorReasons: ReadonlySet<string>): boolean {
+  const s = (status ?? {}) as { failureReason?: unknown; failureMessage?: unknown; conditions?: unknown };
+  if (!s.failureReason && !s.failureMessage) return false;
+  const cond = (ConditionsSchema.safeParse(s.conditions).data ?? []).find((c) => c.type === NODE_READY);
+  const ours = Boolean(cond?.reason && ownErrorReasons.has(cond.reason) && cond.message === s.failureMessage);
+  return !ours;
+}

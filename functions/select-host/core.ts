@@ -4,6 +4,7 @@
  */
 import { R } from '../../shared/api/resources.ts';
 import { COND } from '../../shared/capi/conditions.ts';
+import { clusterLabelOrSpec } from '../../shared/capi/lookups.ts';
 import { recordTerminal } from '../../shared/capi/status.ts';
 import { recordEventOnly } from '../../shared/reconcile/failure.ts';
 import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
@@ -17,12 +18,16 @@ export const reconcile = reconcileKinds(
       gone: 'Metal3Machine gone',
       reconcile: reconcileMachine,
       recordFailure: (ctx, m3m, err) => recordTerminal(ctx, m3m, err, COND.AssociateBMH, { once: true }),
+      // Paused, the machine's host gets the paused annotation and its condition says so (machine.ts).
+      cluster: clusterLabelOrSpec,
+      pausesItself: true,
     }),
     Metal3MachineTemplate: reconcileObject({
       resource: R.Metal3MachineTemplate,
       gone: 'Metal3MachineTemplate gone',
       reconcile: reconcileTemplate,
       recordFailure: recordEventOnly,
+      cluster: clusterLabelOrSpec,
     }),
   },
   (kind) => `selectHost ignores kind ${kind}`,

@@ -16,11 +16,11 @@ const hasImage = (spec: BareMetalHostSpec | undefined): boolean =>
   Boolean(spec?.image?.url || spec?.customDeploy?.method);
 
 /**
- * Sets image (or customDeploy), userData, metaData, networkData and online=true on a host that has
- * no image yet, in place. An existing image is never changed (nor the data or power it was
- * provisioned with: an administrator's later power-off stands). A ref that is unset stays unset.
- * automatedCleaningMode is always copied when the machine sets it. Returns whether the host is
- * (now) carrying this machine's image.
+ * Sets image (or customDeploy), userData, metaData, networkData on a host that has no image yet, in
+ * place. An existing image is never changed (nor the data it was provisioned with). A ref that is
+ * unset stays unset. On every pass, as CAPM3's setHostSpec: online=true, and automatedCleaningMode
+ * when the machine sets it (administrators power a held host off with baremetal-operator's
+ * `reboot.metal3.io/poweroff` annotation, which we never touch).
  */
 export function applyHostSpec(host: BareMetalHost, m3m: Metal3Machine, refs: DataRefs): void {
   host.spec ??= {};
@@ -36,8 +36,8 @@ export function applyHostSpec(host: BareMetalHost, m3m: Metal3Machine, refs: Dat
     spec.userData = { ...refs.userData };
     if (refs.metaData) spec.metaData = { ...refs.metaData };
     if (refs.networkData) spec.networkData = { ...refs.networkData };
-    spec.online = true;
   }
+  spec.online = true;
   if (m3m.spec.automatedCleaningMode) spec.automatedCleaningMode = m3m.spec.automatedCleaningMode;
 }
 

@@ -43,7 +43,7 @@ import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
 import { compileHostSelector } from '../../shared/selectors/labels.ts';
-import { needsDataTemplate, resolveData } from './data.ts';
+import { resolveData } from './data.ts';
 import { applyHostSpec, crossNamespaceProblem, hostAddresses } from './hostspec.ts';
 
 /** One pass for a Metal3Machine (parsed by the opening, shared/reconcile/object.ts). */
@@ -54,20 +54,28 @@ export async function reconcileMachine(ctx: ReconcileContext, obj: Metal3Machine
   if (m3m.metadata.deletionTimestamp) return done('deleting: the deprovision function handles it');
   if (m3m.status?.failureReason || m3m.status?.failureMessage) return done('failed: left alone');
 
-  // Bad input first: nothing is written to any host for a machine that cannot be provisioned.
   let raw = m3m;
-  try {
-    compileHostSelector(m3m.spec.hostSelector);
-    const cross = crossNamespaceProblem(m3m);
-    if (cross) throw new TerminalError('InvalidConfiguration', cross);
-    // A malformed or foreign host annotation can never name our host: refuse it before any read.
-    const hostRef = hostRefOf(raw);
-    if (hostRef.kind === 'invalid') throw new TerminalError('InvalidConfiguration', hostRef.message);
-  } catch (e) {
-    if (e instanceof TerminalError) return recordTerminal(ctx, raw, e);
-    throw e;
+  // The owner Machine and the Cluster first: a paused machine is left alone, not even refused
+  // (CAPM3 checks pause before validating); without an owner the Cluster comes from the label.
+  const machine = machineOwnerRef(raw) ? await getMachine(ctx.client, raw) : undefined;
+  const clusterName = clusterNameOf(machine, raw);
+  const cluster = await getCluster(ctx.client, ns, clusterName);
+  const paused = isPaused(cluster, raw);
+
+  // Bad input next: nothing is written to any host for a machine that cannot be provisioned.
+  if (!paused) {
+    try {
+      compileHostSelector(m3m.spec.hostSelector);
+      const cross = crossNamespaceProblem(m3m);
+      if (cross) throw new TerminalError('InvalidConfiguration', cross);
+      // A malformed or foreign host annotation can never name our host: refuse it before any read.
+      const hostRef = hostRefOf(raw);
+      if (hostRef.kind === 'invalid') throw new TerminalError('InvalidConfiguration', hostRef.message);
+    } catch (e) {
+      if (e instanceof TerminalError) return recordTerminal(ctx, raw, e);
+      throw e;
+    }
   }
-  const selector = compileHostSelector(m3m.spec.hostSelector);
   const draft = new StatusDraft();
   const finish = async (result: ReconcileResult): Promise<ReconcileResult> => {
     await draft.flush(ctx, raw);
@@ -86,16 +94,12 @@ export async function reconcileMachine(ctx: ReconcileContext, obj: Metal3Machine
     );
     return finish(done('no owner Machine yet'));
   }
-  const machine = await getMachine(ctx.client, raw);
   if (!machine) return done('owner Machine not found');
 
   // 2. Cluster; a missing Cluster ends the pass.
-  const clusterName = clusterNameOf(machine, raw);
-  const cluster = await getCluster(ctx.client, ns, clusterName);
   if (!cluster || !clusterName) return done('Cluster not found');
 
-  // 3. Pause (Cluster spec.paused or the paused annotation on the machine).
-  const paused = isPaused(cluster, raw);
+  // 3. Pause (Cluster spec.paused, or the paused annotation on the Cluster or the machine).
   const hostRef = hostRefOf(raw);
   const key = hostRef.kind === 'ok' ? hostRef.host : undefined;
   const me = metal3MachineConsumer({ name, namespace: ns }, clusterName);
@@ -115,6 +119,7 @@ export async function reconcileMachine(ctx: ReconcileContext, obj: Metal3Machine
     });
     return finish(requeueAfter(ctx.config.safetyRequeueSeconds, 'paused'));
   }
+  const selector = compileHostSelector(m3m.spec.hostSelector);
   const pausedCond = raw.status?.conditions?.find((c) => c.type === COND.Paused);
   if (pausedCond?.status === 'True')
     draft.condition({ type: COND.Paused, status: 'False', reason: 'NotPaused', severity: 'Info' });
@@ -168,20 +173,6 @@ export async function reconcileMachine(ctx: ReconcileContext, obj: Metal3Machine
     }
     await releaseStrays(ctx, raw, me, held, host);
   } else {
-    if (needsDataTemplate(m3m)) {
-      const t = m3m.spec.dataTemplate!;
-      const tmpl = await ctx.client.get(R.Metal3DataTemplate, t.namespace || ns, t.name);
-      if (!tmpl) {
-        return recordTerminal(
-          ctx,
-          raw,
-          new TerminalError(
-            'InvalidConfiguration',
-            `spec.dataTemplate: Metal3DataTemplate ${t.namespace || ns}/${t.name} not found`,
-          ),
-        );
-      }
-    }
     const reuseOwner = await reuseOwnerOf(ctx.client, machine);
     const outcome = await findOrClaimHost({
       client: ctx.client,

@@ -10,7 +10,7 @@ import {
   CLONED_FROM_NAME_ANNOTATION,
   validHostRef,
 } from '../../shared/api/wellknown.ts';
-import { M3MT_GROUPKIND } from '../../shared/capi/lookups.ts';
+import { clusterLabelOrSpec, isPaused, M3MT_GROUPKIND, pausedObject } from '../../shared/capi/lookups.ts';
 import { hostHeldBy, metal3MachineConsumer } from '../../shared/hosts/consumer.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
@@ -30,11 +30,20 @@ export async function reconcileTemplate(
   const { items } = await ctx.client.list(MACHINE_FOR_PROPAGATION, ns);
   let machines = 0;
   let hosts = 0;
+  // A machine of a paused Cluster is left alone (the template's own pause is the opening's); each
+  // Cluster is read once.
+  const clusters = new Map<string, Promise<boolean>>();
+  const paused = (m: (typeof items)[number]): Promise<boolean> => {
+    const cluster = clusterLabelOrSpec(m) ?? '';
+    if (!clusters.has(cluster))
+      clusters.set(cluster, pausedObject(ctx.client, { metadata: { namespace: ns } }, cluster));
+    return clusters.get(cluster)!.then((p) => p || isPaused(undefined, m));
+  };
   for (const m of items) {
     const ann = m.metadata.annotations ?? {};
     if (ann[CLONED_FROM_NAME_ANNOTATION] !== name || ann[CLONED_FROM_GROUPKIND_ANNOTATION] !== M3MT_GROUPKIND)
       continue;
-    if (m.metadata.deletionTimestamp) continue;
+    if (m.metadata.deletionTimestamp || (await paused(m))) continue;
     const r = await optimisticUpdate(
       ctx.client,
       MACHINE_FOR_PROPAGATION,

@@ -110,6 +110,20 @@ export type MacAddressSource = z.infer<typeof MacAddressSourceSchema>;
 /** The MTU when a link does not set one (the CRD's default). */
 export const DEFAULT_MTU = 1500;
 const Mtu = z.lazy(() => withDefault(z.int().min(1).max(9000), DEFAULT_MTU));
+/**
+ * The interface name cloud-init gives the link (renames the interface with the link's MAC, or uses
+ * the name directly without one); CAPM3 v1beta1's limits (a Linux interface name).
+ */
+const LinkName = z.lazy(() =>
+  z
+    .string()
+    .max(15, 'an interface name has at most 15 characters')
+    .regex(
+      /^[a-zA-Z][a-zA-Z0-9._-]*$/,
+      'an interface name starts with a letter, then letters, digits, ".", "_", "-"',
+    )
+    .optional(),
+);
 
 export const EthernetTypeSchema = z.lazy(() =>
   z.enum(['bridge', 'dvs', 'hw_veb', 'hyperv', 'ovs', 'tap', 'vhostuser', 'vif', 'phy']),
@@ -118,6 +132,7 @@ export const EthernetLinkSchema = z.lazy(() =>
   z.looseObject({
     type: EthernetTypeSchema,
     id: z.string().min(1),
+    name: LinkName,
     mtu: Mtu,
     macAddress: MacAddressSourceSchema.optional(),
   }),
@@ -138,6 +153,7 @@ export const BondModeSchema = z.lazy(() =>
 export const BondLinkSchema = z.lazy(() =>
   z.looseObject({
     id: z.string().min(1),
+    name: LinkName,
     mtu: Mtu,
     macAddress: MacAddressSourceSchema.optional(),
     bondMode: BondModeSchema,
@@ -152,6 +168,7 @@ export type BondLink = z.infer<typeof BondLinkSchema>;
 export const VlanLinkSchema = z.lazy(() =>
   z.looseObject({
     id: z.string().min(1),
+    name: LinkName,
     mtu: Mtu,
     macAddress: MacAddressSourceSchema.optional(),
     vlanID: z

@@ -25,6 +25,7 @@ export const REASON = {
   AssociateBMHFailed: 'AssociateBMHFailed',
   HostLost: 'BareMetalHostLost',
   WaitingForMetal3Data: 'WaitingForMetal3Data',
+  WaitingForMetal3DataTemplate: 'WaitingForMetal3DataTemplate',
   WaitingForSecrets: 'WaitingForSecrets',
   Metal3DataFailed: 'Metal3DataFailed',
   InvalidConfiguration: 'InvalidConfiguration',

@@ -50,8 +50,40 @@ export async function getCluster(
   return client.get(R.Cluster, ns, name);
 }
 
+const hasPausedAnnotation = (o: KubeObject | undefined): boolean =>
+  Object.hasOwn(o?.metadata.annotations ?? {}, CAPI_PAUSED_ANNOTATION);
+
+/**
+ * Cluster API pause (`clusterctl move`, maintenance): the Cluster's `spec.paused`, or the annotation
+ * `cluster.x-k8s.io/paused` on the Cluster or on the object. Every function leaves a paused
+ * object alone, its deletion included, until it is unpaused.
+ */
 export const isPaused = (cluster: Cluster | undefined, obj: KubeObject): boolean =>
-  cluster?.spec?.paused === true || Object.hasOwn(obj.metadata.annotations ?? {}, CAPI_PAUSED_ANNOTATION);
+  cluster?.spec?.paused === true || hasPausedAnnotation(cluster) || hasPausedAnnotation(obj);
+
+/**
+ * Whether `obj` is paused: its own annotation (no read), else its Cluster `clusterName` (one GET);
+ * an object naming no Cluster, or a Cluster that does not exist, is paused only by its annotation.
+ */
+export async function pausedObject(
+  client: KubeClient,
+  obj: KubeObject,
+  clusterName: string | undefined,
+): Promise<boolean> {
+  if (hasPausedAnnotation(obj)) return true;
+  if (!clusterName) return false;
+  return isPaused(await client.get(R.Cluster, obj.metadata.namespace, clusterName), obj);
+}
+
+/** The Cluster an object of the data path names: its cluster-name label, else its `spec.clusterName`. */
+export const clusterLabelOrSpec = (obj: KubeObject & { spec?: unknown }): string | undefined => {
+  const label = obj.metadata.labels?.[CLUSTER_NAME_LABEL];
+  if (label) return label;
+  const spec = obj.spec;
+  const fromSpec =
+    spec && typeof spec === 'object' ? (spec as { clusterName?: unknown }).clusterName : undefined;
+  return typeof fromSpec === 'string' && fromSpec ? fromSpec : undefined;
+};
 
 /** Cluster infrastructure ready: v1beta1 status.infrastructureReady, v1beta2 initialization, or the condition. */
 export function clusterInfrastructureReady(cluster: Cluster): boolean {

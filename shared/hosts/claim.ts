@@ -115,15 +115,24 @@ export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> 
 
   const extra: string[] = [];
   if (!selectorMentions(input.selector, CLUSTER_NAME_LABEL)) extra.push(`!${CLUSTER_NAME_LABEL}`);
+  // The failure domain is a preference (CAPM3 pickHost): its hosts are asked for first; when none
+  // of them is eligible, any host is.
   if (
     input.failureDomain &&
     !labelValueProblem(input.failureDomain) &&
     !selectorMentions(input.selector, FAILURE_DOMAIN_LABEL)
   ) {
-    extra.push(`${FAILURE_DOMAIN_LABEL}=${input.failureDomain}`);
+    const inDomain = new CandidateSampler(
+      input,
+      serverLabelSelector(input.selector.matchLabels, [
+        ...extra,
+        `${FAILURE_DOMAIN_LABEL}=${input.failureDomain}`,
+      ]),
+    );
+    await inDomain.fill();
+    if (inDomain.eligible.length > 0) return claimLoop(input, inDomain.eligible, 'available', inDomain);
   }
-  const labelSelector = serverLabelSelector(input.selector.matchLabels, extra);
-  const sampler = new CandidateSampler(input, labelSelector);
+  const sampler = new CandidateSampler(input, serverLabelSelector(input.selector.matchLabels, extra));
   await sampler.fill();
   return claimLoop(input, sampler.eligible, 'available', sampler);
 }

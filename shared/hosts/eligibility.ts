@@ -1,7 +1,8 @@
 /**
  * Which BareMetalHost a Metal3Machine may take (pure). Spec §5 with DESIGN.md §2's decisions:
  * own host first (idempotent), node-reuse hosts next (never falling back), else a uniformly random
- * choice among ready/available hosts, narrowed to the machine's failure domain.
+ * choice among ready/available hosts, those of the machine's failure domain first (any other when
+ * none there is available, as CAPM3's pickHost).
  * Hosts are read as the API returns them (another controller owns their schema).
  */
 
@@ -119,7 +120,7 @@ export function narrowToFailureDomain(
 
 /**
  * Chooses a host: own > node reuse (waits while a booked host is not ready; never falls back) >
- * random available in the failure domain.
+ * random available in the failure domain > random available.
  */
 export function chooseHost(
   hosts: readonly BareMetalHost[],
@@ -146,11 +147,9 @@ export function chooseHost(
     }
     return { kind: 'reuse', host: pickRandom(reuse, random)! };
   }
+  // CAPM3 pickHost: the failure domain is a preference, not a filter.
   const inDomain = narrowToFailureDomain(available, input.failureDomain);
-  const pick = pickRandom(inDomain, random);
-  if (!pick) {
-    const where = input.failureDomain ? ` in failure domain "${input.failureDomain}"` : '';
-    return { kind: 'none', reason: `no available host found${where} (${hosts.length} considered)` };
-  }
+  const pick = pickRandom(inDomain.length > 0 ? inDomain : available, random);
+  if (!pick) return { kind: 'none', reason: `no available host found (${hosts.length} considered)` };
   return { kind: 'available', host: pick };
 }

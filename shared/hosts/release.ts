@@ -47,28 +47,50 @@ export function deprovisionOnline(host: BareMetalHost, fastTrack: boolean): bool
   return fastTrack && spec.automatedCleaningMode !== 'disabled';
 }
 
-/** Whether the host still carries what provisioning wrote (image, customDeploy or data refs). */
-export function hostHasProvisioningSpec(host: BareMetalHost): boolean {
-  const s = host.spec ?? {};
-  return Boolean(s.image || s.customDeploy || s.userData || s.metaData || s.networkData);
+/** A Secret reference as the host and the consumer's status carry it. */
+export interface DataRef {
+  name?: string | undefined;
+  namespace?: string | undefined;
 }
 
 /**
- * Clears image, customDeploy and data refs and sets the power state, in place; only when there is
- * something to clear, so the power state is set once (an administrator's later power-off or
+ * The data refs the consumer put on the host, as its status records them (CAPM3 checks the
+ * Metal3Machine's status.userData / metaData / networkData): only these are cleared.
+ */
+export interface ConsumerDataRefs {
+  userData?: DataRef | undefined;
+  metaData?: DataRef | undefined;
+  networkData?: DataRef | undefined;
+}
+
+const DATA_PARTS = ['userData', 'metaData', 'networkData'] as const;
+
+/** The host's ref names the Secret the consumer set (namespace defaulted to the host's). */
+function setByConsumer(host: BareMetalHost, ref: DataRef | undefined, set: DataRef | undefined): boolean {
+  if (!ref?.name || !set?.name) return false;
+  const ns = host.metadata.namespace;
+  return ref.name === set.name && (ref.namespace || ns) === (set.namespace || ns);
+}
+
+/**
+ * Clears image, customDeploy and the data refs the consumer set (a ref the host carried of its
+ * own, e.g. an administrator's metaData, stays) and sets the power state, in place; only when there
+ * is something to clear, so the power state is set once (an administrator's later power-off or
  * power-on is never overridden). Returns whether anything changed.
  */
-export function applyDeprovision(host: BareMetalHost, fastTrack: boolean): boolean {
-  if (!hostHasProvisioningSpec(host)) return false;
-  const {
-    image: _i,
-    customDeploy: _c,
-    userData: _u,
-    metaData: _m,
-    networkData: _n,
-    ...rest
-  } = host.spec ?? {};
-  host.spec = { ...rest, online: deprovisionOnline(host, fastTrack) };
+export function applyDeprovision(host: BareMetalHost, fastTrack: boolean, set: ConsumerDataRefs): boolean {
+  const spec = { ...(host.spec ?? {}) };
+  let changed = Boolean(spec.image || spec.customDeploy);
+  delete spec.image;
+  delete spec.customDeploy;
+  for (const part of DATA_PARTS) {
+    if (setByConsumer(host, spec[part] ?? undefined, set[part])) {
+      delete spec[part];
+      changed = true;
+    }
+  }
+  if (!changed) return false;
+  host.spec = { ...spec, online: deprovisionOnline(host, fastTrack) };
   return true;
 }
 

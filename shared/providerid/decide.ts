@@ -3,7 +3,7 @@
  * workload cluster's Nodes, say what to write. The caller does the I/O in the order the decision
  * implies (machine first, then the Node patch).
  *
- * Order: duplicate check, Step 1 (a Node already carries one of this machine's IDs), Step 2 (cloud
+ * Order: the machine holds its host and has not failed (else nothing), duplicate check, Step 1 (a Node already carries one of this machine's IDs), Step 2 (cloud
  * provider: wait for it), Step 3 (the `metal3.io/uuid` label), Step 4 (hostname fallback).
  */
 import { HOSTNAME_LABEL, NODE_UUID_LABEL } from '../api/wellknown.ts';
@@ -30,6 +30,10 @@ export interface DecisionInput {
   cloudProvider: boolean;
   legacy: 'accept' | 'refuse';
   nodes: readonly NodeView[];
+  /** The host's consumerRef names this Metal3Machine. */
+  holdsHost: boolean;
+  /** The machine carries a failure another step recorded (this step's own errors are re-evaluated). */
+  failed: boolean;
 }
 
 export type Step = 0 | 1 | 2 | 3 | 4;
@@ -58,7 +62,25 @@ export type Decision =
   | { kind: 'assignAndWait'; step: 4; providerID: string; reason: string }
   /** Nothing to write; a Node event wakes the machine. */
   | { kind: 'wait'; step: 2 | 3; reason: string }
-  | { kind: 'error'; step: Step; reason: ErrorReason; message: string };
+  | { kind: 'error'; step: Step; reason: ErrorReason; message: string }
+  /** The machine does not hold its host (or has failed): nothing is written, no ID is ever set. */
+  | { kind: 'notHeld'; reason: string };
+
+/**
+ * The gate before any ID is decided: a machine that does not hold its host, or that another step
+ * failed, never gets the host's ID (nor sets it on a Node). Undefined when the machine may go on.
+ */
+export function notHeld(
+  input: Pick<DecisionInput, 'namespace' | 'hostName' | 'holdsHost' | 'failed'>,
+): { kind: 'notHeld'; reason: string } | undefined {
+  if (!input.holdsHost)
+    return {
+      kind: 'notHeld',
+      reason: `BareMetalHost ${input.namespace}/${input.hostName} is not held by this Metal3Machine`,
+    };
+  if (input.failed) return { kind: 'notHeld', reason: 'the Metal3Machine has failed' };
+  return undefined;
+}
 
 export const cloudProviderEnabled = (
   spec: { cloudProviderEnabled?: boolean | undefined; noCloudProvider?: boolean | undefined } | undefined,
@@ -71,6 +93,8 @@ const names = (nodes: readonly NodeView[]): string =>
     .join(', ');
 
 export function decideProviderID(input: DecisionInput): Decision {
+  const gate = notHeld(input);
+  if (gate) return gate;
   const expected = newProviderID(input.namespace, input.hostName, input.machineName);
   const legacy = legacyProviderID(input.hostUID);
   const prefix = hostProviderIDPrefix(input.namespace, input.hostName);

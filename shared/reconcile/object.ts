@@ -5,6 +5,7 @@
  * it receives the parsed object. Here, in one place:
  *
  *  - the object is gone: done, nothing written;
+ *  - the object is paused (Cluster API pause, `cluster`): left alone, nothing written;
  *  - the object fails its schema: the failure is recorded on it (its error fields or condition, a
  *    Warning Event) once, nothing else is written, the result is terminal;
  *  - an object read while reconciling (a related object) fails its schema: the failure is recorded
@@ -14,9 +15,10 @@ import type { MessageEnvelope } from '../../events/envelope.ts';
 import type { KindName } from '../api/kinds.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { Resource } from '../api/resources.ts';
+import { pausedObject } from '../capi/lookups.ts';
 import type { ReconcileContext, ReconcileFn } from './context.ts';
 import { InvalidObjectError, MalformedMessageError, type TerminalError } from './errors.ts';
-import { done, type ReconcileResult } from './result.ts';
+import { done, type ReconcileResult, requeueAfter } from './result.ts';
 
 export interface ObjectReconciler<T extends KubeObject> {
   /** The kind, read through the schema the function acts on. */
@@ -30,7 +32,21 @@ export interface ObjectReconciler<T extends KubeObject> {
    * view that does not parse the body. It writes nothing when the same error is already recorded.
    */
   recordFailure(ctx: ReconcileContext, obj: KubeObject, err: TerminalError): Promise<ReconcileResult>;
+  /**
+   * Cluster API pause: the name of the Cluster the object belongs to (read from its metadata or
+   * spec, so that it works on an object that fails its schema too). While that Cluster is paused
+   * (or the object carries the paused annotation) the object is left alone — its deletion and a
+   * failure of its schema included — with nothing written, until the Cluster's unpause event
+   * (routing table) wakes it.
+   */
+  cluster: (obj: KubeObject) => string | undefined;
+  /** The reconciler checks pause itself (it has more to do while paused); the opening only gates a schema failure. */
+  pausesItself?: boolean;
 }
+
+/** Paused: nothing written; the Cluster's unpause event wakes the object (the requeue is a safety net). */
+const paused = (ctx: ReconcileContext, kind: string): ReconcileResult =>
+  requeueAfter(ctx.config.safetyRequeueSeconds, `paused: ${kind} left alone`);
 
 /** The ReconcileFn of one kind: the opening above around `r.reconcile`. */
 export function reconcileObject<T extends KubeObject>(r: ObjectReconciler<T>): ReconcileFn {
@@ -41,12 +57,21 @@ export function reconcileObject<T extends KubeObject>(r: ObjectReconciler<T>): R
     try {
       obj = await ctx.client.get(r.resource, msg.namespace, msg.name);
     } catch (e) {
-      if (e instanceof InvalidObjectError && e.object && e.concerns(r.resource.kind, msg.namespace, msg.name))
+      if (
+        e instanceof InvalidObjectError &&
+        e.object &&
+        e.concerns(r.resource.kind, msg.namespace, msg.name)
+      ) {
+        if (await pausedObject(ctx.client, e.object, r.cluster(e.object)))
+          return paused(ctx, r.resource.kind);
         return r.recordFailure(ctx, e.object, e);
+      }
       throw e;
     }
     if (!obj) return done(r.gone);
     try {
+      if (!r.pausesItself && (await pausedObject(ctx.client, obj, r.cluster(obj))))
+        return paused(ctx, r.resource.kind);
       return await r.reconcile(ctx, obj, msg);
     } catch (e) {
       // A related object that fails its schema (or this one, re-read after a write of someone else):

@@ -19,6 +19,7 @@ import {
 } from '../allocation/views.ts';
 import { R, type Resource } from '../api/resources.ts';
 import { FINALIZER } from '../api/wellknown.ts';
+import { clusterLabelOrSpec } from '../capi/lookups.ts';
 import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -268,18 +269,21 @@ export const reconcileRelease: ReconcileFn = reconcileKinds(
       reconcile: (ctx, claim) =>
         releaseDataClaim(ctx, claim.metadata.namespace!, claim.metadata.name!, claim),
       recordFailure: recordEventOnly,
+      cluster: clusterLabelOrSpec,
     }),
     Metal3Data: reconcileObject({
       resource: V.Metal3Data,
       gone: 'nothing to release',
       reconcile: (ctx, data) => releaseData(ctx, data.metadata.namespace!, data.metadata.name!, data),
       recordFailure: recordEventOnly,
+      cluster: clusterLabelOrSpec,
     }),
     IPClaim: reconcileObject({
       resource: V.IPClaim,
       gone: 'nothing to release',
       reconcile: (ctx, claim) => releaseIPClaim(ctx, claim.metadata.namespace!, claim.metadata.name!, claim),
       recordFailure: recordEventOnly,
+      cluster: clusterLabelOrSpec,
     }),
   },
   (kind) => `release: ${kind} is not a kind released here`,

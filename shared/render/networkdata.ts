@@ -29,6 +29,7 @@ export interface DnsService {
 export interface BondLinkOut {
   type: 'bond';
   id: string;
+  name?: string;
   mtu: number;
   bond_mode: string;
   bond_xmit_hash_policy: string;
@@ -40,12 +41,14 @@ export interface BondLinkOut {
 export interface EthernetLinkOut {
   type: string;
   id: string;
+  name?: string;
   mtu: number;
   ethernet_mac_address?: string;
 }
 export interface VlanLinkOut {
   type: 'vlan';
   id: string;
+  name?: string;
   mtu: number;
   vlan_link: string;
   vlan_id: number;
@@ -118,10 +121,15 @@ function requiredNumber(value: unknown, field: string, what: string): number {
   return value;
 }
 
+/** The link's interface name, only when set (as CAPM3 renders it: cloud-init renames by it). */
+const named = (link: { name?: string | undefined }): { name?: string } =>
+  link.name ? { name: link.name } : {};
+
 function renderBond(link: BondLink, inputs: RenderInputs, field: string): BondLinkOut {
   const out: BondLinkOut = {
     type: 'bond',
     id: link.id,
+    ...named(link),
     mtu: requiredNumber(link.mtu ?? DEFAULT_MTU, `${field}.mtu`, 'mtu'),
     bond_mode: link.bondMode,
     bond_xmit_hash_policy: link.bondXmitHashPolicy ?? '',
@@ -145,6 +153,7 @@ function renderEthernet(link: EthernetLink, inputs: RenderInputs, field: string)
   const out: EthernetLinkOut = {
     type: link.type,
     id: link.id,
+    ...named(link),
     mtu: requiredNumber(link.mtu ?? DEFAULT_MTU, `${field}.mtu`, 'mtu'),
   };
   if (link.macAddress) out.ethernet_mac_address = linkMac(link.macAddress, inputs, `${field}.macAddress`);
@@ -155,6 +164,7 @@ function renderVlan(link: VlanLink, inputs: RenderInputs, field: string): VlanLi
   const out: VlanLinkOut = {
     type: 'vlan',
     id: link.id,
+    ...named(link),
     mtu: requiredNumber(link.mtu ?? DEFAULT_MTU, `${field}.mtu`, 'mtu'),
     vlan_link: link.vlanLink,
     vlan_id: requiredNumber(link.vlanID, `${field}.vlanID`, 'vlanID'),

@@ -6,7 +6,13 @@
  */
 
 import { fieldOf, listOf } from '../api/json.ts';
-import { CLUSTER_NAME_LABEL, FINALIZER, HOST_ANNOTATION, HOST_PAUSED_ANNOTATION } from '../api/wellknown.ts';
+import {
+  CAPI_PAUSED_ANNOTATION,
+  CLUSTER_NAME_LABEL,
+  FINALIZER,
+  HOST_ANNOTATION,
+  HOST_PAUSED_ANNOTATION,
+} from '../api/wellknown.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { hostState, ownerOfKind, spec, status } from './predicates.ts';
 
@@ -103,8 +109,15 @@ export const clusterForSelectHost = (o: KubeObject): unknown => {
 };
 
 export const hasOwn = (o: KubeObject, f: string) => (md(o).finalizers?.includes(f) ? true : undefined);
-/** A Metal3DataTemplate as allocateIndex reads it: spec (the links of its data) and its deletion. */
-export const templateForAllocate = (o: KubeObject): unknown => [spec(o), md(o).deletionTimestamp];
+/** Its own Cluster API pause: removing the annotation wakes the object again. */
+export const ownPause = (o: KubeObject): boolean =>
+  Object.hasOwn(md(o).annotations ?? {}, CAPI_PAUSED_ANNOTATION);
+/** A Metal3DataTemplate as allocateIndex reads it: spec (the links of its data), its deletion and pause. */
+export const templateForAllocate = (o: KubeObject): unknown => [
+  spec(o),
+  md(o).deletionTimestamp,
+  ownPause(o),
+];
 /** What allocateIndex writes on a template itself: its finalizer, cluster label, Metal3Cluster owner. */
 export const templateOwnByAllocate = (o: KubeObject): unknown[] => [
   hasOwn(o, FINALIZER.dataTemplate),

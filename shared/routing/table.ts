@@ -17,6 +17,7 @@ import {
   NODE_UUID_LABEL,
 } from '../api/wellknown.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { allocationGroup, objectsOfCluster, unpaused } from './pause.ts';
 import {
   changed,
   changedBesidesOwnStatus,
@@ -46,6 +47,7 @@ import {
   m3mOwnBySelectHost,
   machineForSelectHost,
   md,
+  ownPause,
   templateForAllocate,
   templateOwnByAllocate,
 } from './readers.ts';
@@ -163,6 +165,15 @@ export const ROUTES: readonly Route[] = [
     },
   },
 
+  {
+    name: 'Cluster unpaused → its Metal3MachineTemplates (selectHost)',
+    on: 'Cluster',
+    fn: 'selectHost',
+    reads: ['Metal3MachineTemplate'],
+    when: unpaused,
+    targets: (ev, c) => objectsOfCluster(ev.object, c, ['Metal3MachineTemplate'], (o) => !isDeleting(o)),
+  },
+
   // reconcileCluster
   {
     name: 'Metal3Cluster → reconcileCluster',
@@ -262,11 +273,11 @@ export const ROUTES: readonly Route[] = [
     fn: 'allocateIndex',
     reads: [],
     targets: 'self',
-    // Its deletion, or our finalizer lost; not its status nor the finalizer appearing (our writes).
+    // Its deletion, its pause, or our finalizer lost; not its status nor the finalizer appearing (our writes).
     when: (ev) =>
       live(ev) &&
       changedOrOwnLost(
-        (o) => md(o).deletionTimestamp,
+        (o) => [md(o).deletionTimestamp, ownPause(o)],
         (o) => [hasOwn(o, FINALIZER.ipPool)],
       )(ev),
   },
@@ -310,6 +321,17 @@ export const ROUTES: readonly Route[] = [
     group: poolGroup,
   },
 
+  {
+    name: 'Cluster unpaused → its claims, IPClaims, templates and pools (allocateIndex)',
+    on: 'Cluster',
+    fn: 'allocateIndex',
+    reads: ['Metal3DataClaim', 'IPClaim', 'Metal3DataTemplate', 'IPPool'],
+    when: unpaused,
+    targets: (ev, c) =>
+      objectsOfCluster(ev.object, c, ['Metal3DataClaim', 'IPClaim', 'Metal3DataTemplate', 'IPPool']),
+    group: allocationGroup,
+  },
+
   // renderData
   {
     name: 'Metal3Data (not deleting) → renderData',
@@ -350,6 +372,15 @@ export const ROUTES: readonly Route[] = [
     },
   },
 
+  {
+    name: 'Cluster unpaused → its Metal3Data (renderData)',
+    on: 'Cluster',
+    fn: 'renderData',
+    reads: ['Metal3Data'],
+    when: unpaused,
+    targets: (ev, c) => objectsOfCluster(ev.object, c, ['Metal3Data'], (o) => !isDeleting(o)),
+  },
+
   // resolveProviderID
   {
     name: 'Metal3Machine with a host, not ready → resolveProviderID',
@@ -383,6 +414,21 @@ export const ROUTES: readonly Route[] = [
       (o) => [fieldOf(o, 'spec', 'providerID')],
     ),
     targets: (ev, c) => machines(machinesOfNode(ev.object, ev.cluster ?? '', c), notDeleting),
+  },
+
+  {
+    name: 'Cluster unpaused → its Metal3Machines with a host (resolveProviderID)',
+    on: 'Cluster',
+    fn: 'resolveProviderID',
+    reads: ['Metal3Machine'],
+    when: unpaused,
+    targets: (ev, c) =>
+      objectsOfCluster(
+        ev.object,
+        c,
+        ['Metal3Machine'],
+        (m) => !isDeleting(m) && Boolean(m.metadata.annotations?.[HOST_ANNOTATION]) && !isMachineReady(m),
+      ),
   },
 
   // deprovision
@@ -440,6 +486,20 @@ export const ROUTES: readonly Route[] = [
       if (data && isDeleting(data)) out.push({ kind: 'Metal3Data', object: data });
       return out;
     },
+  },
+  {
+    name: 'Cluster unpaused → its deleting machines, claims, Metal3Data and IPClaims (deprovision)',
+    on: 'Cluster',
+    fn: 'deprovision',
+    reads: ['Metal3Machine', 'Metal3DataClaim', 'Metal3Data', 'IPClaim'],
+    when: unpaused,
+    targets: (ev, c) =>
+      objectsOfCluster(
+        ev.object,
+        c,
+        ['Metal3Machine', 'Metal3DataClaim', 'Metal3Data', 'IPClaim'],
+        isDeleting,
+      ),
   },
   {
     name: 'IPClaim gone → its deleting Metal3Data',

@@ -2,8 +2,9 @@
  * Bad Metal3DataTemplates. What the CRD schema can express is refused at the API (422 with the
  * field path). A template that passes the CRD but cannot be rendered for a given machine (a MAC
  * that is not one, a NIC the host does not have, a bond parameter that clashes with a structured
- * field, a pool that does not exist) is recorded by renderData on the Metal3Data (`status.error`,
- * `errorMessage` naming the template field, a Warning Event); no Secret and no IP address is written.
+ * field) is recorded by renderData on the Metal3Data (`status.error`, `errorMessage` naming the
+ * template field, a Warning Event); no Secret and no IP address is written. A pool that does not
+ * exist yet is no error but a wait (test/integration/data/bad-input.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { envelopeOf, R } from '../../shared/api/resources.ts';
@@ -103,18 +104,6 @@ const SEMANTIC: RenderCase[] = [
     reason: 'RenderFailed',
     message: /spec\.networkData\.links\.bonds\[0\]\.parameters\.mode.*illegal bond parameter/,
     outcome: 'terminal',
-  },
-  {
-    name: 'missing-pool',
-    spec: {
-      networkData: {
-        links: { ethernets: [eth({ string: '52:54:00:aa:bb:00' })] },
-        networks: { ipv4: [{ id: 'prov', link: 'enp1s0', ipAddressFromIPPool: 'no-such-pool' }] },
-      },
-    },
-    reason: 'IPAllocationFailed',
-    message: /IPPool metal3\/no-such-pool referenced by the template does not exist/,
-    outcome: 'requeue',
   },
 ];
 

@@ -107,12 +107,6 @@ const SEMANTIC: SemanticCase[] = [
     reason: 'InvalidConfiguration',
     message: /spec\.dataTemplate.*namespace/,
   },
-  {
-    name: 'template-not-found',
-    spec: { image, dataTemplate: { name: 'no-such-template' } },
-    reason: 'InvalidConfiguration',
-    message: /Metal3DataTemplate metal3\/no-such-template not found/,
-  },
 ];
 
 describe('Metal3Machine: accepted by the CRD, refused by selectHost', () => {
@@ -151,12 +145,11 @@ describe('Metal3Machine: accepted by the CRD, refused by selectHost', () => {
     expect(describeWrites(others)).toEqual([]);
     expect(await tc.client.list(envelopeOf(R.Metal3DataClaim), NS)).toMatchObject({ items: [] });
 
-    // Acknowledged, not retried: a redelivery writes nothing, not even an Event. One that fails its
-    // schema is terminal again (the opening finds it invalid, its failure recorded already); one
-    // refused later in the pass is left alone (its failure fields are set: done).
+    // Acknowledged, not retried: a redelivery writes nothing, not even an Event (terminal again:
+    // the same refusal, its failure recorded already).
     tc.server.log.reset();
     const again = await run(tc.ctx, 'selectHost', R.Metal3Machine, m3m.metadata.name!);
-    expect(again.kind).toBe(c.name === 'template-not-found' ? 'done' : 'terminal');
+    expect(again.kind).toBe('terminal');
     expect(describeWrites(writes(tc.server.log))).toEqual([]);
   });
 

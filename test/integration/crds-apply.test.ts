@@ -132,6 +132,27 @@ describe('seed fixtures applied to the embedded API server with the generated CR
     expect(res.body.message).toContain('spec is immutable');
   });
 
+  it('keeps the interface name of every kind of link (nothing pruned), and refuses an invalid one', async () => {
+    const tpl = loadSeed('001-metal3datatemplate.yaml');
+    tpl.metadata = { name: 'named-links', namespace: 'metal3' };
+    const links = tpl.spec.networkData.links;
+    links.ethernets[0].name = 'prov0';
+    links.bonds[0].name = 'bond0';
+    links.vlans = [{ id: 'v5', name: 'vlan5', mtu: 1500, vlanID: 5, vlanLink: links.bonds[0].id }];
+    const created = await call('POST', collectionPath(tpl), tpl);
+    expect(created.status).toBe(201);
+    const read = (await call('GET', `${collectionPath(tpl)}/named-links`)).body;
+    expect(read.spec.networkData.links.ethernets[0].name).toBe('prov0');
+    expect(read.spec.networkData.links.bonds[0].name).toBe('bond0');
+    expect(read.spec.networkData.links.vlans[0].name).toBe('vlan5');
+    const bad = loadSeed('001-metal3datatemplate.yaml');
+    bad.metadata = { name: 'bad-link-name', namespace: 'metal3' };
+    bad.spec.networkData.links.ethernets[0].name = 'a-name-longer-than-15';
+    const refused = await call('POST', collectionPath(bad), bad);
+    expect(refused.status).toBe(422);
+    expect(JSON.stringify(refused.body)).toContain('ethernets[0].name');
+  });
+
   it('refuses an unknown bond mode and a bad operator at the API server', async () => {
     const tpl = loadSeed('001-metal3datatemplate.yaml');
     tpl.metadata = { name: 'bad-bond', namespace: 'metal3' };

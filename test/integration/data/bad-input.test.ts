@@ -1,8 +1,8 @@
 /**
  * Bad input on the live path: the error lands on the Metal3Data (errorMessage naming the template
  * field or the pool, error: true, a Warning Event), no Secret is ever written (asserted on the API
- * server's request log), and the message is acknowledged (terminal) unless the input can heal by
- * itself (a pool created later). What the CRD schema already rejects never reaches the functions:
+ * server's request log), and the message is acknowledged (terminal). A pool created later is no
+ * error but a wait, resumed by the pool. What the CRD schema already rejects never reaches the functions:
  * the API server answers 422 naming the field.
  */
 import { describe, expect, it } from 'vitest';
@@ -114,21 +114,36 @@ describe('bad input on the live path', () => {
     expect(await warnings(claim)).toEqual(['Exhausted IP Pools']);
   });
 
-  it('missing pool: named on the Metal3Data, not terminal, and healed once the pool exists', async () => {
-    const { data, last } = await attempt('nopool', (s) => {
-      s.networkData.networks.ipv6[0].ipAddressFromIPPool = 'later';
-      s.networkData.networks.ipv6[0].routes[0].services.dnsFromIPPool = 'later';
-    });
-    expect((data.status as any).errorMessage).toBe(
-      'IPPool metal3/later referenced by the template does not exist',
+  it('a pool created after the template: a wait (its IPClaim made, as CAPM3), no error, resumed by the pool', async () => {
+    await tc.client.create(
+      R.Metal3DataTemplate,
+      standalone('nopool', (s) => {
+        s.networkData.networks.ipv6[0].ipAddressFromIPPool = 'later';
+        s.networkData.networks.ipv6[0].routes[0].services.dnsFromIPPool = 'later';
+      }),
     );
-    expect(last.kind).toBe('requeue');
-    expect(await tc.client.get(R.IPClaim, NS, 'nopool-0-later')).toBeUndefined();
+    await createMachine(tc.client, 'nopool-m', 'nopool');
+    await converge(tc.ctx);
+    const waiting = (await tc.client.get(R.Metal3Data, NS, 'nopool-0'))!;
+    expect((waiting.status as any)?.errorMessage).toBeUndefined();
+    expect((waiting.status as any)?.ready).not.toBe(true);
+    expect(await warnings(waiting)).toEqual([]);
+    expect(await render(tc.ctx, 'nopool-0')).toMatchObject({
+      kind: 'requeue',
+      reason: 'waiting for addresses from later (IPPool metal3/later does not exist yet)',
+    });
+    // The IPClaim is there, waiting for its pool: the pool's creation wakes it (routing table).
+    const claim = (await tc.client.get(R.IPClaim, NS, 'nopool-0-later'))!;
+    expect((claim.status as any)?.address).toBeUndefined();
+    expect((claim.status as any)?.errorMessage).toBeUndefined();
+    expect(await tc.client.get(R.Secret, NS, 'nopool-m-networkdata-0')).toBeUndefined();
+
     await tc.client.create(
       R.IPPool,
       pool('later', { pools: [{ start: '2001:db8:1::1', end: '2001:db8:1::9' }], prefix: 64 }),
     );
-    await converge(tc.ctx);
+    expect((await allocate(tc.ctx, R.IPClaim, 'nopool-0-later')).kind).toBe('done');
+    expect((await render(tc.ctx, 'nopool-0')).kind).toBe('done');
     const healed = (await tc.client.get(R.Metal3Data, NS, 'nopool-0'))!;
     expect(healed.status).toEqual({ ready: true, error: false });
     expect(await tc.client.get(R.Secret, NS, 'nopool-m-networkdata-0')).toBeDefined();

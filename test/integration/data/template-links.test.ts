@@ -103,10 +103,12 @@ describe('template links', () => {
         blockOwnerDeletion: true,
       },
     ]);
-    // Once owned, further allocations do not look the cluster up again.
+    // Once owned, further allocations do not look the Metal3Cluster up again; the Cluster is read
+    // once, for its pause (shared/reconcile/object.ts).
     await createClaim(tc.client, 'c6', 'owned');
     tc.server.log.reset();
     await allocate(tc.ctx, R.Metal3DataClaim, 'c6');
-    expect(tc.server.log.count('get', 'clusters')).toBe(0);
+    expect(tc.server.log.count('get', 'metal3clusters')).toBe(0);
+    expect(tc.server.log.count('get', 'clusters')).toBe(1);
   });
 });

@@ -55,11 +55,6 @@ const cases: [string, Record<string, unknown>, RegExp][] = [
     { userData: { name: 'ud', namespace: 'kube-system' } },
     /spec\.userData\.namespace.*"kube-system"/,
   ],
-  [
-    'unknown data template',
-    { dataTemplate: { name: 'no-such-template' } },
-    /spec\.dataTemplate: Metal3DataTemplate metal3\/no-such-template not found/,
-  ],
 ];
 
 describe('bad input is terminal, recorded, and touches no host', () => {

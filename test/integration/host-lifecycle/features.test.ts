@@ -5,7 +5,9 @@
  * Metal3Cluster endpoint and deletion.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reconcile as allocateIndex } from '../../../functions/allocate-index/core.ts';
 import { reconcileCluster } from '../../../functions/metal3-cluster/core.ts';
+import { reconcile as renderData } from '../../../functions/render-data/core.ts';
 import { reconcile as selectHostCore } from '../../../functions/select-host/core.ts';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { apiVersionOf, envelopeOf, R } from '../../../shared/api/resources.ts';
@@ -61,6 +63,42 @@ const secret = (name: string, key: string) =>
   });
 
 describe('data: template claim, hybrid override, user secrets', () => {
+  it('a Metal3DataTemplate created after its machine: a wait with a condition (claim made, host associated), resumed once it exists', async () => {
+    await createSampleHosts(tc.client, NS, 1, {
+      prefix: 'late',
+      bmcSecrets: false,
+      labels: () => ({ pool: 'late' }),
+    });
+    await createMachinePair(tc.client, 'late', {
+      m3mSpec: { dataTemplate: { name: 'late-tmpl' }, hostSelector: { matchLabels: { pool: 'late' } } },
+    });
+    expect(await selectHost(ctx, 'late')).toMatchObject({ kind: 'requeue' });
+    let m = await get(R.Metal3Machine, 'late');
+    expect((m!.status as any).failureReason).toBeUndefined();
+    expect(cond(m, 'Metal3DataReady')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForMetal3DataTemplate',
+      message: 'waiting for Metal3DataTemplate metal3/late-tmpl (spec.dataTemplate) to exist',
+    });
+    expect(cond(m, 'AssociateBMH')?.status).toBe('True');
+    expect(await tc.client.get(R.Metal3DataClaim, NS, 'late')).toBeDefined();
+    expect(((await hostOf('late')).spec as any).image).toBeUndefined();
+    expect((await allocateIndex(ctx, msg('allocateIndex', R.Metal3DataClaim, 'late'))).kind).toBe('requeue');
+
+    await tc.client.create(R.Metal3DataTemplate, {
+      metadata: { name: 'late-tmpl', namespace: NS },
+      spec: { clusterName: 'cluster', metaData: { strings: [{ key: 'role', value: 'worker' }] } },
+    });
+    expect((await allocateIndex(ctx, msg('allocateIndex', R.Metal3DataClaim, 'late'))).kind).toBe('done');
+    expect((await renderData(ctx, msg('renderData', R.Metal3Data, 'late-tmpl-0'))).kind).toBe('done');
+    expect((await selectHost(ctx, 'late')).kind).toBe('done');
+    m = await get(R.Metal3Machine, 'late');
+    expect(cond(m, 'Metal3DataReady')?.status).toBe('True');
+    const host = await hostOf('late');
+    expect((host.spec as any).image?.url).toBe('http://172.22.0.1/images/node.img');
+    expect((host.spec as any).metaData).toEqual({ name: 'late-metadata-0', namespace: NS });
+  });
+
   it('creates the Metal3DataClaim, waits for Metal3Data, then gives the host its secrets (spec.metaData overriding the template)', async () => {
     await createSampleHosts(tc.client, NS, 1, {
       prefix: 'data',
@@ -240,7 +278,94 @@ describe('contract: pause, failure domain, owner', () => {
     expect(cond(await get(R.Metal3Machine, 'pm'), 'Paused')?.status).toBe('False');
   });
 
-  it('copies the failure domain from the Machine and only takes a host in it', async () => {
+  it('a paused Cluster: bad input is not refused, a deleting machine keeps its host, nothing is propagated; all resume once unpaused', async () => {
+    const setPaused = (name: string, paused: boolean) =>
+      optimisticUpdate(tc.client, R.Cluster, NS, name, (c) => {
+        (c.spec as any).paused = paused;
+      });
+    await createCluster(tc.client, { name: 'pz', paused: true });
+    // Bad input selectHost refuses itself (a host annotation in another namespace) and a schema
+    // failure (the opening's).
+    await createMachinePair(tc.client, 'pz-cross', { cluster: 'pz' });
+    await optimisticUpdate(tc.client, envelopeOf(R.Metal3Machine), NS, 'pz-cross', (m) => {
+      m.metadata.annotations = { 'metal3.io/BareMetalHost': 'other/host-0' };
+    });
+    await createMachinePair(tc.client, 'pz-schema', {
+      cluster: 'pz',
+      m3mSpec: { metaData: { name: 'md', namespace: 'other' } },
+    });
+    for (const m of ['pz-cross', 'pz-schema']) {
+      expect(await selectHost(ctx, m)).toMatchObject({
+        kind: 'requeue',
+        reason: expect.stringMatching(/paused/),
+      });
+      const status = (await tc.client.get(envelopeOf(R.Metal3Machine), NS, m))!.status as any;
+      expect(status?.failureReason).toBeUndefined();
+    }
+    // A provisioned machine of the paused Cluster is deleted: its host is left as it is.
+    await setPaused('pz', false);
+    await createSampleHosts(tc.client, NS, 1, {
+      prefix: 'pzh',
+      bmcSecrets: false,
+      labels: () => ({ pool: 'pzh' }),
+    });
+    await tc.client.create(R.Metal3MachineTemplate, {
+      metadata: { name: 'pz-mt', namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': 'pz' } },
+      spec: {
+        template: {
+          spec: { image: { url: 'http://x/i.img', checksum: 'abc' }, automatedCleaningMode: 'disabled' },
+        },
+      },
+    });
+    await createMachinePair(tc.client, 'pz-del', {
+      cluster: 'pz',
+      m3mSpec: { hostSelector: { matchLabels: { pool: 'pzh' } } },
+    });
+    await optimisticUpdate(tc.client, R.Metal3Machine, NS, 'pz-del', (m) => {
+      m.metadata.annotations = {
+        ...(m.metadata.annotations ?? {}),
+        'cluster.x-k8s.io/cloned-from-name': 'pz-mt',
+        'cluster.x-k8s.io/cloned-from-groupkind': 'Metal3MachineTemplate.infrastructure.cluster.x-k8s.io',
+      };
+    });
+    expect((await selectHost(ctx, 'pz-del')).kind).toBe('done');
+    const hostName = (await hostOf('pz-del')).metadata.name!;
+    await setState(hostName, 'provisioned', { poweredOn: true });
+    await setPaused('pz', true);
+    expect((await selectHost(ctx, 'pz-del')).kind).toBe('requeue');
+    const before = (await tc.client.get(R.BareMetalHost, NS, hostName))!;
+    expect(await selectHostCore(ctx, msg('selectHost', R.Metal3MachineTemplate, 'pz-mt'))).toMatchObject({
+      kind: 'requeue',
+    });
+    expect(((await get(R.Metal3Machine, 'pz-del'))!.spec as any).automatedCleaningMode).toBe('metadata');
+    // A template naming no Cluster: its paused Cluster's machines are left alone all the same.
+    await optimisticUpdate(tc.client, R.Metal3MachineTemplate, NS, 'pz-mt', (t) => {
+      t.metadata.labels = {};
+    });
+    expect(await selectHostCore(ctx, msg('selectHost', R.Metal3MachineTemplate, 'pz-mt'))).toEqual({
+      kind: 'done',
+      note: 'automatedCleaningMode disabled: 0 machine(s), 0 host(s) updated',
+    });
+    expect(((await get(R.Metal3Machine, 'pz-del'))!.spec as any).automatedCleaningMode).toBe('metadata');
+    await tc.client.delete(R.Metal3Machine, NS, 'pz-del');
+    expect(await deprovision(ctx, 'pz-del')).toMatchObject({
+      kind: 'requeue',
+      reason: expect.stringMatching(/paused/),
+    });
+    const after = (await tc.client.get(R.BareMetalHost, NS, hostName))!;
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect((await get(R.Metal3Machine, 'pz-del'))!.metadata.finalizers).toContain(
+      'metal3machine.infrastructure.cluster.x-k8s.io',
+    );
+
+    await setPaused('pz', false);
+    expect((await selectHost(ctx, 'pz-cross')).kind).toBe('terminal');
+    expect((await selectHost(ctx, 'pz-schema')).kind).toBe('terminal');
+    expect((await deprovision(ctx, 'pz-del')).kind).toBe('requeue'); // deprovisioning started
+    expect(((await tc.client.get(R.BareMetalHost, NS, hostName))!.spec as any).image).toBeUndefined();
+  });
+
+  it('copies the failure domain from the Machine, prefers a host in it, then takes any available host (CAPM3 pickHost)', async () => {
     await createSampleHosts(tc.client, NS, 3, {
       prefix: 'fd',
       bmcSecrets: false,
@@ -256,18 +381,30 @@ describe('contract: pause, failure domain, owner', () => {
     expect((await selectHost(ctx, 'fm')).kind).toBe('done');
     expect((await get(R.Metal3Machine, 'fm'))!.spec).toMatchObject({ failureDomain: 'fd-b' });
     expect((await hostOf('fm')).metadata.name).toBe('fd-0001');
-    await createMachinePair(tc.client, 'fm2', {
+    // fd-b's only host is taken: the next fd-b machine gets a host of another failure domain.
+    for (const name of ['fm2', 'fm3']) {
+      await createMachinePair(tc.client, name, {
+        failureDomain: 'fd-b',
+        m3mSpec: { hostSelector: { matchLabels: { pool: 'fd' } } },
+      });
+      expect((await selectHost(ctx, name)).kind).toBe('done');
+    }
+    expect([(await hostOf('fm2')).metadata.name, (await hostOf('fm3')).metadata.name].sort()).toEqual([
+      'fd-0000',
+      'fd-0002',
+    ]);
+    // Nothing left anywhere: no host, and the condition says so.
+    await createMachinePair(tc.client, 'fm4', {
       failureDomain: 'fd-b',
       m3mSpec: { hostSelector: { matchLabels: { pool: 'fd' } } },
     });
-    const r = await selectHost(ctx, 'fm2');
-    expect(r).toMatchObject({ kind: 'requeue' });
-    expect(cond(await get(R.Metal3Machine, 'fm2'), 'AssociateBMH')).toMatchObject({
+    expect(await selectHost(ctx, 'fm4')).toMatchObject({ kind: 'requeue' });
+    expect(cond(await get(R.Metal3Machine, 'fm4'), 'AssociateBMH')).toMatchObject({
       status: 'False',
       reason: 'NoAvailableHost',
     });
-    expect(cond(await get(R.Metal3Machine, 'fm2'), 'AssociateBMH').message).toMatch(
-      /no available host found in failure domain "fd-b"/,
+    expect(cond(await get(R.Metal3Machine, 'fm4'), 'AssociateBMH').message).toMatch(
+      /no available host found/,
     );
   });
 
@@ -350,6 +487,45 @@ describe('deprovision: power, foreign hosts, administrator power-off', () => {
     const released = await tc.client.get(R.BareMetalHost, NS, hostName);
     expect((released!.spec as any).consumerRef).toBeUndefined();
     expect(await get(R.Metal3Machine, name)).toBeUndefined();
+  });
+
+  it('a held host is powered on again on every pass (CAPM3 setHostSpec); the poweroff annotation is never touched', async () => {
+    const hostName = await provisioned('po', { pool: 'poweron' });
+    const poweroff = 'reboot.metal3.io/poweroff';
+    await optimisticUpdate(tc.client, R.BareMetalHost, NS, hostName, (x) => {
+      (x.spec as any).online = false;
+      x.metadata.annotations = { ...(x.metadata.annotations ?? {}), [poweroff]: '' };
+    });
+    expect((await selectHost(ctx, 'po')).kind).toBe('done');
+    const h = (await tc.client.get(R.BareMetalHost, NS, hostName))!;
+    expect((h.spec as any).online).toBe(true);
+    expect(h.metadata.annotations?.[poweroff]).toBe('');
+    // Already on: a repeat pass writes nothing.
+    const before = h.metadata.resourceVersion;
+    expect((await selectHost(ctx, 'po')).kind).toBe('done');
+    expect((await tc.client.get(R.BareMetalHost, NS, hostName))!.metadata.resourceVersion).toBe(before);
+  });
+
+  it("release keeps the host's own metaData/networkData, which the machine did not set", async () => {
+    const own = {
+      metaData: { name: 'adm-meta', namespace: NS },
+      networkData: { name: 'adm-net', namespace: NS },
+    };
+    const hostName = await provisioned('keepdata', { pool: 'keepdata' }, own);
+    const provisionedHost = (await tc.client.get(R.BareMetalHost, NS, hostName))!;
+    expect(provisionedHost.spec).toMatchObject({
+      ...own,
+      userData: { name: 'keepdata-bootstrap', namespace: NS },
+    });
+    await tc.client.delete(R.Metal3Machine, NS, 'keepdata');
+    expect((await deprovision(ctx, 'keepdata')).kind).toBe('requeue');
+    await setState(hostName, 'available');
+    expect((await deprovision(ctx, 'keepdata')).kind).toBe('done');
+    const h = (await tc.client.get(R.BareMetalHost, NS, hostName))!;
+    expect(h.spec).toMatchObject(own);
+    expect((h.spec as any).userData).toBeUndefined();
+    expect((h.spec as any).image).toBeUndefined();
+    expect((h.spec as any).consumerRef).toBeUndefined();
   });
 
   it('never touches a host consumed by another machine', async () => {
@@ -460,6 +636,25 @@ describe('reconcileCluster', () => {
     o = await tc.client.get(R.Metal3Cluster, NS, 'bad');
     expect((o!.status as any).failureReason).toBeUndefined();
     expect((o!.status as any).ready).toBe(true);
+  });
+
+  it('a paused Cluster: its Metal3Cluster is left alone, its deletion included', async () => {
+    await createCluster(tc.client, { name: 'pzc', paused: true });
+    await m3c('pzc', { host: 'api.example', port: 6443 }, { 'cluster.x-k8s.io/cluster-name': 'pzc' });
+    expect(await run('pzc')).toMatchObject({ kind: 'requeue', reason: expect.stringMatching(/paused/) });
+    expect((await tc.client.get(R.Metal3Cluster, NS, 'pzc'))!.metadata.finalizers).toBeUndefined();
+    await optimisticUpdate(tc.client, R.Cluster, NS, 'pzc', (c) => {
+      (c.spec as any).paused = false;
+    });
+    expect((await run('pzc')).kind).toBe('done');
+    await optimisticUpdate(tc.client, R.Cluster, NS, 'pzc', (c) => {
+      c.metadata.annotations = { 'cluster.x-k8s.io/paused': '' };
+    });
+    await tc.client.delete(R.Metal3Cluster, NS, 'pzc');
+    expect(await run('pzc')).toMatchObject({ kind: 'requeue', reason: expect.stringMatching(/paused/) });
+    expect((await tc.client.get(R.Metal3Cluster, NS, 'pzc'))!.metadata.finalizers).toEqual([
+      'metal3cluster.infrastructure.cluster.x-k8s.io',
+    ]);
   });
 
   it('deletion waits for the cluster machines, then drops the finalizer', async () => {

@@ -462,6 +462,70 @@ describe('gates and bad input', () => {
     expect(await nodeProviderID(env.workload.client, 'h-g-failed')).toBeUndefined();
   });
 
+  it('a host consumed by another machine: no providerID, no Event, no Node write', async () => {
+    const { hostUid } = await createMachine(env.mgmt.client, { name: 'g-notmine', host: 'h-g-notmine' });
+    const host = (await env.mgmt.client.get(R.BareMetalHost, NS, 'h-g-notmine'))!;
+    await env.mgmt.client.replace(R.BareMetalHost, {
+      ...host,
+      spec: { ...host.spec, consumerRef: { ...host.spec!.consumerRef!, name: 'someone-else' } },
+    });
+    await createNode(env.workload.client, 'h-g-notmine', { uid: hostUid });
+    log.reset();
+    expect(await reconcile(env.ctx(), msg('g-notmine'))).toMatchObject({ kind: 'done' });
+    expect(log.writes).toEqual([]);
+    expect((await getMachine(env.mgmt.client, 'g-notmine')).spec.providerID).toBeUndefined();
+    expect(await nodeProviderID(env.workload.client, 'h-g-notmine')).toBeUndefined();
+  });
+
+  it('failed by selectHost after an error of its own: still left alone (the failure is not ours to clear)', async () => {
+    const { hostUid } = await createMachine(env.mgmt.client, { name: 'g-lost', host: 'h-g-lost' });
+    // An earlier pass of this step recorded an error of its own on KubernetesNodeReady ...
+    await createNode(env.workload.client, 'h-g-lost-a', { uid: hostUid });
+    await createNode(env.workload.client, 'h-g-lost-b', { uid: hostUid });
+    expect(await reconcile(env.ctx(), msg('g-lost'))).toMatchObject({
+      kind: 'terminal',
+      reason: 'MultipleNodesWithUUIDLabel',
+    });
+    // ... then selectHost failed the machine: its host was taken by another consumer.
+    const fresh = await getMachine(env.mgmt.client, 'g-lost');
+    await env.mgmt.client.replaceStatus(envelopeOf(R.Metal3Machine), {
+      ...fresh,
+      status: {
+        ...fresh.status,
+        failureReason: 'UpdateError',
+        failureMessage:
+          'BareMetalHost metal3/h-g-lost associated with this machine was released or taken by another consumer',
+      },
+    });
+    await env.workload.client.delete(R.Node, undefined, 'h-g-lost-b');
+    log.reset();
+    expect(await reconcile(env.ctx(), msg('g-lost'))).toMatchObject({ kind: 'done' });
+    expect(log.writes).toEqual([]);
+    expect((await getMachine(env.mgmt.client, 'g-lost')).spec.providerID).toBeUndefined();
+    expect(await nodeProviderID(env.workload.client, 'h-g-lost-a')).toBeUndefined();
+  });
+
+  it('the paused annotation on the Cluster: left alone, nothing written; resolved once it is removed', async () => {
+    const { hostUid } = await createMachine(env.mgmt.client, { name: 'g-paused', host: 'h-g-paused' });
+    await createNode(env.workload.client, 'h-g-paused', { uid: hostUid });
+    const setPaused = async (paused: boolean) => {
+      const c = (await env.mgmt.client.get(R.Cluster, NS, CLUSTER))!;
+      const { 'cluster.x-k8s.io/paused': _drop, ...rest } = c.metadata.annotations ?? {};
+      c.metadata.annotations = paused ? { ...rest, 'cluster.x-k8s.io/paused': '' } : rest;
+      await env.mgmt.client.replace(R.Cluster, c);
+    };
+    await setPaused(true);
+    try {
+      log.reset();
+      expect(await reconcile(env.ctx(), msg('g-paused'))).toMatchObject({ kind: 'done', note: 'paused' });
+      expect(log.writes).toEqual([]);
+    } finally {
+      await setPaused(false);
+    }
+    expect((await reconcile(env.ctx(), msg('g-paused'))).kind).toBe('done');
+    expect(await nodeProviderID(env.workload.client, 'h-g-paused')).toBe(idOf('g-paused', 'h-g-paused'));
+  });
+
   it('a message of another kind or a vanished machine is a no-op', async () => {
     log.reset();
     expect(await reconcile(env.ctx(), { ...msg('x'), kind: 'BareMetalHost' })).toMatchObject({

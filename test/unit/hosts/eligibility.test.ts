@@ -303,10 +303,27 @@ describe('chooseHost', () => {
       kind: 'available',
       host: free1,
     });
-    const none = chooseHost([free1, free2], { ...input(), failureDomain: 'fd9' });
-    expect(none).toEqual({
+  });
+  it.each([
+    // CAPM3 pickHost: hosts in the failure domain are preferred; none there => any available host.
+    ['no host carries the domain: any available host', [free1, free2], 'fd9', 0.9, 'free2'],
+    ['no host carries the domain: the random choice spans all', [free1, free2], 'fd9', 0, 'free1'],
+    [
+      'the only host in the domain is taken: another available host',
+      [taken, free2, free3],
+      'fd1',
+      0,
+      'free2',
+    ],
+  ])('failure domain preferred, then any available host: %s', (_t, hosts, fd, r, expected) => {
+    const c = chooseHost(hosts, { ...input(), failureDomain: fd }, () => r);
+    expect(c.kind).toBe('available');
+    expect((c as { host: BareMetalHost }).host.metadata.name).toBe(expected);
+  });
+  it('failure domain with nothing available anywhere: none', () => {
+    expect(chooseHost([taken], { ...input(), failureDomain: 'fd1' })).toEqual({
       kind: 'none',
-      reason: 'no available host found in failure domain "fd9" (2 considered)',
+      reason: 'no available host found (1 considered)',
     });
   });
   it('reports none when nothing is eligible', () => {

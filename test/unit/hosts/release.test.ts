@@ -55,23 +55,72 @@ describe('deprovisionOnline', () => {
 });
 
 describe('applyDeprovision', () => {
-  it('clears image, customDeploy and data refs and sets power once', () => {
+  const ours = {
+    userData: { name: 'u', namespace: 'ns' },
+    metaData: { name: 'm', namespace: 'ns' },
+    networkData: { name: 'n', namespace: 'ns' },
+  };
+  it('clears image, customDeploy and the data refs the machine set, and sets power once', () => {
     const h = host({
       image: { url: 'x' },
       customDeploy: { method: 'm' },
-      userData: { name: 'u' },
-      metaData: { name: 'm' },
-      networkData: { name: 'n' },
+      userData: { name: 'u', namespace: 'ns' },
+      metaData: { name: 'm' }, // namespace defaults to the host's
+      networkData: { name: 'n', namespace: 'ns' },
       online: true,
       bootMACAddress: 'b',
       consumerRef: { name: 'm1' },
     });
-    expect(applyDeprovision(h, false)).toBe(true);
+    expect(applyDeprovision(h, false, ours)).toBe(true);
     expect(h.spec).toEqual({ online: false, bootMACAddress: 'b', consumerRef: { name: 'm1' } });
     // Second time: nothing left to clear, power left as the administrator set it.
     (h.spec as any).online = true;
-    expect(applyDeprovision(h, false)).toBe(false);
+    expect(applyDeprovision(h, false, ours)).toBe(false);
     expect((h.spec as any).online).toBe(true);
+  });
+  it.each([
+    [
+      "the host's own metaData/networkData (the machine set none): kept",
+      {
+        image: { url: 'x' },
+        userData: { name: 'u', namespace: 'ns' },
+        metaData: { name: 'adm-m' },
+        networkData: { name: 'adm-n' },
+      },
+      { userData: ours.userData },
+      { metaData: { name: 'adm-m' }, networkData: { name: 'adm-n' }, online: false },
+    ],
+    [
+      'a ref naming another Secret than the one the machine set: kept',
+      {
+        image: { url: 'x' },
+        metaData: { name: 'adm-m', namespace: 'ns' },
+        networkData: { name: 'n', namespace: 'ns' },
+      },
+      ours,
+      { metaData: { name: 'adm-m', namespace: 'ns' }, online: false },
+    ],
+    [
+      'same name in another namespace: kept',
+      { image: { url: 'x' }, metaData: { name: 'm', namespace: 'other' } },
+      ours,
+      { metaData: { name: 'm', namespace: 'other' }, online: false },
+    ],
+    [
+      'no machine status at all: only the image goes',
+      { image: { url: 'x' }, userData: { name: 'u' } },
+      {},
+      { userData: { name: 'u' }, online: false },
+    ],
+  ])('%s', (_t, spec, set, expected) => {
+    const h = host({ ...spec, online: true });
+    expect(applyDeprovision(h, false, set)).toBe(true);
+    expect(h.spec).toEqual(expected);
+  });
+  it("nothing the machine set is left (only the host's own refs): no write, power untouched", () => {
+    const h = host({ metaData: { name: 'adm-m' }, online: true });
+    expect(applyDeprovision(h, false, ours)).toBe(false);
+    expect(h.spec).toEqual({ metaData: { name: 'adm-m' }, online: true });
   });
 });
 

@@ -308,6 +308,65 @@ describe('routing table', () => {
     expect(summary({ type: 'MODIFIED', object: free, old: free }, c)).toEqual([]);
   });
 
+  it("a Cluster unpaused (spec.paused or its annotation) wakes its objects in every function; other clusters' stay asleep", () => {
+    const c = new RelayCache();
+    const mine = { 'cluster.x-k8s.io/cluster-name': 'c9' };
+    const put = (
+      kind: KindName,
+      name: string,
+      extra: Record<string, any> = {},
+      meta: Record<string, any> = {},
+    ) => c.store(kind).upsert(obj(kind, name, extra, { labels: mine, ...meta }));
+    put('Metal3DataClaim', 'claim-a', { spec: { template: { name: 'tpl9' } } });
+    put('IPClaim', 'ipc-a', { spec: { pool: { name: 'pool9' } } });
+    put('Metal3DataTemplate', 'tpl9', { spec: { clusterName: 'c9' } }, { labels: {} });
+    put('IPPool', 'pool9', {});
+    put('Metal3Data', 'tpl9-0', { spec: { claim: { name: 'claim-a' } } });
+    put('Metal3Machine', 'gone-m', {}, { deletionTimestamp: '2026-01-01T00:00:00Z' });
+    put('Metal3Machine', 'held-m', {}, { annotations: { 'metal3.io/BareMetalHost': `${NS}/h9` } });
+    put('Metal3MachineTemplate', 'm3mt9', {});
+    put(
+      'Metal3DataClaim',
+      'other-claim',
+      { spec: { template: { name: 'x' } } },
+      { labels: { 'cluster.x-k8s.io/cluster-name': 'c8' } },
+    );
+    const unpausedCluster = obj('Cluster', 'c9', { spec: {} });
+    const expected = [
+      'allocateIndex IPClaim/ipc-a related',
+      'allocateIndex IPPool/pool9 related',
+      'allocateIndex Metal3DataClaim/claim-a related',
+      'allocateIndex Metal3DataTemplate/tpl9 related',
+      'deprovision Metal3Machine/gone-m related',
+      'renderData Metal3Data/tpl9-0 related',
+      'resolveProviderID Metal3Machine/held-m related',
+      'selectHost Metal3Machine/held-m related',
+      'selectHost Metal3MachineTemplate/m3mt9 related',
+    ];
+    for (const old of [
+      obj('Cluster', 'c9', { spec: { paused: true } }),
+      obj('Cluster', 'c9', { spec: {} }, { annotations: { 'cluster.x-k8s.io/paused': '' } }),
+    ]) {
+      expect(summary({ type: 'MODIFIED', object: unpausedCluster, old }, c)).toEqual(expected);
+    }
+    // Pausing, or a resync of an unpaused Cluster, wakes none of the data path.
+    const pausedCluster = obj('Cluster', 'c9', { spec: { paused: true } });
+    expect(summary({ type: 'MODIFIED', object: pausedCluster, old: unpausedCluster }, c)).toEqual([
+      'selectHost Metal3Machine/held-m related',
+    ]);
+    expect(
+      summary({ type: 'MODIFIED', object: unpausedCluster, old: unpausedCluster, resync: true }, c),
+    ).toEqual(['selectHost Metal3Machine/held-m related']);
+    // A template or pool unpaused by its own annotation wakes allocateIndex on it.
+    for (const kind of ['Metal3DataTemplate', 'IPPool'] as const) {
+      const pausedSelf = obj(kind, 'self-paused', {}, { annotations: { 'cluster.x-k8s.io/paused': '' } });
+      const free = { ...pausedSelf, metadata: { ...pausedSelf.metadata, annotations: {} } };
+      expect(summary({ type: 'MODIFIED', object: free, old: pausedSelf }, c)).toContain(
+        `allocateIndex ${kind}/self-paused modified`,
+      );
+    }
+  });
+
   it('Machine, Cluster, claim status, data readiness and Secrets reach the machine', () => {
     const { c, claim0, data0 } = world();
     expect(summary({ type: 'MODIFIED', object: c.get('Machine', NS, 'machine-0')! }, c)).toEqual([

@@ -24,6 +24,8 @@ const input = (over: Partial<DecisionInput> = {}): DecisionInput => ({
   cloudProvider: false,
   legacy: 'accept',
   nodes: [],
+  holdsHost: true,
+  failed: false,
   ...over,
 });
 
@@ -215,6 +217,24 @@ describe('decideProviderID', () => {
       in: { hasBootstrapConfigRef: false, machineProviderID: 'metal3://x/y/z', nodes: [node('node-0')] },
       want: { kind: 'error', step: 4, reason: 'ProviderIDMismatch' },
     },
+    // A machine that does not hold its host never gets that host's ID, whatever the Nodes say.
+    ...[
+      ['a Node carries the ID (step 1)', { nodes: [labelled('node-0', NEW)] }],
+      ['a labelled Node without ID (step 3)', { nodes: [labelled('node-0')] }],
+      ['hostname fallback (step 4)', { hasBootstrapConfigRef: false, nodes: [node('node-0')] }],
+      ['no Node yet (step 4 would assign)', { hasBootstrapConfigRef: false }],
+    ].flatMap(([what, over]) => [
+      {
+        name: `host consumed by another consumer, ${what as string} → notHeld, nothing written`,
+        in: { ...(over as Partial<DecisionInput>), holdsHost: false },
+        want: { kind: 'notHeld', reason: 'BareMetalHost metal3/node-0 is not held by this Metal3Machine' },
+      },
+      {
+        name: `machine failed by another step, ${what as string} → notHeld, nothing written`,
+        in: { ...(over as Partial<DecisionInput>), failed: true },
+        want: { kind: 'notHeld', reason: 'the Metal3Machine has failed' },
+      },
+    ]),
   ];
 
   for (const tc of table) {

@@ -183,6 +183,31 @@ describe('renderNetworkData: links', () => {
         { type: 'vlan', id: 'v1', mtu: 1500, vlan_link: 'b1', vlan_id: 1 },
       ],
     ],
+    [
+      'an interface name on each kind of link is rendered as cloud-init\'s "name" (CAPM3 v1beta1)',
+      {
+        bonds: [{ id: 'b0', name: 'bond0', mtu: 1500, bondMode: 'active-backup', bondLinks: ['e0'] }],
+        ethernets: [
+          { type: 'phy', id: 'e0', name: 'prov0', mtu: 1500, macAddress: { string: '02:00:00:00:00:01' } },
+          { type: 'phy', id: 'e1', mtu: 1500 },
+        ],
+        vlans: [{ id: 'v5', name: 'vlan5', mtu: 1500, vlanID: 5, vlanLink: 'b0' }],
+      },
+      [
+        {
+          type: 'bond',
+          id: 'b0',
+          name: 'bond0',
+          mtu: 1500,
+          bond_mode: 'active-backup',
+          bond_xmit_hash_policy: '',
+          bond_links: ['e0'],
+        },
+        { type: 'phy', id: 'e0', name: 'prov0', mtu: 1500, ethernet_mac_address: '02:00:00:00:00:01' },
+        { type: 'phy', id: 'e1', mtu: 1500 },
+        { type: 'vlan', id: 'v5', name: 'vlan5', mtu: 1500, vlan_link: 'b0', vlan_id: 5 },
+      ],
+    ],
   ])('%s', (_name, links, expected) => {
     const out = renderNetworkData(nd({ links }), inputs());
     expect(out.links).toEqual(expected);

@@ -61,11 +61,11 @@ describe('applyHostSpec', () => {
     expect((h.spec as any).customDeploy).toEqual({ method: 'install_coreos' });
     expect(h.spec).not.toHaveProperty('image');
   });
-  it('never changes an existing image, data or power; still copies the cleaning mode', () => {
-    const existing = { image: { url: 'http://old' }, userData: { name: 'old' }, online: false };
-    const h = host({ ...existing });
+  it('never changes an existing image or data; sets online: true on every pass and copies the cleaning mode (CAPM3 setHostSpec)', () => {
+    const existing = { image: { url: 'http://old' }, userData: { name: 'old' } };
+    const h = host({ ...existing, online: false });
     applyHostSpec(h, m3m({ image: IMG, automatedCleaningMode: 'metadata' }), refs);
-    expect(h.spec).toEqual({ ...existing, automatedCleaningMode: 'metadata' });
+    expect(h.spec).toEqual({ ...existing, online: true, automatedCleaningMode: 'metadata' });
   });
 });
 
