@@ -3,6 +3,7 @@
  * `ServedKind` per group/version/plural; versions of one resource share storage (`resource`),
  * as with a CRD's "None" conversion strategy.
  */
+import type { ScaleSpec } from './scale.ts';
 import type { Schema } from './schema.ts';
 
 export interface PrinterColumn {
@@ -52,6 +53,8 @@ export interface ServedKind {
   crd?: string;
   /** Create-only kinds that are answered, never stored (access reviews). */
   virtual?: boolean;
+  /** The scale subresource a CRD version declares (subresources.scale). */
+  scale?: ScaleSpec;
 }
 
 export const apiVersionOf = (k: Pick<ServedKind, 'group' | 'version'>): string =>
@@ -173,6 +176,7 @@ export function kindsFromCrd(crd: any): ServedKind[] {
       strategic: false,
       unconditionalUpdate: false,
       crd: crd.metadata?.name,
+      ...(v.subresources?.scale ? { scale: v.subresources.scale } : {}),
     });
   }
   return out;

@@ -4,16 +4,19 @@
  * or meta.k8s.io Table), the REST call, the request log. Watches stream newline-delimited JSON.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { duplicateFields } from './decode.ts';
 import type { FaultInjector } from './faults.ts';
+import { fieldValidationParam } from './field-validation.ts';
 import type { Controllers } from './gc.ts';
 import { boolParam, decode, mediaType, readBody, send, sendError } from './http-util.ts';
 import { apiVersionOf, type ServedKind } from './kinds.ts';
 import type { RequestLog } from './log.ts';
 import { serveNonResource } from './nonresource.ts';
 import type { DeleteBody, Rest } from './rest.ts';
+import { getScale, writeScale } from './scale.ts';
 import { serveWatch } from './serve-watch.ts';
 import {
-  badRequest,
+  deletedStatus,
   forbidden,
   methodNotAllowed,
   notFoundPath,
@@ -142,7 +145,12 @@ export function createRequestHandler(deps: ServerDeps) {
         }
         throw notFoundPath();
       }
-      if (parsed.sub !== undefined && !(parsed.sub === 'status' && kind.status)) throw notFoundPath();
+      if (
+        parsed.sub !== undefined &&
+        !(parsed.sub === 'status' && kind.status) &&
+        !(parsed.sub === 'scale' && kind.scale)
+      )
+        throw notFoundPath();
       const method = req.method ?? 'GET';
       const name = parsed.name;
       const ns = kind.namespaced ? parsed.namespace : undefined;
@@ -204,6 +212,7 @@ export function createRequestHandler(deps: ServerDeps) {
           watchExpiry,
         );
       }
+      if (verb === 'get' && parsed.sub === 'scale') return send(res, 200, getScale(rest, kind, ns, name!));
       if (verb === 'get') {
         const obj = rest.get(kind, ns, name!);
         if (table)
@@ -239,18 +248,23 @@ export function createRequestHandler(deps: ServerDeps) {
         return send(res, 200, listJson(rest, kind, r.items, meta));
       }
       const contentType = mediaType(req.headers['content-type']);
-      const body = decode(await readBody(req), contentType);
-      const fv = q.get('fieldValidation');
-      if (fv !== null && !['Strict', 'Warn', 'Ignore'].includes(fv)) {
-        throw badRequest(`fieldValidation parameter unsupported: ${fv}`);
-      }
+      const raw = await readBody(req);
+      const body = decode(raw, contentType);
+      const writes = verb === 'create' || verb === 'update' || verb === 'patch';
+      const fieldValidation = writes ? fieldValidationParam(q.get('fieldValidation'), verb) : undefined;
+      // The strict decoder's duplicate-field check, on JSON bodies (YAML and protobuf bodies: not checked).
+      const duplicates =
+        writes && fieldValidation !== 'Ignore' && body !== undefined && contentType.endsWith('json')
+          ? duplicateFields(raw.toString('utf8'))
+          : undefined;
       const warnings: string[] = [];
       const opts = {
         dryRun: dryRun || (Array.isArray(body?.dryRun) && body.dryRun.includes('All')),
         subresource: parsed.sub,
         fieldManager,
         force: boolParam(q, 'force'),
-        fieldValidation: (fv ?? undefined) as 'Strict' | 'Warn' | 'Ignore' | undefined,
+        fieldValidation,
+        duplicates,
         warnings,
       };
       // Warning headers (RFC 7234 299), as the real server sends for unknown fields under Warn.
@@ -262,6 +276,19 @@ export function createRequestHandler(deps: ServerDeps) {
           );
       };
       if (kind.virtual) return send(res, 201, deps.review(kind, ns, body, user));
+      if (parsed.sub === 'scale') {
+        const scale = writeScale(
+          rest,
+          kind,
+          ns,
+          name!,
+          body,
+          opts,
+          verb === 'patch' ? contentType : undefined,
+        );
+        warn();
+        return send(res, 200, scale);
+      }
       if (verb === 'create') {
         const obj = rest.create(kind, ns, body, opts);
         warn();
@@ -283,7 +310,11 @@ export function createRequestHandler(deps: ServerDeps) {
       if (del.dryRun?.includes('All')) opts.dryRun = true;
       if (verb === 'delete') {
         const obj = rest.delete(kind, ns, name!, del, opts);
-        return send(res, 200, rest.view(kind, obj));
+        // An object still being deleted (finalizers) is answered; one gone at once is a Status,
+        // except for the kinds whose stores return the deleted object (ReturnDeletedObject).
+        if (obj.metadata.deletionTimestamp || RETURNS_DELETED_OBJECT.has(kind.resource))
+          return send(res, 200, rest.view(kind, obj));
+        return send(res, 200, deletedStatus(kind, obj.metadata.name, obj.metadata.uid));
       }
       // deletecollection
       const r = rest.list(kind, ns, {
@@ -303,6 +334,13 @@ export function createRequestHandler(deps: ServerDeps) {
     }
   };
 }
+
+/**
+ * Stores with `ReturnDeletedObject: true` among the kinds served (kubernetes pkg/registry:
+ * core/namespace/storage, core/serviceaccount/storage); secrets, configmaps, nodes, events,
+ * leases, RBAC objects, CRDs and custom resources answer a Status.
+ */
+const RETURNS_DELETED_OBJECT = new Set(['/namespaces', '/serviceaccounts']);
 
 /** Cached JSON of stored objects for GET: objects are immutable once stored, so the text is too. */
 const jsonCache = new WeakMap<object, string>();
