@@ -21,6 +21,9 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const IMMUTABLE_SET = 'field is immutable when `immutable` is set';
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
+/** field.NotSupported's detail: the values, quoted. */
+const supported = (values: string[]): string =>
+  `supported values: ${values.map((v) => JSON.stringify(v)).join(', ')}`;
 const entries = (v: unknown): [string, unknown][] =>
   v && typeof v === 'object' ? Object.entries(v as Record<string, unknown>) : [];
 const json = (v: unknown): string => JSON.stringify(v ?? null);
@@ -145,14 +148,7 @@ function node(obj: any, old: any | undefined): StatusCause[] {
     const effect = t.effect ?? '';
     if (!effect) out.push(fieldError('Required', `${at}.effect`, ''));
     else if (!TAINT_EFFECTS.includes(effect))
-      out.push(
-        fieldError(
-          'NotSupported',
-          `${at}.effect`,
-          TAINT_EFFECTS.map((e) => JSON.stringify(e)).join(', '),
-          effect,
-        ),
-      );
+      out.push(fieldError('NotSupported', `${at}.effect`, supported(TAINT_EFFECTS), effect));
     const keys = seen.get(effect) ?? new Set<string>();
     if (keys.has(t.key)) {
       out.push({
@@ -256,12 +252,10 @@ function binding(obj: any, old: any | undefined, namespaced: boolean): StatusCau
   const out: StatusCause[] = [];
   const ref = obj.roleRef ?? {};
   if (ref.apiGroup !== RBAC)
-    out.push(fieldError('NotSupported', 'roleRef.apiGroup', `"${RBAC}"`, ref.apiGroup ?? ''));
+    out.push(fieldError('NotSupported', 'roleRef.apiGroup', supported([RBAC]), ref.apiGroup ?? ''));
   const kinds = namespaced ? ['Role', 'ClusterRole'] : ['ClusterRole'];
   if (!kinds.includes(ref.kind))
-    out.push(
-      fieldError('NotSupported', 'roleRef.kind', kinds.map((k) => `"${k}"`).join(', '), ref.kind ?? ''),
-    );
+    out.push(fieldError('NotSupported', 'roleRef.kind', supported(kinds), ref.kind ?? ''));
   if (!ref.name) out.push(fieldError('Required', 'roleRef.name', ''));
   else out.push(...validateRbacName(ref.name, 'roleRef.name'));
   (Array.isArray(obj.subjects) ? obj.subjects : []).forEach((s: any, i: number) => {
@@ -269,13 +263,20 @@ function binding(obj: any, old: any | undefined, namespaced: boolean): StatusCau
     if (!s.name) out.push(fieldError('Required', `${at}.name`, ''));
     if (s.kind === 'ServiceAccount') {
       if (s.name) out.push(...validateName(s.name, false, `${at}.name`));
-      if (s.apiGroup) out.push(fieldError('NotSupported', `${at}.apiGroup`, '""', s.apiGroup));
+      if (s.apiGroup) out.push(fieldError('NotSupported', `${at}.apiGroup`, supported(['']), s.apiGroup));
       if (!namespaced && !s.namespace) out.push(fieldError('Required', `${at}.namespace`, ''));
     } else if (s.kind === 'User' || s.kind === 'Group') {
       if (s.apiGroup !== RBAC)
-        out.push(fieldError('NotSupported', `${at}.apiGroup`, `"${RBAC}"`, s.apiGroup ?? ''));
+        out.push(fieldError('NotSupported', `${at}.apiGroup`, supported([RBAC]), s.apiGroup ?? ''));
     } else {
-      out.push(fieldError('NotSupported', `${at}.kind`, '"ServiceAccount", "User", "Group"', s.kind ?? ''));
+      out.push(
+        fieldError(
+          'NotSupported',
+          `${at}.kind`,
+          supported(['ServiceAccount', 'User', 'Group']),
+          s.kind ?? '',
+        ),
+      );
     }
   });
   if (old && json(obj.roleRef) !== json(old.roleRef))

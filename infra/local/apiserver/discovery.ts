@@ -5,6 +5,9 @@
  */
 import type { KindRegistry, ServedKind } from './kinds.ts';
 
+/** What the scale subresource answers (autoscaling/v1 Scale). */
+const SCALE_KIND = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
+
 const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 export const VERSION_INFO = {
@@ -62,6 +65,16 @@ function resourceEntries(k: ServedKind): any[] {
       kind: k.kind,
       verbs: ['get', 'patch', 'update'],
     });
+  if (k.scale)
+    out.push({
+      name: `${k.plural}/scale`,
+      singularName: '',
+      namespaced: k.namespaced,
+      group: SCALE_KIND.group,
+      version: SCALE_KIND.version,
+      kind: SCALE_KIND.kind,
+      verbs: ['get', 'patch', 'update'],
+    });
   return out;
 }
 
@@ -111,7 +124,11 @@ function aggregatedResource(k: ServedKind) {
   };
   if (k.shortNames.length) r.shortNames = k.shortNames;
   if (k.categories.length) r.categories = k.categories;
-  if (k.status) r.subresources = [{ subresource: 'status', responseKind, verbs: ['get', 'patch', 'update'] }];
+  const subresources = [];
+  if (k.status) subresources.push({ subresource: 'status', responseKind, verbs: ['get', 'patch', 'update'] });
+  if (k.scale)
+    subresources.push({ subresource: 'scale', responseKind: SCALE_KIND, verbs: ['get', 'patch', 'update'] });
+  if (subresources.length) r.subresources = subresources;
   return r;
 }
 

@@ -45,7 +45,7 @@ export interface ServedKind {
   generation: boolean;
   /** Field selector labels beyond metadata.name / metadata.namespace. */
   fieldLabels: readonly string[];
-  /** Accepts application/strategic-merge-patch+json (built-in kinds only). */
+  /** Accepts application/strategic-merge-patch+json (built-in kinds, CRDs included; not custom resources). */
   strategic: boolean;
   /** PUT without metadata.resourceVersion is allowed (built-ins); CRs answer 422. */
   unconditionalUpdate: boolean;
@@ -131,7 +131,6 @@ export const BUILTIN_KINDS: readonly ServedKind[] = [
     shortNames: ['crd', 'crds'],
     categories: ['api-extensions'],
     generation: true,
-    strategic: false,
   }),
   builtin(RBAC_GROUP, 'Role', 'roles', { namespaced: true, strategic: true }),
   builtin(RBAC_GROUP, 'ClusterRole', 'clusterroles', { namespaced: false }),

@@ -8,9 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { join, PENDING_PAGE, STALE_ENTRY_MS } from '../../../functions/allocate-index/allocating.ts';
 import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/allocation/objects.ts';
 import { R, type ResourceType } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { objectGroup } from '../../../shared/queue/message.ts';
+import { testClient } from '../../helpers/cluster.ts';
 import { allocate, createClaim, makeCtx, NS, pool } from './harness.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
@@ -59,7 +60,7 @@ describe('index allocation in a burst', () => {
   });
 
   it('joins the registry, takes the lowest free index, leaves in the allocation patch; reads one page', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const logged = tc.server.log.entries.length;
     // The last by name: ranked by name among the backlog it would take index WAITING-1.
     const last = claimName(WAITING - 1);
@@ -86,7 +87,7 @@ describe('index allocation in a burst', () => {
     await join(tc.client, R.Metal3DataTemplate, await template(tc.client), claimName(1), new Date(), waits);
     const conflicts = tc.client.stats.conflicts;
     // While a burst is under way (entries in the registry) a claim lists its own Metal3Data only.
-    const fresh = KubeClient.fromString(tc.kubeconfig);
+    const fresh = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(fresh), R.Metal3DataClaim, claimName(2))).toEqual({
       kind: 'done',
       note: 'index 3',
@@ -203,7 +204,7 @@ describe('address allocation in a burst', () => {
   });
 
   it('joins the pool registry, takes the lowest free address, leaves with its index; reads one page', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const last = ipClaim(WAITING - 1);
     expect(await allocate(makeCtx(client), R.IPClaim, last)).toEqual({ kind: 'done', note: '10.6.0.1' });
     expect(listed(client, 'ipclaims')).toBe(PENDING_PAGE);
@@ -216,7 +217,7 @@ describe('address allocation in a burst', () => {
     const poolNow = async () => (await tc.client.get(R.IPPool, NS, POOL))!;
     await join(tc.client, R.IPPool, await poolNow(), ipClaim(0), new Date(), waits);
     await join(tc.client, R.IPPool, await poolNow(), ipClaim(1), new Date(), waits);
-    const fresh = KubeClient.fromString(tc.kubeconfig);
+    const fresh = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(fresh), R.IPClaim, ipClaim(2))).toEqual({ kind: 'done', note: '10.6.0.4' });
     expect(listed(fresh, 'ipclaims')).toBe(0);
     expect(await allocate(ctx, R.IPClaim, ipClaim(0))).toEqual({ kind: 'done', note: '10.6.0.2' });
@@ -269,7 +270,7 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
     tc.server.log.entries.slice(from).filter((e) => e.resource === resource && e.verb === 'patch').length;
 
   it('a claim takes the lowest free index: no page of the backlog, no join', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const from = tc.server.log.entries.length;
     const last = claimName(WAITING - 1);
     expect(await allocate(inGroup(client, 'Metal3DataTemplate', TEMPLATE), R.Metal3DataClaim, last)).toEqual({
@@ -292,7 +293,7 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
   });
 
   it('an IPClaim takes the lowest free address: no page of the backlog, no join', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const from = tc.server.log.entries.length;
     expect(await allocate(inGroup(client, 'IPPool', POOL), R.IPClaim, `ip-${WAITING - 1}`)).toEqual({
       kind: 'done',
@@ -303,7 +304,7 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
   });
 
   it('another group (a claim grouped by itself) is not taken for serialized', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const ctx = inGroup(client, 'Metal3DataClaim', claimName(2));
     expect(await allocate(ctx, R.Metal3DataClaim, claimName(2))).toMatchObject({ kind: 'done' });
     expect(listed(client, 'metal3dataclaims')).toBe(PENDING_PAGE);

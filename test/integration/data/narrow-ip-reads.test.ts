@@ -13,9 +13,9 @@ import { PENDING_PAGE } from '../../../functions/allocate-index/allocating.ts';
 import { selectableFieldPatches } from '../../../shared/api/crd/build.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { ipAddressName } from '../../../shared/ipam/allocate.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
 import { kubectl, kubectlAvailable } from '../../conformance/cases/kubectl.ts';
-import { loadProjectCrds, type TestCluster } from '../../helpers/cluster.ts';
+import { loadProjectCrds, type TestCluster, testClient } from '../../helpers/cluster.ts';
 import { allocate, createClaim, makeCtx, NS, pool, ROOT } from './harness.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
@@ -97,7 +97,7 @@ describe('with selectableFields on the IPAM CRDs', () => {
 
   it('an allocation reads about one object per kind, none of the crowd', async () => {
     await newClaim(tc.client, 'first');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const from = tc.server.log.entries.length;
     expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toEqual({ kind: 'done', note: '10.8.0.1' });
     // Its own address (none yet) and the pool's waiting claims (itself).
@@ -114,7 +114,7 @@ describe('with selectableFields on the IPAM CRDs', () => {
   });
 
   it('a replay reuses the address found by spec.claim.name', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toEqual({ kind: 'done', note: '10.8.0.1' });
     expect(client.stats.byResource.get('create ipaddresses')).toBeUndefined();
     expect(listed(client, 'ipaddresses')).toBe(1);
@@ -141,7 +141,7 @@ describe('with selectableFields on the IPAM CRDs', () => {
     });
     // Named to rank before 'inflight' among the waiting claims: its first plan is 10.8.0.2.
     await newClaim(tc.client, 'a-second');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.IPClaim, 'a-second')).toEqual({
       kind: 'done',
       note: '10.8.0.3',
@@ -167,7 +167,7 @@ describe('with selectableFields on the IPAM CRDs', () => {
       ghost2: '10.8.0.5',
     });
     await newClaim(tc.client, 'fourth');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.IPClaim, 'fourth')).toEqual({ kind: 'done', note: '10.8.0.4' });
     const claim = (await tc.client.get(R.IPClaim, NS, 'fourth'))!;
     expect((claim.status as { errorMessage?: string }).errorMessage).toBeUndefined();
@@ -202,7 +202,7 @@ describe('with selectableFields on the IPAM CRDs', () => {
   it('a status lost (restored without it): a few AlreadyExists, then full lists rebuild it', async () => {
     await setPoolIndexes(tc.client, {});
     await newClaim(tc.client, 'fifth');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.IPClaim, 'fifth')).toEqual({ kind: 'done', note: '10.8.0.5' });
     expect(client.stats.conflicts).toBe(3);
     expect(Object.keys(await indexesOf(tc.client)).sort()).toEqual([
@@ -242,7 +242,7 @@ describe('with selectableFields on the IPAM CRDs', () => {
 
   it('a release finds the address by spec.claim.name and frees its entry', async () => {
     await tc.client.delete(R.IPClaim, NS, 'first');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toMatchObject({ kind: 'done' });
     expect(await tc.client.get(R.IPClaim, NS, 'first')).toBeUndefined();
     expect(await addressesOfMine(tc.client)).toEqual(['10.8.0.2', '10.8.0.3', '10.8.0.4', '10.8.0.5']);
@@ -263,7 +263,7 @@ describe("IPAM CRDs without selectableFields (ip-address-manager's own)", () => 
   );
 
   it('lists everything after one refused request per kind, and allocates the same lowest addresses', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const ctx = makeCtx(client);
     const from = tc.server.log.entries.length;
     for (const name of ['a', 'b', 'c']) {
@@ -284,7 +284,7 @@ describe("IPAM CRDs without selectableFields (ip-address-manager's own)", () => 
 
   it("the refusal is per kind: the same client's index allocation still reads narrowly", async () => {
     await createClaim(tc.client, 'claim-1', 'tpl');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const ctx = makeCtx(client);
     await newClaim(tc.client, 'd');
     expect(await allocate(ctx, R.IPClaim, 'd')).toMatchObject({ kind: 'done' });
@@ -306,7 +306,7 @@ describe('IPAM CRDs from ip-address-manager, patched with infra/ipam (kubectl pa
     for (const { path, crd } of selectableFieldPatches())
       await kubectl(kubeconfig, ['patch', 'crd', crd, '--type=json', '--patch-file', join(ROOT, path)]);
     await newClaim(tc.client, 'first');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const from = tc.server.log.entries.length;
     expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toEqual({ kind: 'done', note: '10.8.0.1' });
     expect(listed(client, 'ipclaims')).toBe(1);
@@ -322,7 +322,7 @@ describe('IPAM CRDs from ip-address-manager, patched with infra/ipam (kubectl pa
       );
       const names = Array.from({ length: PENDING_PAGE + 4 }, (_, i) => `wide-${String(i).padStart(2, '0')}`);
       for (const n of names) await newClaim(tc.client, n, 'wide');
-      const client = KubeClient.fromString(tc.kubeconfig);
+      const client = testClient(tc.kubeconfig);
       const ctx = makeCtx(client);
       const from = tc.server.log.entries.length;
       for (const n of [...names].reverse())

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { loadProjectCrds, type TestCluster } from '../../helpers/cluster.ts';
+import { loadProjectCrds, type TestCluster, testClient } from '../../helpers/cluster.ts';
 import { allocate, createClaim, makeCtx, NS } from './harness.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
@@ -42,7 +42,7 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
 
   it('an allocation reads about one object per kind, none of the crowd', async () => {
     await createClaim(tc.client, 'first', 'mine');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'first')).toEqual({
       kind: 'done',
       note: 'index 0',
@@ -56,7 +56,7 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
   });
 
   it('a replay reuses the claim Metal3Data found by spec.claim.name', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'first')).toEqual({
       kind: 'done',
       note: 'index 0',
@@ -73,7 +73,7 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
       spec: { index: 1, template: { name: 'mine' }, claim: { name: 'inflight' } },
     });
     await createClaim(tc.client, 'second', 'mine');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'second')).toEqual({
       kind: 'done',
       note: 'index 2',
@@ -96,7 +96,7 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
     });
     // Named to rank before 'lost' among the waiting claims: its plan is index 3, taken.
     await createClaim(tc.client, 'a-third', 'mine');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'a-third')).toEqual({
       kind: 'done',
       note: 'index 4',
@@ -132,7 +132,7 @@ describe('without selectableFields (a server before Kubernetes 1.31)', () => {
   });
 
   it('lists everything after one refused request, and allocates the same dense indexes', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const ctx = makeCtx(client);
     for (const name of ['a', 'b', 'c']) {
       await createClaim(tc.client, name, 'mine');
@@ -152,7 +152,7 @@ describe('without selectableFields (a server before Kubernetes 1.31)', () => {
 
   it('a release finds the claim Metal3Data in the full list', async () => {
     await tc.client.delete(R.Metal3DataClaim, NS, 'a');
-    const ctx = makeCtx(KubeClient.fromString(tc.kubeconfig));
+    const ctx = makeCtx(testClient(tc.kubeconfig));
     expect(await allocate(ctx, R.Metal3DataClaim, 'a')).toMatchObject({ kind: 'done' });
     expect(await tc.client.get(R.Metal3Data, NS, 'mine-0')).toBeUndefined();
   });

@@ -3,9 +3,9 @@
  * share. Apart from harness.ts, which the host-claim benchmark imports outside vitest.
  */
 import { R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
+import { testClient } from '../../helpers/cluster.ts';
 import { type ClusterWithCtx, useCluster } from '../../helpers/use-cluster.ts';
 import { createCluster, makeCtx, NS } from './harness.ts';
 
@@ -22,7 +22,7 @@ export function useHostCluster(): HostCluster {
     seed: async (c) => void (await createCluster(c.client)),
     timeout: 30_000,
   }) as HostCluster;
-  tc.freshCtx = () => makeCtx(KubeClient.fromString(tc.kubeconfig));
+  tc.freshCtx = () => makeCtx(testClient(tc.kubeconfig));
   tc.getHost = async (name) => (await tc.client.get(R.BareMetalHost, NS, name))!;
   tc.getSecret = (name) => tc.client.get(R.Secret, NS, name);
   return tc;
