@@ -88,7 +88,15 @@ class Decoder {
   readonly unknown: string[] = [];
   /** Names of the struct fields from the root to the current value (Go's errorContext.FieldStack). */
   private readonly stack: string[] = [];
+  /** Keys and indexes from the root (the strict field path), joined only for an unknown field. */
+  private readonly at: (string | number)[] = [];
   private structName = '';
+
+  private pathTo(k: string): string {
+    let p = '';
+    for (const s of this.at) p += typeof s === 'number' ? `[${s}]` : p ? `.${s}` : s;
+    return p ? `${p}.${k}` : k;
+  }
 
   private fail(message: string): typeof DROP {
     this.error ??= message;
@@ -103,13 +111,17 @@ class Decoder {
     return this.fail(`json: cannot unmarshal ${what} into ${where} of type ${t.go}`);
   }
 
-  value(t: GoType, v: unknown, path: string): unknown {
+  value(t: GoType, v: unknown): unknown {
     switch (t.t) {
       case 'struct':
-        return this.struct(t, v, path);
+        return this.struct(t, v);
       case 'map': {
         if (!isObj(v)) return this.mismatch(v, t);
-        for (const k of Object.keys(v)) this.put(v, k, t.elem, `${path}.${k}`);
+        for (const k of Object.keys(v)) {
+          this.at.push(k);
+          this.put(v, k, t.elem);
+          this.at.pop();
+        }
         return v;
       }
       case 'slice': {
@@ -117,7 +129,9 @@ class Decoder {
         for (let i = 0; i < v.length; i++) {
           if (v[i] === null) v[i] = zeroOf(t.elem);
           else {
-            const r = this.value(t.elem, v[i], `${path}[${i}]`);
+            this.at.push(i);
+            const r = this.value(t.elem, v[i]);
+            this.at.pop();
             if (r !== DROP) v[i] = r;
           }
         }
@@ -129,25 +143,24 @@ class Decoder {
   }
 
   /** A map entry or struct field: null → zero (maps) or absent (fields); values checked in place. */
-  private put(obj: Record<string, unknown>, k: string, t: GoType, path: string): void {
+  private put(obj: Record<string, unknown>, k: string, t: GoType): void {
     const v = obj[k];
     if (v === null) {
       obj[k] = zeroOf(t);
       return;
     }
-    const r = this.value(t, v, path);
+    const r = this.value(t, v);
     if (r === DROP) delete obj[k];
     else if (r !== v) obj[k] = r;
   }
 
-  struct(t: StructType, v: unknown, path: string): unknown {
+  struct(t: StructType, v: unknown): unknown {
     if (!isObj(v)) return this.mismatch(v, t);
     const outer = this.structName;
     for (const k of Object.keys(v)) {
       const f = t.fields.get(k);
-      const sub = path ? `${path}.${k}` : k;
       if (!f) {
-        this.unknown.push(sub);
+        this.unknown.push(this.pathTo(k));
         delete v[k];
         continue;
       }
@@ -158,7 +171,9 @@ class Decoder {
       }
       this.structName = t.name;
       this.stack.push(k);
-      const r = this.value(f.type, v[k], sub);
+      this.at.push(k);
+      const r = this.value(f.type, v[k]);
+      this.at.pop();
       this.stack.pop();
       if (r === DROP) delete v[k];
       else if (r !== v[k]) v[k] = r;
@@ -220,79 +235,106 @@ class Decoder {
 /** Decodes `obj` (a fresh copy: it is pruned in place) as the kind's struct. */
 export function decodeTyped(t: StructType, obj: Record<string, unknown>): TypedDecode {
   const d = new Decoder();
-  d.struct(t, obj, '');
+  d.struct(t, obj);
   return d.error === undefined ? { unknown: d.unknown } : { error: d.error, unknown: d.unknown };
 }
 
 /**
  * The duplicate object keys of a JSON text, by path, as sigs.k8s.io/json's strict decoder reports
  * them (`metadata.labels.a`, `spec.taints[0].key`). The text must be valid JSON (parsed already).
+ * Strings are skipped with indexOf; only keys are sliced.
  */
 export function duplicateFields(text: string): string[] {
   const out: string[] = [];
   let i = 0;
-  const ws = () => {
-    for (;;) {
-      const c = text.charCodeAt(i);
-      if (c === 32 || c === 10 || c === 13 || c === 9) i++;
-      else return;
-    }
+  const ws = (): number => {
+    let c = text.charCodeAt(i);
+    while (c === 32 || c === 10 || c === 13 || c === 9) c = text.charCodeAt(++i);
+    return c;
   };
-  const str = (): string => {
-    const start = ++i;
-    let escaped = false;
+  /** Skips the string starting at i (a quote); returns its raw contents' end. */
+  const skipString = (): number => {
+    let j = i + 1;
     for (;;) {
-      const c = text.charCodeAt(i++);
-      if (c === 34) break;
-      if (c === 92) {
-        escaped = true;
-        i++;
+      const q = text.indexOf('"', j);
+      let b = q - 1;
+      while (text.charCodeAt(b) === 92) b--;
+      if ((q - 1 - b) % 2 === 0) {
+        i = q + 1;
+        return q;
       }
+      j = q + 1;
     }
-    const raw = text.slice(start, i - 1);
-    return escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
   };
-  const value = (path: string): void => {
-    ws();
-    const c = text.charCodeAt(i);
+  // The path as segments (".key" or "[n]"), joined only for a duplicate.
+  const segs: string[] = [];
+  const pathOf = (k: string): string => {
+    const p = segs.join('');
+    return p ? `${p.startsWith('.') ? p.slice(1) : p}.${k}` : k;
+  };
+  const value = (): void => {
+    const c = ws();
     if (c === 123) {
       i++;
-      const seen = new Set<string>();
-      ws();
-      if (text.charCodeAt(i) === 125) {
+      let seen: Set<string> | undefined;
+      if (ws() === 125) {
         i++;
         return;
       }
       for (;;) {
         ws();
-        const k = str();
-        const sub = path ? `${path}.${k}` : k;
-        if (seen.has(k)) out.push(sub);
+        const start = i + 1;
+        const end = skipString();
+        const raw = text.slice(start, end);
+        const k = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+        seen ??= new Set();
+        if (seen.has(k)) out.push(pathOf(k));
         else seen.add(k);
         ws();
         i++; // ':'
-        value(sub);
-        ws();
-        if (text.charCodeAt(i++) === 125) return;
+        segs.push(`.${k}`);
+        value();
+        segs.pop();
+        if (ws() === 125) {
+          i++;
+          return;
+        }
+        i++; // ','
       }
     } else if (c === 91) {
       i++;
-      ws();
-      if (text.charCodeAt(i) === 93) {
+      if (ws() === 93) {
         i++;
         return;
       }
       for (let n = 0; ; n++) {
-        value(`${path}[${n}]`);
-        ws();
-        if (text.charCodeAt(i++) === 93) return;
+        segs.push(`[${n}]`);
+        value();
+        segs.pop();
+        if (ws() === 93) {
+          i++;
+          return;
+        }
+        i++; // ','
       }
-    } else if (c === 34) str();
+    } else if (c === 34) skipString();
     else {
-      while (i < text.length && !',}] \n\r\t'.includes(text[i]!)) i++;
+      // A number or a literal: up to the next delimiter.
+      let d = text.charCodeAt(i);
+      while (
+        i < text.length &&
+        d !== 44 &&
+        d !== 125 &&
+        d !== 93 &&
+        d !== 32 &&
+        d !== 10 &&
+        d !== 13 &&
+        d !== 9
+      )
+        d = text.charCodeAt(++i);
     }
   };
-  value('');
+  value();
   return out;
 }
 

@@ -56,25 +56,16 @@ function resourceEntries(k: ServedKind): any[] {
   };
   if (k.shortNames.length) main.shortNames = k.shortNames;
   if (k.categories.length) main.categories = k.categories;
+  const sub = (name: string, kind: object) => ({
+    name: `${k.plural}/${name}`,
+    singularName: '',
+    namespaced: k.namespaced,
+    ...kind,
+    verbs: ['get', 'patch', 'update'],
+  });
   const out = [main];
-  if (k.status)
-    out.push({
-      name: `${k.plural}/status`,
-      singularName: '',
-      namespaced: k.namespaced,
-      kind: k.kind,
-      verbs: ['get', 'patch', 'update'],
-    });
-  if (k.scale)
-    out.push({
-      name: `${k.plural}/scale`,
-      singularName: '',
-      namespaced: k.namespaced,
-      group: SCALE_KIND.group,
-      version: SCALE_KIND.version,
-      kind: SCALE_KIND.kind,
-      verbs: ['get', 'patch', 'update'],
-    });
+  if (k.status) out.push(sub('status', { kind: k.kind }));
+  if (k.scale) out.push(sub('scale', SCALE_KIND));
   return out;
 }
 

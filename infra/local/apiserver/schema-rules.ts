@@ -29,11 +29,9 @@ export function validateRules(
   ratchet?: RuleRatchet,
 ): void {
   if (v === undefined || v === null) return;
-  let eq: boolean | undefined;
-  const unchanged = (): boolean => {
-    eq ??= old !== undefined ? deepEqual(v, old) : (ratchet?.parentEqual() ?? false);
-    return eq;
-  };
+  // Computed only for a failing rule (rare), so creates and valid updates pay nothing for it.
+  const unchanged = (): boolean =>
+    old !== undefined ? deepEqual(v, old) : (ratchet?.parentEqual() ?? false);
   const report = (c: StatusCause, usesOldSelf: boolean): void => {
     if (ratchet && !usesOldSelf && unchanged()) ratchet.warnings?.push(causeText(c));
     else out.push(c);

@@ -354,22 +354,12 @@ export function mergeMap(original: Obj | undefined, patch: Obj, schema: GoType):
       delete out[k];
       continue;
     }
-    if (!(k in out)) {
-      if (!isDeleteList) {
-        discardNulls(patchV);
-        const v = removeDirectives(patchV);
-        if (v === undefined) delete out[k];
-        else out[k] = v;
-      }
-      continue;
-    }
     const origV = out[k];
-    if (jsonType(origV) !== jsonType(patchV)) {
+    if (!(k in out) || jsonType(origV) !== jsonType(patchV)) {
+      // Nothing to merge with: the patch's value, without its nulls and directives.
       if (!isDeleteList) {
         discardNulls(patchV);
-        const v = removeDirectives(patchV);
-        if (v === undefined) delete out[k];
-        else out[k] = v;
+        setOrDelete(out, k, removeDirectives(patchV));
       }
       continue;
     }
@@ -379,13 +369,14 @@ export function mergeMap(original: Obj | undefined, patch: Obj, schema: GoType):
     } else if (Array.isArray(origV)) {
       const { elem, strategy, mergeKey } = lookupSlice(schema, k);
       out[k] = mergeSliceField(origV, patchV as unknown[], strategy, elem, mergeKey, isDeleteList);
-    } else {
-      const v = removeDirectives(patchV);
-      if (v === undefined) delete out[k];
-      else out[k] = v;
-    }
+    } else setOrDelete(out, k, removeDirectives(patchV));
   }
   return out;
+}
+
+function setOrDelete(obj: Obj, k: string, v: unknown): void {
+  if (v === undefined) delete obj[k];
+  else obj[k] = v;
 }
 
 /** Applies a strategic merge patch to a copy of `original` (the patch is copied too: merging consumes it). */
