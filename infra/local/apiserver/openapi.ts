@@ -40,10 +40,19 @@ export function openapiV3Root(kinds: KindRegistry): object {
   return { paths };
 }
 
+/**
+ * The documents' hash, which clients cache them by (kubectl under ~/.kube/cache): it changes with
+ * a CRD's schema, the built-in data's version and the layout of the documents (DOCUMENT_LAYOUT).
+ */
+const DOCUMENT_LAYOUT = 'upstream-builtins+patch-types';
 function hashOf(kinds: KindRegistry, group: string, version: string): string {
   const h = createHash('sha256');
-  for (const k of kinds.all())
-    if (k.group === group && k.version === version) h.update(JSON.stringify([k.kind, k.schema ?? null]));
+  h.update(DOCUMENT_LAYOUT);
+  for (const k of kinds.all()) {
+    if (k.group !== group || k.version !== version) continue;
+    const upstream = k.builtin ? builtinSchemaRef(k.group, k.version, k.kind) : undefined;
+    h.update(JSON.stringify([k.kind, upstream ? builtinOpenApi().source.ref : (k.schema ?? null)]));
+  }
   return h.digest('hex').slice(0, 32).toUpperCase();
 }
 
