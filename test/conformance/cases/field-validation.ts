@@ -16,6 +16,16 @@ import { kubectlExit } from './kubectl.ts';
 
 const STRICT = { fieldValidation: 'Strict' };
 
+/** A manifest file of a ConfigMap whose `data` is misspelled `dta` (a field ConfigMap lacks). */
+function misspelledConfigMap(ns: string, name: string): string {
+  const file = join(tempDir(), `${name}.yaml`);
+  writeFileSync(
+    file,
+    stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, dta: { a: '1' } }),
+  );
+  return file;
+}
+
 export const FIELD_VALIDATION_CASES: ConformanceCase[] = [
   {
     // kubectl's --validate=strict (its default) sends fieldValidation=Strict; the strict decoder
@@ -25,16 +35,7 @@ export const FIELD_VALIDATION_CASES: ConformanceCase[] = [
     name: 'kubectl apply of a ConfigMap with a misspelled field: refused under Strict, dropped with a Warning under --validate=warn',
     needs: 'kubectl',
     async run({ kubeconfigPath, client, ns }) {
-      const file = join(tempDir(), 'typo.yaml');
-      writeFileSync(
-        file,
-        stringify({
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: 'typo', namespace: ns },
-          dta: { a: '1' },
-        }),
-      );
+      const file = misspelledConfigMap(ns, 'typo');
       const strict = await kubectlExit(kubeconfigPath, ['apply', '-f', file]);
       expect(strict.code).not.toBe(0);
       expect(strict.stderr).toContain(
@@ -192,17 +193,12 @@ except client.ApiException as e:
       expect(r.body.message).toBe(
         ' "" is invalid: patch: Invalid value: "map[dta:x]": strict decoding error: unknown field "dta"',
       );
-      const file = join(tempDir(), 'ssa.yaml');
-      writeFileSync(
-        file,
-        stringify({
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: 'ssa', namespace: ns },
-          dta: { a: '1' },
-        }),
-      );
-      const ssa = await kubectlExit(kubeconfigPath, ['apply', '--server-side', '-f', file]);
+      const ssa = await kubectlExit(kubeconfigPath, [
+        'apply',
+        '--server-side',
+        '-f',
+        misspelledConfigMap(ns, 'ssa'),
+      ]);
       expect(ssa.code).not.toBe(0);
       expect(ssa.stderr).toContain(`failed to create typed patch object (${ns}/ssa; /v1, Kind=ConfigMap)`);
       expect(ssa.stderr).toContain('.dta: field not declared in schema');

@@ -6,46 +6,23 @@
  * shouldRatchetError, for rules that do not use oldSelf).
  */
 import { expect } from 'vitest';
-import { R, type ResourceType } from '../../../shared/api/resources.ts';
+import { R } from '../../../shared/api/resources.ts';
+import { caseCrd } from '../crd.ts';
 import { eventually } from '../fixtures.ts';
 import { failure, rawRequest } from '../http.ts';
 import type { ConformanceCase } from '../suite.ts';
 
+/** The case's CRD, loose (name up to 20 characters, no rule) or tightened (5, and a rule on limits). */
 function ratchetCrd(group: string, tight: boolean) {
   const limits: Record<string, unknown> = { type: 'object', properties: { max: { type: 'integer' } } };
   if (tight) limits['x-kubernetes-validations'] = [{ rule: 'self.max <= 10', message: 'max is at most 10' }];
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `ratchets.${group}` },
-    spec: {
-      group,
-      scope: 'Namespaced',
-      names: { kind: 'Ratchet', plural: 'ratchets', singular: 'ratchet', listKind: 'RatchetList' },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: {
-                  type: 'object',
-                  properties: {
-                    name: { type: 'string', maxLength: tight ? 5 : 20 },
-                    size: { type: 'integer' },
-                    limits,
-                  },
-                },
-              },
-            },
-          },
-        },
-      ],
-    },
+  const spec = {
+    type: 'object',
+    properties: { name: { type: 'string', maxLength: tight ? 5 : 20 }, size: { type: 'integer' }, limits },
   };
+  return caseCrd(group, 'Ratchet', 'ratchets', {
+    schema: { openAPIV3Schema: { type: 'object', properties: { spec } } },
+  });
 }
 
 export const RATCHETING_CASES: ConformanceCase[] = [
@@ -53,16 +30,9 @@ export const RATCHETING_CASES: ConformanceCase[] = [
     name: 'validation ratcheting: after a CRD is tightened, unchanged invalid fields do not block updates; changed ones must be valid',
     async run({ client, ns }) {
       const group = `${ns}.example.com`;
-      const Ratchet: ResourceType = Object.freeze({
-        group,
-        version: 'v1',
-        kind: 'Ratchet',
-        plural: 'ratchets',
-        namespaced: true,
-        statusSubresource: false,
-      });
-      const crdName = `ratchets.${group}`;
-      await client.create(R.CustomResourceDefinition, ratchetCrd(group, false));
+      const { crd: loose, resource: Ratchet } = ratchetCrd(group, false);
+      const crdName = loose.metadata.name;
+      await client.create(R.CustomResourceDefinition, loose);
       try {
         await eventually(
           () =>
@@ -76,7 +46,7 @@ export const RATCHETING_CASES: ConformanceCase[] = [
           30_000,
         );
         const crd = await client.get<any>(R.CustomResourceDefinition, undefined, crdName);
-        await client.replace(R.CustomResourceDefinition, { ...crd, spec: ratchetCrd(group, true).spec });
+        await client.replace(R.CustomResourceDefinition, { ...crd, spec: ratchetCrd(group, true).crd.spec });
         // The tightened schema is in force once a new name the old one allowed is refused (dry run).
         const refused = await eventually(
           async () => {

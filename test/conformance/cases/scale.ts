@@ -5,53 +5,37 @@
  * autoscalers read and write it.
  */
 import { expect } from 'vitest';
-import type { ResourceType } from '../../../shared/api/resources.ts';
 import { R } from '../../../shared/api/resources.ts';
+import { caseCrd } from '../crd.ts';
 import { eventually } from '../fixtures.ts';
 import { rawRequest } from '../http.ts';
 import type { ConformanceCase } from '../suite.ts';
 import { kubectl } from './kubectl.ts';
 
 /** A CRD of the case's own group, with a scale subresource over spec.replicas / status.replicas. */
-function scalerCrd(group: string) {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `scalers.${group}` },
-    spec: {
-      group,
-      scope: 'Namespaced',
-      names: { kind: 'Scaler', plural: 'scalers', singular: 'scaler', listKind: 'ScalerList' },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          subresources: {
-            status: {},
-            scale: {
-              specReplicasPath: '.spec.replicas',
-              statusReplicasPath: '.status.replicas',
-              labelSelectorPath: '.status.selector',
-            },
-          },
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: { type: 'object', properties: { replicas: { type: 'integer' } } },
-                status: {
-                  type: 'object',
-                  properties: { replicas: { type: 'integer' }, selector: { type: 'string' } },
-                },
-              },
-            },
+const scalerCrd = (group: string) =>
+  caseCrd(group, 'Scaler', 'scalers', {
+    subresources: {
+      status: {},
+      scale: {
+        specReplicasPath: '.spec.replicas',
+        statusReplicasPath: '.status.replicas',
+        labelSelectorPath: '.status.selector',
+      },
+    },
+    schema: {
+      openAPIV3Schema: {
+        type: 'object',
+        properties: {
+          spec: { type: 'object', properties: { replicas: { type: 'integer' } } },
+          status: {
+            type: 'object',
+            properties: { replicas: { type: 'integer' }, selector: { type: 'string' } },
           },
         },
-      ],
+      },
     },
-  };
-}
+  });
 
 export const SCALE_CASES: ConformanceCase[] = [
   {
@@ -59,15 +43,8 @@ export const SCALE_CASES: ConformanceCase[] = [
     needs: 'kubectl',
     async run({ kubeconfigPath, client, ns }) {
       const group = `${ns}.example.com`;
-      const Scaler: ResourceType = Object.freeze({
-        group,
-        version: 'v1',
-        kind: 'Scaler',
-        plural: 'scalers',
-        namespaced: true,
-        statusSubresource: true,
-      });
-      await client.create(R.CustomResourceDefinition, scalerCrd(group));
+      const { crd, resource: Scaler } = scalerCrd(group);
+      await client.create(R.CustomResourceDefinition, crd);
       try {
         await eventually(
           () =>
