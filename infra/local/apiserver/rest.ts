@@ -3,20 +3,14 @@
  * patch, delete with finalizers and preconditions, get and list. Every method is synchronous:
  * read, decide and commit happen without yielding, which is the server's whole locking story.
  */
+import { builtinType } from './builtin-types.ts';
 import { type Clock, generateNameSuffix } from './clock.ts';
+import { checkApplyPatch, type DecodeContext, decodeBuiltin, type PatchSource } from './field-validation.ts';
 import { matchesFields, parseFieldSelector } from './fields.ts';
 import { apiVersionOf, type KindRegistry, type ServedKind } from './kinds.ts';
 import { matchesLabels, parseLabelSelector } from './labels.ts';
-import {
-  APPLY_YAML,
-  applyJsonPatch,
-  deepEqual,
-  JSON_PATCH,
-  MERGE,
-  mergePatch,
-  STRATEGIC,
-  strategicMergePatch,
-} from './patch.ts';
+import { APPLY_YAML, applyJsonPatch, deepEqual, JSON_PATCH, MERGE, mergePatch, STRATEGIC } from './patch.ts';
+import { strategicMergePatch } from './smp.ts';
 import {
   ApiError,
   alreadyExists,
@@ -43,11 +37,12 @@ export type Admit = (
   ctx?: AdmitContext,
 ) => void;
 
-export interface AdmitContext {
-  /** How unknown fields are treated (query parameter fieldValidation); default Warn. */
-  fieldValidation?: 'Strict' | 'Warn' | 'Ignore' | undefined;
-  /** Warnings for the response's Warning headers. */
-  warnings?: string[];
+/**
+ * How the write was asked for: fieldValidation (how unknown fields are treated; default Warn),
+ * the Warning headers to answer, the body's duplicate fields, and the patch being applied.
+ */
+export interface AdmitContext extends DecodeContext {
+  subresource?: string | undefined;
 }
 
 export interface ListQuery {
@@ -73,7 +68,6 @@ export interface DeleteBody {
 
 export interface WriteOptions extends AdmitContext {
   dryRun?: boolean;
-  subresource?: string | undefined;
   fieldManager?: string | undefined;
   force?: boolean;
 }
@@ -182,6 +176,7 @@ export class Rest {
     const obj = { apiVersion: av, kind: kind.kind, ...clone(body) };
     obj.apiVersion = av;
     obj.kind = kind.kind;
+    if (kind.builtin) decodeBuiltin(kind, obj, opts);
     obj.metadata ??= {};
     const meta = obj.metadata;
     if (kind.namespaced) {
@@ -255,7 +250,9 @@ export class Rest {
         fieldError('Invalid', 'metadata.resourceVersion', 'must be specified for an update', 0),
       ]);
     }
-    return this.writeUpdate(kind, current, clone(body), opts);
+    const proposed = clone(body);
+    if (kind.builtin) decodeBuiltin(kind, proposed, opts);
+    return this.writeUpdate(kind, current, proposed, opts);
   }
 
   /** Shared tail of update and patch: the proposed object replaces `current` under the usual rules. */
@@ -342,18 +339,27 @@ export class Rest {
     const current = this.store.get(kind.resource, kind.namespaced ? ns : undefined, name);
     if (contentType === APPLY_YAML) return this.apply(kind, ns, name, current, patch, opts);
     if (!current) throw notFound(kind, name);
-    let next: any;
-    if (contentType === JSON_PATCH) next = applyJsonPatch(current, patch);
-    else {
-      if (!patch || typeof patch !== 'object' || Array.isArray(patch)) {
-        throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
-      }
-      // Patch a copy: merge results share untouched subtrees with their target, and stored objects are immutable.
-      const base = clone(current);
-      next = contentType === MERGE ? mergePatch(base, patch) : strategicMergePatch(base, patch);
+    if (contentType !== JSON_PATCH && (!patch || typeof patch !== 'object' || Array.isArray(patch))) {
+      throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
     }
+    const patched = (): any => {
+      if (contentType === JSON_PATCH) return applyJsonPatch(current, patch);
+      // Patch a copy: merge results share untouched subtrees with their target, and stored objects are immutable.
+      if (contentType === MERGE) return mergePatch(clone(current), patch);
+      const schema = builtinType(kind.group, kind.version, kind.kind);
+      if (!schema) throw unsupportedMediaType(contentType, PATCH_TYPES_CR);
+      return strategicMergePatch(current, patch, schema);
+    };
+    const next = patched();
     if (!next || typeof next !== 'object')
       throw badRequest('the patch produced an object that is not a JSON object');
+    const source: PatchSource = {
+      strategic: contentType === STRATEGIC,
+      patch,
+      patched: () => JSON.stringify(patched()),
+    };
+    const o: WriteOptions = { ...opts, patch: source };
+    if (kind.builtin) decodeBuiltin(kind, next, o);
     next.metadata ??= {};
     // Without a resourceVersion in the patch, a patch applies to whatever is current (no conflict).
     if (next.metadata.resourceVersion === undefined)
@@ -363,7 +369,7 @@ export class Rest {
         `the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`,
       );
     }
-    return { obj: this.writeUpdate(kind, current, next, opts), created: false };
+    return { obj: this.writeUpdate(kind, current, next, o), created: false };
   }
 
   /**
@@ -388,6 +394,7 @@ export class Rest {
         `the name of the object (${patch.metadata.name}) does not match the name on the URL (${name})`,
       );
     }
+    if (kind.builtin) checkApplyPatch(kind, ns, name, patch);
     if (!current) {
       const body = clone(patch);
       body.metadata = { ...(body.metadata ?? {}), name };

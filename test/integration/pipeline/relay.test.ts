@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_NAMES, type FunctionName } from '../../../events/envelope.ts';
 import { type Relay, startRelay } from '../../../functions/relay/relay.ts';
 import { envelopeOf, R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
 import { noEvents } from '../../../shared/observability/events.ts';
 import { silentLogger } from '../../../shared/observability/logger.ts';
 import { ensureQueues, type QueueUrls } from '../../../shared/queue/ensure.ts';
@@ -19,7 +18,7 @@ import {
 } from '../../../shared/reconcile/context.ts';
 import { done } from '../../../shared/reconcile/result.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { startTestCluster, type TestCluster, testClient } from '../../helpers/cluster.ts';
 import { startSqs } from '../../helpers/sqs.ts';
 import { until } from '../../helpers/wait.ts';
 import { type FreezableProxy, startFreezableProxy } from './proxy.ts';
@@ -47,7 +46,7 @@ beforeAll(async () => {
   proxy = await startFreezableProxy(cluster.server.port);
   local = await startSqs();
   queues = await ensureQueues(local.sqs, { prefix: 'relay-it-' });
-  const viaProxy = KubeClient.fromString(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url));
+  const viaProxy = testClient(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url));
   relay = await startRelay({
     client: viaProxy,
     sqs: local.sqs,
@@ -173,7 +172,7 @@ describe('relay under watch faults', () => {
   it('recovers when every connection goes dead at once, a hung LIST included (list timeout)', async () => {
     const seenHere: string[] = [];
     const r = await startRelay({
-      client: KubeClient.fromString(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url)),
+      client: testClient(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url)),
       sqs: local.sqs,
       queues,
       workloads: false,

@@ -1,0 +1,95 @@
+/**
+ * Raw HTTP to the target as a client sends it (any method, body text, content type, query), with
+ * the kubeconfig's server, TLS and credentials, answering status, headers and body: for cases
+ * about what typed clients hide (Warning headers, duplicate JSON keys, Status bodies).
+ */
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeApiError } from '../../shared/kube/errors.ts';
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  /** The body parsed as JSON (undefined when it is not JSON). */
+  body: any;
+  /** The Warning headers' texts (RFC 7234 `299 - "<text>"`). */
+  warnings: string[];
+}
+
+export interface RawOptions {
+  /** A string is sent as is (for bodies JSON.stringify cannot make, like duplicate keys). */
+  body?: unknown;
+  contentType?: string;
+  query?: Record<string, string | string[]>;
+}
+
+export async function rawRequest(
+  kc: KubeConfig,
+  method: string,
+  path: string,
+  opts: RawOptions = {},
+): Promise<RawResponse> {
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new Error('kubeconfig names no current cluster');
+  const url = new URL(path, server);
+  for (const [k, v] of Object.entries(opts.query ?? {}))
+    for (const x of Array.isArray(v) ? v : [v]) url.searchParams.append(k, x);
+  const data =
+    opts.body === undefined
+      ? undefined
+      : typeof opts.body === 'string'
+        ? opts.body
+        : JSON.stringify(opts.body);
+  const ro: RequestOptions = { method, headers: { Accept: 'application/json' } };
+  await kc.applyToHTTPSOptions(ro);
+  if (data !== undefined) {
+    ro.headers = {
+      ...ro.headers,
+      'Content-Type': opts.contentType ?? 'application/json',
+      'Content-Length': Buffer.byteLength(data),
+    };
+  }
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(url, ro, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: any;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = undefined;
+        }
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text,
+          body,
+          warnings: warningsOf(res.headers),
+        });
+      });
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+function warningsOf(headers: IncomingHttpHeaders): string[] {
+  const raw = headers.warning;
+  const all = Array.isArray(raw) ? raw.join(', ') : (raw ?? '');
+  return [...all.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`) as string);
+}
+
+/** The error a promise rejects with (a KubeApiError from our client); fails when it resolves. */
+export async function failure(p: Promise<unknown>): Promise<KubeApiError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as KubeApiError;
+  }
+  throw new Error('expected the request to fail');
+}
