@@ -19,7 +19,5 @@ export async function eventually<T>(
 }
 
 /** eventually() without a description, 10 s by default. */
-export const until = <T>(
-  check: () => Promise<T> | T,
-  timeoutMs = 10_000,
-): Promise<Exclude<T, NotYet>> => eventually(check, 'condition', timeoutMs);
+export const until = <T>(check: () => Promise<T> | T, timeoutMs = 10_000): Promise<Exclude<T, NotYet>> =>
+  eventually(check, 'condition', timeoutMs);
