@@ -20,10 +20,14 @@ describe('writes of tests and of the product', () => {
   const tc = useCluster({ makeCtx: () => undefined });
 
   it('a test client refuses a field the CRD lacks; the product default drops it', async () => {
-    // Metal3Machine has spec.providerID; providerId (another case) is a field it lacks.
+    // Metal3Machine has spec.providerID; providerId (another case) is a field it lacks. The image
+    // makes the rest valid, so the typed client can read back what the lenient write stored.
     const machine = (name: string) => ({
       metadata: { name, namespace: NS },
-      spec: { providerId: 'metal3://x' },
+      spec: {
+        image: { url: 'http://img/x.qcow2', checksum: 'http://img/x.qcow2.sha256' },
+        providerId: 'metal3://x',
+      },
     });
     const strict = testClient(tc.kubeconfig);
     await expect(strict.create(R.Metal3Machine, machine('strict'))).rejects.toMatchObject({
