@@ -15,6 +15,7 @@ import type { KubeClient, WatchEvent } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { CRUD_CASES } from './cases/crud.ts';
 import { DELETE_CASES } from './cases/delete.ts';
+import { HISTORY_CASES } from './cases/history.ts';
 import { KUBECTL, KUBECTL_CASES, kubectlAvailable } from './cases/kubectl.ts';
 import { LIST_CASES } from './cases/list.ts';
 import { PATCH_CASES } from './cases/patch.ts';
@@ -28,6 +29,8 @@ export interface Target {
   kubeconfigPath: string;
   /** Present only when the target is the embedded server (for cases that need its test hooks). */
   embedded?: ApiServerHandle;
+  /** Moves the embedded server's clock forward (compaction and other time-driven behaviour, without sleeping). */
+  advanceClock?: (ms: number) => void;
   teardown(): Promise<void>;
 }
 
@@ -47,6 +50,7 @@ export const ALL_CASES: { area: string; cases: ConformanceCase[] }[] = [
   { area: 'crud', cases: CRUD_CASES },
   { area: 'list and selectors', cases: LIST_CASES },
   { area: 'watch', cases: WATCH_CASES },
+  { area: 'history window', cases: HISTORY_CASES },
   { area: 'deletion and garbage collection', cases: DELETE_CASES },
   { area: 'patch', cases: PATCH_CASES },
   { area: 'validation', cases: VALIDATION_CASES },
@@ -96,6 +100,7 @@ export function defineConformanceSuite(title: string, setup: () => Promise<Targe
                 client: target.client,
                 kubeconfigPath: target.kubeconfigPath,
                 embedded: target.embedded,
+                advanceClock: target.advanceClock,
                 ns,
               });
             } finally {

@@ -21,7 +21,7 @@ import { Store } from './store.ts';
 import { selfSignedCert } from './tls.ts';
 import type { WatchStream } from './watch.ts';
 
-export { deterministicClock } from './clock.ts';
+export { advanceableClock, deterministicClock } from './clock.ts';
 export type { FaultRule } from './faults.ts';
 export type { RequestLogEntry } from './log.ts';
 export type { RbacOptions } from './rbac.ts';
@@ -46,8 +46,13 @@ export interface ApiServerOptions {
   seed?: number;
   /** Deterministic time/uid/name source for tests. */
   clock?: Clock;
-  /** Watch event history length (resumes from older RVs get 410). Default 10,000. */
+  /** Most events the history keeps (older resumes, continue tokens and exact lists get 410). Default 100,000. */
   historySize?: number;
+  /**
+   * How often the history is compacted, as etcd's compactor (the window spans one to two
+   * intervals); by the server clock, so a test advancing its clock sees compaction. Default 5 min.
+   */
+  compactionIntervalMs?: number;
   /** Bookmark period for watches with allowWatchBookmarks=true. Default 5 s. */
   bookmarkIntervalMs?: number;
   /** Unflushed bytes after which a watch consumer counts as too slow (410). Default 16 MiB. */
@@ -85,7 +90,12 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const persistence = opts.dataFile
     ? (await import('./persist.ts')).sqlitePersistence(opts.dataFile)
     : undefined;
-  const store = new Store({ historySize: opts.historySize, persistence });
+  const store = new Store({
+    historySize: opts.historySize,
+    compactionIntervalMs: opts.compactionIntervalMs,
+    now: () => clock.now(),
+    persistence,
+  });
   const kinds = new KindRegistry();
   const rest = new Rest(store, kinds, clock, admit);
   const controllers = new Controllers(rest);
@@ -164,6 +174,9 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       '',
     ].join('\n');
 
+  // Compaction also runs on every read and write of the history; this catches an idle server up.
+  const compactor = setInterval(() => store.tick(), 10_000);
+  compactor.unref();
   let stopped = false;
   return {
     url,
@@ -182,6 +195,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     async stop() {
       if (stopped) return;
       stopped = true;
+      clearInterval(compactor);
       for (const w of [...watches]) w.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -8,6 +8,14 @@ import { matchesFields, parseFieldSelector } from './fields.ts';
 import { apiVersionOf, type KindRegistry, type ServedKind } from './kinds.ts';
 import { matchesLabels, parseLabelSelector } from './labels.ts';
 import {
+  continueAfter,
+  futureRevision,
+  type ListRvQuery,
+  resolveListRead,
+  tooLargeResourceVersion,
+  tooOldForList,
+} from './list-rv.ts';
+import {
   APPLY_YAML,
   applyJsonPatch,
   deepEqual,
@@ -22,7 +30,6 @@ import {
   alreadyExists,
   badRequest,
   conflict,
-  expired,
   fieldError,
   forbidden,
   internalError,
@@ -50,11 +57,9 @@ export interface AdmitContext {
   warnings?: string[];
 }
 
-export interface ListQuery {
+export interface ListQuery extends ListRvQuery {
   labelSelector?: string | null | undefined;
   fieldSelector?: string | null | undefined;
-  limit?: number | undefined;
-  continue?: string | null | undefined;
 }
 
 export interface ListResult {
@@ -119,24 +124,27 @@ export class Rest {
   list(kind: ServedKind, ns: string | undefined, q: ListQuery): ListResult {
     const labels = parseLabelSelector(q.labelSelector);
     const fields = parseFieldSelector(q.fieldSelector, kind);
+    const scope = kind.namespaced ? ns : undefined;
+    const prefix = scope ? `${scope}/` : '';
+    const read = resolveListRead(q, prefix);
     let listRv = this.store.rv;
-    let after: string | undefined;
-    if (q.continue) {
-      const tok = decodeContinue(q.continue);
-      if (tok.rv < this.store.compactedRv) {
-        throw expired(
-          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
-        );
-      }
-      listRv = tok.rv;
-      after = tok.start;
+    let all: any[];
+    if (read.mode === 'exact') {
+      if (read.rv > this.store.rv) throw futureRevision();
+      if (read.rv < this.store.compactedRv) throw tooOldForList(read, prefix);
+      listRv = read.rv;
+      all = this.store.listAt(kind.resource, read.rv, scope, read.from);
+    } else {
+      if (read.minRv !== undefined && read.minRv > this.store.rv)
+        throw tooLargeResourceVersion(read.minRv, this.store.rv);
+      all = this.store.list(kind.resource, scope, read.from);
     }
-    const all = this.store.list(kind.resource, kind.namespaced ? ns : undefined, after);
     const filtered =
       labels.length || fields.length
         ? all.filter((o) => matchesLabels(labels, o.metadata.labels) && matchesFields(fields, o))
         : all;
-    const limit = q.limit && q.limit > 0 ? q.limit : undefined;
+    const limit =
+      q.limit && q.limit > 0 && !(read.mode === 'current' && read.ignoreLimit) ? q.limit : undefined;
     if (limit === undefined || filtered.length <= limit) {
       return { items: filtered, resourceVersion: String(listRv) };
     }
@@ -145,7 +153,7 @@ export class Rest {
     const res: ListResult = {
       items,
       resourceVersion: String(listRv),
-      continue: encodeContinue(listRv, objectKey(last.metadata.namespace, last.metadata.name)),
+      continue: continueAfter(objectKey(last.metadata.namespace, last.metadata.name), prefix, listRv),
     };
     if (!labels.length && !fields.length) res.remainingItemCount = filtered.length - limit;
     return res;
@@ -520,20 +528,6 @@ function crdStatus(crd: any): any {
     ],
     storedVersions: (crd.spec?.versions ?? []).filter((v: any) => v.storage).map((v: any) => v.name),
   };
-}
-
-function encodeContinue(rv: number, start: string): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start })).toString('base64url');
-}
-
-function decodeContinue(token: string): { rv: number; start: string } {
-  try {
-    const t = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (typeof t.rv === 'number' && typeof t.start === 'string') return t;
-  } catch {
-    // fall through
-  }
-  throw badRequest(`continue key is not valid: invalid continue token`);
 }
 
 export { ApiError };

@@ -1,11 +1,11 @@
 /** List shape, ordering, pagination, label and field selectors. */
 import { expect } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
-import type { KubeApiError } from '../../../shared/kube/errors.ts';
+import { type KubeApiError, kubeErrorFrom } from '../../../shared/kube/errors.ts';
 import { GROUP, Widget, widget } from '../fixtures.ts';
 import type { ConformanceCase } from '../suite.ts';
 
-async function failure(p: Promise<unknown>): Promise<KubeApiError> {
+export async function failure(p: Promise<unknown>): Promise<KubeApiError> {
   try {
     await p;
   } catch (e) {
@@ -15,9 +15,16 @@ async function failure(p: Promise<unknown>): Promise<KubeApiError> {
 }
 
 /** One raw page through client-node's request machinery (KubeClient.list follows continue tokens itself). */
-async function page(client: any, path: string, query: Record<string, string>): Promise<any> {
+export async function page(client: any, path: string, query: Record<string, string>): Promise<any> {
   const { HttpMethod } = await import('@kubernetes/client-node');
-  return client.api.send(HttpMethod.GET, path, query);
+  try {
+    return await client.api.send(HttpMethod.GET, path, query);
+  } catch (e) {
+    // client-node's ApiException carries the Status body as text: the typed error, as KubeClient raises it.
+    const err = e as { code?: number; body?: unknown };
+    if (typeof err.code === 'number') throw kubeErrorFrom(err.code, err.body);
+    throw e;
+  }
 }
 
 export const LIST_CASES: ConformanceCase[] = [

@@ -1,12 +1,13 @@
 /**
  * The relay against the embedded API server, through real SQS to a worker running a recording
- * function: under injected watch drops, a compaction (410 on resume) and a silent (black-holed)
- * watch connection, every object's final state still reaches a function, and the relay's cache
+ * function: under injected watch drops, a compaction (410 on resume: forced, and the server's own
+ * time-based one) and a silent (black-holed) watch connection, every object's final state still reaches a function, and the relay's cache
  * converges on the server's state (changes missed in the gap are synthesized from the re-list).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_NAMES, type FunctionName } from '../../../events/envelope.ts';
 import { type Relay, startRelay } from '../../../functions/relay/relay.ts';
+import { advanceableClock } from '../../../infra/local/apiserver/index.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { noEvents } from '../../../shared/observability/events.ts';
@@ -24,6 +25,10 @@ import { startSqs, until } from '../../unit/pipeline/helpers.ts';
 import { type FreezableProxy, startFreezableProxy } from './proxy.ts';
 
 const NS = 'metal3';
+/** The API server's clock, advanced to let its compaction intervals pass (no sleeping). */
+const clock = advanceableClock();
+/** The embedded server's compaction interval (etcd's default, 5 minutes). */
+const COMPACTION_INTERVAL_MS = 5 * 60_000;
 let cluster: TestCluster;
 let proxy: FreezableProxy;
 let local: Awaited<ReturnType<typeof startSqs>>;
@@ -41,7 +46,7 @@ const recording: ReconcileFn = async (ctx, msg) => {
 };
 
 beforeAll(async () => {
-  cluster = await startTestCluster({ bookmarkIntervalMs: 250 });
+  cluster = await startTestCluster({ bookmarkIntervalMs: 250, clock });
   proxy = await startFreezableProxy(cluster.server.port);
   local = await startSqs();
   queues = await ensureQueues(local.sqs, { prefix: 'relay-it-' });
@@ -160,6 +165,46 @@ describe('relay under watch faults', () => {
     await until(() => (seen.get('deprovision Metal3Machine/owner-0')?.length ?? 0) >= 2, 10_000);
     await relay.flush();
     expect(relay.sender.stats.sent).toBeGreaterThan(0);
+  });
+
+  it("meets the server's own time-based compaction: a watch silent across two intervals resumes into 410 and re-lists", async () => {
+    const r = await startRelay({
+      client: KubeClient.fromString(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url)),
+      sqs: local.sqs,
+      queues,
+      workloads: false,
+      watch: { silenceMs: 800, resyncMs: 0, listTimeoutMs: 3_000 },
+    });
+    try {
+      const w = r.watchers.get('Metal3Machine')!;
+      for (const n of ['tc-a', 'tc-b', 'tc-c']) await cluster.client.create(R.Metal3Machine, machine(n));
+      await until(() => ['tc-a', 'tc-b', 'tc-c'].every((n) => r.cache.get('Metal3Machine', NS, n)), 10_000);
+      const relistsBefore = w.counts.relists;
+      // The watch goes silent; meanwhile objects change and two compaction intervals pass on the
+      // server's clock, so the window no longer reaches back to the relay's last resourceVersion.
+      expect(proxy.freezeWatches()).toBeGreaterThan(0);
+      await bump('tc-a', 7);
+      await cluster.client.delete(R.Metal3Machine, NS, 'tc-b');
+      await cluster.client.create(R.Metal3Machine, machine('tc-d'));
+      clock.advance(2 * COMPACTION_INTERVAL_MS + 1_000);
+      const finalState = new Map(
+        (await cluster.client.list(R.Metal3Machine, NS)).items.map((m) => [
+          m.metadata.name!,
+          m.metadata.resourceVersion!,
+        ]),
+      );
+      await until(() => {
+        const cached = new Map(
+          r.cache.list('Metal3Machine', NS).map((m) => [m.metadata.name!, m.metadata.resourceVersion!]),
+        );
+        return [...finalState].every(([n, rv]) => cached.get(n) === rv) && cached.size === finalState.size;
+      }, 20_000);
+      expect(r.cache.get('Metal3Machine', NS, 'tc-b')).toBeUndefined();
+      expect(w.counts.gones).toBeGreaterThanOrEqual(1);
+      expect(w.counts.relists).toBeGreaterThan(relistsBefore);
+    } finally {
+      await r.stop();
+    }
   });
 
   it('recovers when every connection goes dead at once, a hung LIST included (list timeout)', async () => {
