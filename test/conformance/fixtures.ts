@@ -92,6 +92,22 @@ export const WIDGET_CRD: KubeObject = {
                     properties: { url: { type: 'string' } },
                   },
                   extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+                  // List types for server-side apply: a map keyed by port+protocol (protocol defaulted), a set.
+                  ports: {
+                    type: 'array',
+                    'x-kubernetes-list-type': 'map',
+                    'x-kubernetes-list-map-keys': ['port', 'protocol'],
+                    items: {
+                      type: 'object',
+                      required: ['port'],
+                      properties: {
+                        port: { type: 'integer' },
+                        protocol: { type: 'string', default: 'TCP' },
+                        name: { type: 'string' },
+                      },
+                    },
+                  },
+                  aliases: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
                   nullableField: { type: 'string', nullable: true },
                 },
               },

@@ -19,9 +19,11 @@ import { HISTORY_CASES } from './cases/history.ts';
 import { KUBECTL, KUBECTL_CASES, kubectlAvailable } from './cases/kubectl.ts';
 import { LIST_CASES } from './cases/list.ts';
 import { PATCH_CASES } from './cases/patch.ts';
+import { SSA_CASES } from './cases/ssa.ts';
 import { VALIDATION_CASES } from './cases/validation.ts';
 import { WATCH_CASES } from './cases/watch.ts';
 import { eventually, GADGET_CRD, WIDGET_CRD } from './fixtures.ts';
+import { PYTHON, pythonClientAvailable } from './run-python.ts';
 
 export interface Target {
   client: KubeClient;
@@ -43,6 +45,8 @@ export interface ConformanceCase {
   name: string;
   /** Set when the case needs the embedded server's hooks (fault injection, compaction, bookmarkNow). */
   embeddedOnly?: string;
+  /** Clients the case drives besides client-node; it is skipped, saying why, where one is missing. */
+  requires?: ('kubectl' | 'python')[];
   run(ctx: CaseContext): Promise<void>;
 }
 
@@ -53,6 +57,7 @@ export const ALL_CASES: { area: string; cases: ConformanceCase[] }[] = [
   { area: 'history window', cases: HISTORY_CASES },
   { area: 'deletion and garbage collection', cases: DELETE_CASES },
   { area: 'patch', cases: PATCH_CASES },
+  { area: 'server-side apply and field ownership', cases: SSA_CASES },
   { area: 'validation', cases: VALIDATION_CASES },
   { area: 'kubectl', cases: KUBECTL_CASES },
 ];
@@ -89,8 +94,12 @@ export function defineConformanceSuite(title: string, setup: () => Promise<Targe
               testCtx.skip(`embedded only: ${c.embeddedOnly}`);
               return;
             }
-            if (area === 'kubectl' && !kubectlAvailable()) {
+            if ((area === 'kubectl' || c.requires?.includes('kubectl')) && !kubectlAvailable()) {
               testCtx.skip(`kubectl not found (${KUBECTL}); set KUBECTL to its path`);
+              return;
+            }
+            if (c.requires?.includes('python') && !pythonClientAvailable()) {
+              testCtx.skip(`the official Python client is missing (${PYTHON} -c "import kubernetes")`);
               return;
             }
             const ns = `conf-${process.pid}-${++nsCounter}`;

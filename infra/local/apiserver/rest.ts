@@ -25,6 +25,8 @@ import {
   STRATEGIC,
   strategicMergePatch,
 } from './patch.ts';
+import { share } from './share.ts';
+import { FieldManager, type ManagedFieldsEntry } from './ssa/managed.ts';
 import {
   ApiError,
   alreadyExists,
@@ -80,7 +82,15 @@ export interface WriteOptions extends AdmitContext {
   dryRun?: boolean;
   subresource?: string | undefined;
   fieldManager?: string | undefined;
-  force?: boolean;
+  /** The request's User-Agent: its first segment names the manager when fieldManager is absent. */
+  userAgent?: string | undefined;
+  /** The `force` query parameter (apply only); undefined when absent. */
+  force?: boolean | undefined;
+}
+
+/** managedFields already computed for this write (an apply). */
+interface InternalWriteOptions extends WriteOptions {
+  managedFields?: { value: ManagedFieldsEntry[] | undefined };
 }
 
 const NS_RESOURCE = '/namespaces';
@@ -101,12 +111,14 @@ export class Rest {
   readonly kinds: KindRegistry;
   readonly clock: Clock;
   admit: Admit;
+  readonly fieldManager: FieldManager;
 
   constructor(store: Store, kinds: KindRegistry, clock: Clock, admit: Admit) {
     this.store = store;
     this.kinds = kinds;
     this.clock = clock;
     this.admit = admit;
+    this.fieldManager = new FieldManager(() => clock.timestamp());
   }
 
   /** The object as served at `kind`'s version (versions share storage; apiVersion is rewritten). */
@@ -172,9 +184,11 @@ export class Rest {
     }
   }
 
-  create(kind: ServedKind, ns: string | undefined, body: any, opts: WriteOptions = {}): any {
+  create(kind: ServedKind, ns: string | undefined, body: any, opts: InternalWriteOptions = {}): any {
     if (!body || typeof body !== 'object' || Array.isArray(body))
       throw badRequest('Object is not a valid JSON object');
+    validateFieldManager('CreateOptions', opts.fieldManager);
+    const requestedManaged = body.metadata?.managedFields;
     const av = apiVersionOf(kind);
     if (body.kind && body.kind !== kind.kind) {
       throw badRequest(
@@ -238,6 +252,13 @@ export class Rest {
       obj.status = { phase: 'Active' };
     }
     this.admit('CREATE', kind, obj, undefined, opts);
+    const managed = opts.managedFields
+      ? opts.managedFields.value
+      : this.fieldManager.update(kind, undefined, obj, requestedManaged, {
+          manager: managerOf(opts),
+          subresource: undefined,
+        });
+    if (managed) meta.managedFields = managed;
     if (kind.resource === CRD_RESOURCE) obj.status = crdStatus(obj);
     if (this.store.get(kind.resource, meta.namespace, meta.name)) throw alreadyExists(kind, meta.name);
     if (opts.dryRun) return obj;
@@ -263,14 +284,16 @@ export class Rest {
         fieldError('Invalid', 'metadata.resourceVersion', 'must be specified for an update', 0),
       ]);
     }
+    validateFieldManager('UpdateOptions', opts.fieldManager);
     return this.writeUpdate(kind, current, clone(body), opts);
   }
 
   /** Shared tail of update and patch: the proposed object replaces `current` under the usual rules. */
-  private writeUpdate(kind: ServedKind, current: any, proposed: any, opts: WriteOptions): any {
+  private writeUpdate(kind: ServedKind, current: any, proposed: any, opts: InternalWriteOptions): any {
     const name = current.metadata.name;
     proposed.metadata ??= {};
     const pmeta = proposed.metadata;
+    const requestedManaged = pmeta.managedFields;
     if (pmeta.resourceVersion && pmeta.resourceVersion !== current.metadata.resourceVersion)
       throw conflict(kind, name);
     if (pmeta.uid && pmeta.uid !== current.metadata.uid) {
@@ -328,7 +351,17 @@ export class Rest {
     if (kind.generation && !deepEqual(specPart(kind, next), specPart(kind, current))) {
       next.metadata.generation = (current.metadata.generation ?? 0) + 1;
     }
-    if (deepEqual(next, current)) return current;
+    const managed = opts.managedFields
+      ? opts.managedFields.value
+      : this.fieldManager.update(kind, current, next, requestedManaged, {
+          manager: managerOf(opts),
+          subresource: opts.subresource,
+        });
+    if (managed) next.metadata.managedFields = managed;
+    else delete next.metadata.managedFields;
+    // Unchanged subtrees are the stored ones: the new version costs only what changed.
+    next = share(next, current);
+    if (next === current) return current;
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length > 0)) {
       if (opts.dryRun) return next;
       return this.store.remove(kind.resource, next);
@@ -347,6 +380,7 @@ export class Rest {
   ): { obj: any; created: boolean } {
     const accepted = kind.builtin ? PATCH_TYPES_BUILTIN : PATCH_TYPES_CR;
     if (!accepted.includes(contentType)) throw unsupportedMediaType(contentType, accepted);
+    validatePatchOptions(contentType, opts);
     const current = this.store.get(kind.resource, kind.namespaced ? ns : undefined, name);
     if (contentType === APPLY_YAML) return this.apply(kind, ns, name, current, patch, opts);
     if (!current) throw notFound(kind, name);
@@ -374,10 +408,7 @@ export class Rest {
     return { obj: this.writeUpdate(kind, current, next, opts), created: false };
   }
 
-  /**
-   * Server-side apply, simplified: the applied configuration is merged into the live object
-   * (a merge patch without deletions); no managedFields, so no field-ownership conflicts.
-   */
+  /** Server-side apply with field ownership (see ssa/managed.ts); creates the object when missing. */
   private apply(
     kind: ServedKind,
     ns: string | undefined,
@@ -386,26 +417,33 @@ export class Rest {
     patch: any,
     opts: WriteOptions,
   ) {
-    if (!opts.fieldManager) {
-      throw invalid(kind, name, [fieldError('Required', 'fieldManager', 'is required for apply patch')]);
-    }
     if (!patch || typeof patch !== 'object' || Array.isArray(patch))
-      throw badRequest('error decoding YAML: not an object');
-    if (patch.metadata?.name && patch.metadata.name !== name) {
+      throw badRequest(
+        'error decoding patch: json: cannot unmarshal into Go value of type map[string]interface {}',
+      );
+    if (patch.metadata?.name !== undefined && patch.metadata.name !== name) {
       throw badRequest(
         `the name of the object (${patch.metadata.name}) does not match the name on the URL (${name})`,
       );
     }
+    if (!current && opts.subresource) throw notFound(kind, name);
+    const config = clone(patch);
+    const next = this.fieldManager.apply(kind, current, config, {
+      manager: opts.fieldManager ?? '',
+      subresource: opts.subresource,
+      force: opts.force === true,
+    });
     if (!current) {
-      const body = clone(patch);
+      const body = next;
       body.metadata = { ...(body.metadata ?? {}), name };
-      const obj = this.create(kind, ns, body, opts);
-      if (opts.subresource === 'status') throw notFound(kind, name);
+      const managedFields = { value: body.metadata.managedFields };
+      const obj = this.create(kind, ns, body, { ...opts, managedFields });
       return { obj, created: true };
     }
-    const next = mergePatch(clone(current), stripNulls(patch)) as any;
+    if (next === undefined) return { obj: current, created: false };
     next.metadata.resourceVersion = patch.metadata?.resourceVersion ?? current.metadata.resourceVersion;
-    return { obj: this.writeUpdate(kind, current, next, opts), created: false };
+    const managedFields = { value: next.metadata.managedFields };
+    return { obj: this.writeUpdate(kind, current, next, { ...opts, managedFields }), created: false };
   }
 
   delete(
@@ -484,18 +522,60 @@ export class Rest {
     if (!fins.includes(f)) return;
     const next = clone(obj);
     next.metadata.finalizers = fins.filter((x) => x !== f);
-    this.writeUpdate(kind, obj, next, {});
+    this.writeUpdate(kind, obj, next, { fieldManager: CONTROLLER_MANAGER });
   }
 }
 
-function stripNulls(v: any): any {
-  if (Array.isArray(v)) return v.map(stripNulls);
-  if (v && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = stripNulls(x);
-    return out;
+/** Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
+const isPrint = (ch: string) => ch === ' ' || /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u.test(ch);
+
+/** The manager of the built-in controllers' writes (their User-Agent is kube-controller-manager/...). */
+export const CONTROLLER_MANAGER = 'kube-controller-manager';
+
+/** The manager of a write: fieldManager, else the User-Agent up to its first "/" (handlers/create.go managerOrUserAgent). */
+export function managerOf(opts: WriteOptions): string {
+  if (opts.fieldManager) return opts.fieldManager;
+  let out = '';
+  for (const ch of (opts.userAgent ?? '').split('/')[0]!) {
+    if (!isPrint(ch)) continue;
+    if (Buffer.byteLength(out + ch) > 128) break;
+    out += ch;
   }
-  return v;
+  return out;
+}
+
+/** ValidateFieldManager: at most 128 bytes, printable characters only (422 on the options kind). */
+function validateFieldManager(optionsKind: string, fieldManager: string | undefined): void {
+  if (!fieldManager) return;
+  const causes = [];
+  if (Buffer.byteLength(fieldManager) > 128) {
+    causes.push(fieldError('TooLong', 'fieldManager', 'may not be more than 128 bytes'));
+  }
+  let i = 0;
+  for (const ch of fieldManager) {
+    if (!isPrint(ch)) {
+      const cp = ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+      causes.push(
+        fieldError('Invalid', 'fieldManager', `invalid character U+${cp} (at position ${i})`, fieldManager),
+      );
+    }
+    i += Buffer.byteLength(ch);
+  }
+  if (causes.length) throw invalid({ kind: optionsKind, group: 'meta.k8s.io' }, '', causes);
+}
+
+/** ValidatePatchOptions: force only with apply, fieldManager required with apply. */
+function validatePatchOptions(contentType: string, opts: WriteOptions): void {
+  const isApply = contentType === APPLY_YAML || contentType === 'application/apply-patch+cbor';
+  const causes = [];
+  if (!isApply && opts.force !== undefined) {
+    causes.push(fieldError('Forbidden', 'force', 'may not be specified for non-apply patch'));
+  }
+  if (isApply && !opts.fieldManager) {
+    causes.push(fieldError('Required', 'fieldManager', 'is required for apply patch'));
+  }
+  if (causes.length) throw invalid({ kind: 'PatchOptions', group: 'meta.k8s.io' }, '', causes);
+  validateFieldManager('PatchOptions', opts.fieldManager);
 }
 
 function crdStatus(crd: any): any {

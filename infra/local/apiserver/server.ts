@@ -256,6 +256,7 @@ export function createRequestHandler(deps: ServerDeps) {
         dryRun: dryRun || (Array.isArray(body?.dryRun) && body.dryRun.includes('All')),
         subresource: parsed.sub,
         fieldManager,
+        userAgent: req.headers['user-agent'],
         force: boolParam(q, 'force'),
         fieldValidation: (fv ?? undefined) as 'Strict' | 'Warn' | 'Ignore' | undefined,
         warnings,

@@ -191,6 +191,8 @@ export class Store {
   put(resource: string, obj: any, prev: any): any {
     this.history.tick(this.rv);
     const rv = ++this.rv;
+    // Metadata shared with the previous version (share.ts) is frozen: this version gets its own.
+    if (Object.isFrozen(obj.metadata)) obj.metadata = { ...obj.metadata };
     obj.metadata.resourceVersion = String(rv);
     deepFreeze(obj);
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
