@@ -100,6 +100,19 @@ const PATCH_TYPES_BUILTIN = [JSON_PATCH, MERGE, STRATEGIC, APPLY_YAML, 'applicat
 
 const clone = <T>(v: T): T => structuredClone(v);
 
+/**
+ * A mutable copy of a stored object. metadata.managedFields is never changed in place (only
+ * replaced), so the frozen list is shared instead of copied: it is often the largest part.
+ */
+function cloneStored(o: any): any {
+  const mf = o?.metadata?.managedFields;
+  if (!mf) return structuredClone(o);
+  const { managedFields: _, ...meta } = o.metadata;
+  const c = structuredClone({ ...o, metadata: meta });
+  c.metadata.managedFields = mf;
+  return c;
+}
+
 /** The object without the parts that do not count for metadata.generation. */
 function specPart(kind: ServedKind, obj: any): any {
   const { metadata: _m, status, ...rest } = obj;
@@ -305,7 +318,7 @@ export class Rest {
     }
     let next: any;
     if (opts.subresource === 'status') {
-      next = clone(current);
+      next = cloneStored(current);
       if (proposed.status === undefined) delete next.status;
       else next.status = proposed.status;
     } else {
@@ -351,15 +364,19 @@ export class Rest {
     if (kind.generation && !deepEqual(specPart(kind, next), specPart(kind, current))) {
       next.metadata.generation = (current.metadata.generation ?? 0) + 1;
     }
+    // Unchanged subtrees are the stored ones: the new version costs only what changed, and the
+    // field manager's comparison skips them.
+    next = share(next, current);
     const managed = opts.managedFields
       ? opts.managedFields.value
       : this.fieldManager.update(kind, current, next, requestedManaged, {
           manager: managerOf(opts),
           subresource: opts.subresource,
         });
+    if (next === current && managed === current.metadata.managedFields) return current;
+    next = { ...next, metadata: { ...next.metadata } };
     if (managed) next.metadata.managedFields = managed;
     else delete next.metadata.managedFields;
-    // Unchanged subtrees are the stored ones: the new version costs only what changed.
     next = share(next, current);
     if (next === current) return current;
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length > 0)) {
@@ -391,7 +408,7 @@ export class Rest {
         throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
       }
       // Patch a copy: merge results share untouched subtrees with their target, and stored objects are immutable.
-      const base = clone(current);
+      const base = cloneStored(current);
       next = contentType === MERGE ? mergePatch(base, patch) : strategicMergePatch(base, patch);
     }
     if (!next || typeof next !== 'object')
@@ -492,7 +509,7 @@ export class Rest {
     }
     if (kind.resource === NS_RESOURCE && !current.metadata.deletionTimestamp) {
       // Namespaces always terminate through their spec finalizer: contents go first.
-      const next = clone(current);
+      const next = cloneStored(current);
       next.metadata.deletionTimestamp = this.clock.timestamp();
       next.metadata.deletionGracePeriodSeconds = 0;
       if (finalizers.length) next.metadata.finalizers = finalizers;
@@ -501,14 +518,14 @@ export class Rest {
     }
     if (current.metadata.deletionTimestamp) {
       if (finalizers.length === (current.metadata.finalizers ?? []).length || opts.dryRun) return current;
-      const next = clone(current);
+      const next = cloneStored(current);
       next.metadata.finalizers = finalizers;
       return this.store.put(kind.resource, next, current);
     }
     if (finalizers.length === 0) {
       return opts.dryRun ? current : this.store.remove(kind.resource, current);
     }
-    const next = clone(current);
+    const next = cloneStored(current);
     next.metadata.finalizers = finalizers;
     next.metadata.deletionTimestamp = this.clock.timestamp();
     next.metadata.deletionGracePeriodSeconds = 0;
@@ -520,7 +537,7 @@ export class Rest {
   dropFinalizer(kind: ServedKind, obj: any, f: string): void {
     const fins: string[] = obj.metadata.finalizers ?? [];
     if (!fins.includes(f)) return;
-    const next = clone(obj);
+    const next = cloneStored(obj);
     next.metadata.finalizers = fins.filter((x) => x !== f);
     this.writeUpdate(kind, obj, next, { fieldManager: CONTROLLER_MANAGER });
   }

@@ -185,6 +185,8 @@ export class FieldSet {
   readonly members = new Map<string, PathElement>();
   /** Children with members below them. */
   readonly children = new Map<string, { pe: PathElement; set: FieldSet }>();
+  /** fieldsV1 of this node, without and with "." (sets are immutable once built: the operations make new ones). */
+  private json: [Record<string, unknown> | undefined, Record<string, unknown> | undefined] = [undefined, undefined];
 
   static of(...paths: Path[]): FieldSet {
     const s = new FieldSet();
@@ -198,6 +200,7 @@ export class FieldSet {
 
   insert(p: Path): void {
     if (p.length === 0) return;
+    this.json = [undefined, undefined];
     let node: FieldSet = this;
     for (let i = 0; i < p.length - 1; i++) node = node.descend(p[i]!);
     const last = p[p.length - 1]!;
@@ -206,6 +209,7 @@ export class FieldSet {
 
   /** The child set under `pe`, created if missing. */
   descend(pe: PathElement): FieldSet {
+    this.json = [undefined, undefined];
     let c = this.children.get(pe.s);
     if (!c) {
       c = { pe, set: new FieldSet() };
@@ -310,6 +314,9 @@ export class FieldSet {
   }
 
   private emit(includeSelf: boolean): Record<string, unknown> {
+    const i = includeSelf ? 1 : 0;
+    const cached = this.json[i];
+    if (cached) return cached;
     const out: Record<string, unknown> = {};
     if (includeSelf && !this.empty()) out['.'] = {};
     const keys = new Map<string, PathElement>([...this.members]);
@@ -318,13 +325,20 @@ export class FieldSet {
       const child = this.children.get(pe.s);
       out[pe.s] = child ? child.set.emit(this.members.has(pe.s)) : {};
     }
+    this.json[i] = out;
     return out;
   }
 
   /** Parses a fieldsV1 object (serialize.go readIterV1); throws on a malformed one. */
   static fromJSON(v: unknown): FieldSet {
     if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('fieldsV1 must be a JSON object');
-    return FieldSet.read(v as Record<string, unknown>).children ?? new FieldSet();
+    // Stored fieldsV1 objects are frozen and shared between versions: each is parsed once.
+    let s = parsed.get(v);
+    if (!s) {
+      s = FieldSet.read(v as Record<string, unknown>).children ?? new FieldSet();
+      parsed.set(v, s);
+    }
+    return s;
   }
 
   private static read(obj: Record<string, unknown>): { children?: FieldSet; member: boolean } {
@@ -349,3 +363,4 @@ export class FieldSet {
 }
 
 const EMPTY = new FieldSet();
+const parsed = new WeakMap<object, FieldSet>();

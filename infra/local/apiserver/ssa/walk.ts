@@ -233,6 +233,8 @@ export function compare(lhs: unknown, rhs: unknown, atom: Atom): Comparison {
   const errors: string[] = [];
 
   const walk = (l: unknown, r: unknown, a: Atom): void => {
+    // The same (immutable, shared) value on both sides: nothing below it changed.
+    if (l === r && l !== undefined) return;
     const al = deduce(a, l);
     const ar = deduce(a, r);
     const state = { inLeaf: false };
