@@ -14,7 +14,17 @@ export interface Clock {
   random(): number;
 }
 
-const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+let lastSecond = Number.NaN;
+let lastText = '';
+/** Formatted once per second: every write stamps managedFields with it. */
+function rfc3339(d: Date): string {
+  const sec = Math.floor(d.getTime() / 1000);
+  if (sec !== lastSecond) {
+    lastSecond = sec;
+    lastText = d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return lastText;
+}
 
 export const systemClock: Clock = {
   now: () => Date.now(),

@@ -113,10 +113,16 @@ function cloneStored(o: any): any {
   return c;
 }
 
-/** The object without the parts that do not count for metadata.generation. */
-function specPart(kind: ServedKind, obj: any): any {
-  const { metadata: _m, status, ...rest } = obj;
-  return kind.status ? rest : { ...rest, status };
+/**
+ * Whether anything that counts for metadata.generation differs (all but metadata, and status when
+ * it is a subresource). `next` shares unchanged subtrees with `current` (share.ts): a reference
+ * comparison per top-level field suffices.
+ */
+function specChanged(kind: ServedKind, next: any, current: any): boolean {
+  const counts = (k: string) => k !== 'metadata' && !(kind.status && k === 'status');
+  const a = Object.keys(next).filter(counts);
+  const b = Object.keys(current).filter(counts);
+  return a.length !== b.length || a.some((k) => next[k] !== current[k]);
 }
 
 export class Rest {
@@ -361,24 +367,26 @@ export class Rest {
       }
     }
     this.admit('UPDATE', kind, next, current, opts);
-    if (kind.generation && !deepEqual(specPart(kind, next), specPart(kind, current))) {
+    // Unchanged subtrees are the stored ones: the new version costs only what changed, and the
+    // field manager's comparison and the generation check skip them (identical references).
+    next = share(next, current);
+    if (kind.generation && next !== current && specChanged(kind, next, current)) {
+      if (Object.isFrozen(next.metadata)) next.metadata = { ...next.metadata };
       next.metadata.generation = (current.metadata.generation ?? 0) + 1;
     }
-    // Unchanged subtrees are the stored ones: the new version costs only what changed, and the
-    // field manager's comparison skips them.
-    next = share(next, current);
     const managed = opts.managedFields
       ? opts.managedFields.value
       : this.fieldManager.update(kind, current, next, requestedManaged, {
           manager: managerOf(opts),
           subresource: opts.subresource,
         });
-    if (next === current && managed === current.metadata.managedFields) return current;
-    next = { ...next, metadata: { ...next.metadata } };
-    if (managed) next.metadata.managedFields = managed;
+    const liveManaged = current.metadata.managedFields;
+    const mf = managed && liveManaged ? share(managed, liveManaged) : managed;
+    if (next === current && mf === liveManaged) return current;
+    if (next === current) next = { ...current };
+    if (Object.isFrozen(next.metadata)) next.metadata = { ...next.metadata };
+    if (mf) next.metadata.managedFields = mf;
     else delete next.metadata.managedFields;
-    next = share(next, current);
-    if (next === current) return current;
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length > 0)) {
       if (opts.dryRun) return next;
       return this.store.remove(kind.resource, next);

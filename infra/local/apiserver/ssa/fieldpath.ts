@@ -186,7 +186,10 @@ export class FieldSet {
   /** Children with members below them. */
   readonly children = new Map<string, { pe: PathElement; set: FieldSet }>();
   /** fieldsV1 of this node, without and with "." (sets are immutable once built: the operations make new ones). */
-  private json: [Record<string, unknown> | undefined, Record<string, unknown> | undefined] = [undefined, undefined];
+  private json: [Record<string, unknown> | undefined, Record<string, unknown> | undefined] = [
+    undefined,
+    undefined,
+  ];
 
   static of(...paths: Path[]): FieldSet {
     const s = new FieldSet();
@@ -310,7 +313,9 @@ export class FieldSet {
 
   /** The fieldsV1 object (serialize.go emitContentsV1). */
   toJSON(): Record<string, unknown> {
-    return this.emit(false);
+    const j = this.emit(false);
+    parsed.set(j, this);
+    return j;
   }
 
   private emit(includeSelf: boolean): Record<string, unknown> {

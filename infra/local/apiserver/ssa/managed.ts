@@ -65,11 +65,19 @@ export function managerId(e: {
   apiVersion?: string;
   subresource?: string;
 }): string {
-  const o: Record<string, string> = { manager: e.manager, operation: e.operation };
-  if (e.operation !== 'Apply' && e.apiVersion) o.apiVersion = e.apiVersion;
-  if (e.subresource) o.subresource = e.subresource;
-  return JSON.stringify(o);
+  const key = `${e.manager}\u0000${e.operation}\u0000${e.apiVersion ?? ''}\u0000${e.subresource ?? ''}`;
+  let id = ids.get(key);
+  if (id === undefined) {
+    const o: Record<string, string> = { manager: e.manager, operation: e.operation };
+    if (e.operation !== 'Apply' && e.apiVersion) o.apiVersion = e.apiVersion;
+    if (e.subresource) o.subresource = e.subresource;
+    id = JSON.stringify(o);
+    if (ids.size > 10_000) ids.clear();
+    ids.set(key, id);
+  }
+  return id;
 }
+const ids = new Map<string, string>();
 
 function decode(entries: unknown): Managed {
   const m: Managed = { fields: new Map(), times: new Map() };
@@ -100,7 +108,17 @@ function decode(entries: unknown): Managed {
 }
 
 /** Seconds since the epoch of an RFC 3339 time (0 when absent), as the sorts below compare times. */
-const seconds = (t: string | undefined) => (t ? Math.floor(Date.parse(t) / 1000) : 0);
+function seconds(t: string | undefined): number {
+  if (!t) return 0;
+  let v = parsedTimes.get(t);
+  if (v === undefined) {
+    v = Math.floor(Date.parse(t) / 1000);
+    if (parsedTimes.size > 10_000) parsedTimes.clear();
+    parsedTimes.set(t, v);
+  }
+  return v;
+}
+const parsedTimes = new Map<string, number>();
 
 function encode(m: Managed): ManagedFieldsEntry[] | undefined {
   if (m.fields.size === 0) return undefined;
@@ -148,6 +166,7 @@ function stripMeta(m: Managed, id: string): void {
 
 /** Merges the oldest Update managers into "ancient-changes" beyond 10 of them (capmanagers.go). */
 function capUpdateManagers(m: Managed): void {
+  if (m.fields.size <= MAX_UPDATE_MANAGERS) return;
   const updaters = [...m.fields].filter(([, vs]) => !vs.applied).map(([id]) => id);
   if (updaters.length <= MAX_UPDATE_MANAGERS) return;
   updaters.sort((a, b) => seconds(m.times.get(a)) - seconds(m.times.get(b)) || (a < b ? -1 : a > b ? 1 : 0));
