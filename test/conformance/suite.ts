@@ -13,6 +13,7 @@ import type { ResourceType } from '../../shared/api/resources.ts';
 import { R } from '../../shared/api/resources.ts';
 import type { KubeClient, WatchEvent } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { CONTROLLER_CASES } from './cases/controllers.ts';
 import { CRUD_CASES } from './cases/crud.ts';
 import { DELETE_CASES } from './cases/delete.ts';
 import { HISTORY_CASES } from './cases/history.ts';
@@ -56,6 +57,7 @@ export const ALL_CASES: { area: string; cases: ConformanceCase[] }[] = [
   { area: 'watch', cases: WATCH_CASES },
   { area: 'history window', cases: HISTORY_CASES },
   { area: 'deletion and garbage collection', cases: DELETE_CASES },
+  { area: 'controllers', cases: CONTROLLER_CASES },
   { area: 'patch', cases: PATCH_CASES },
   { area: 'server-side apply and field ownership', cases: SSA_CASES },
   { area: 'validation', cases: VALIDATION_CASES },

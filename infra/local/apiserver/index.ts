@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type RequestListener } from 'node:h
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { admit } from './admission.ts';
+import { localCa } from './ca.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { FaultInjector } from './faults.ts';
 import { Controllers } from './gc.ts';
@@ -98,13 +99,17 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   });
   const kinds = new KindRegistry();
   const rest = new Rest(store, kinds, clock, admit);
-  const controllers = new Controllers(rest);
+  const cert = opts.tls ? selfSignedCert(host) : undefined;
+  // The CA every namespace's kube-root-ca.crt publishes: the serving certificate's, or a local one.
+  const controllers = new Controllers(rest, () => cert?.cert ?? localCa().cert);
   controllers.loadCrds();
   store.onCommit = controllers.onCommit;
   const nsKind = kinds.get('', 'v1', 'namespaces')!;
   for (const ns of BOOT_NAMESPACES) {
-    if (!store.get('/namespaces', undefined, ns)) rest.create(nsKind, undefined, { metadata: { name: ns } });
+    if (!store.get('/namespaces', undefined, ns))
+      rest.create(nsKind, undefined, { metadata: { name: ns } }, { fieldManager: 'kube-apiserver' });
   }
+  controllers.ensureNamespaceDefaults();
   const faults = new FaultInjector(() => store.compact(), opts.faults ?? false, opts.seed ?? 1);
   const log = new RequestLog();
   const rbac = opts.rbac ? new Rbac(rest, opts.rbac) : undefined;
@@ -133,7 +138,6 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const listener: RequestListener = (req, res) => {
     void handler(req, res);
   };
-  const cert = opts.tls ? selfSignedCert(host) : undefined;
   const server = cert
     ? createTlsServer(
         { key: cert.key, cert: cert.cert, keepAliveTimeout: 65_000, requestTimeout: 0 },

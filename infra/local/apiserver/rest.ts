@@ -18,7 +18,6 @@ import {
 import {
   APPLY_YAML,
   applyJsonPatch,
-  deepEqual,
   JSON_PATCH,
   MERGE,
   mergePatch,
@@ -91,7 +90,15 @@ export interface WriteOptions extends AdmitContext {
 /** managedFields already computed for this write (an apply). */
 interface InternalWriteOptions extends WriteOptions {
   managedFields?: { value: ManagedFieldsEntry[] | undefined };
+  /** A create by server-side apply (the PATCH handler: not refused while a CRD terminates). */
+  fromApply?: boolean;
 }
+
+/** The finalizer a deleted CRD carries until its instances are gone (apiextensions). */
+export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
+
+const isTerminatingCrd = (crd: any): boolean =>
+  (crd?.status?.conditions ?? []).some((c: any) => c.type === 'Terminating' && c.status === 'True');
 
 const NS_RESOURCE = '/namespaces';
 const CRD_RESOURCE = 'apiextensions.k8s.io/customresourcedefinitions';
@@ -190,16 +197,27 @@ export class Rest {
     return res;
   }
 
-  private namespaceGate(kind: ServedKind, ns: string | undefined): void {
+  /** NamespaceLifecycle admission: no content in a missing or terminating namespace. */
+  private namespaceGate(kind: ServedKind, ns: string | undefined, name: string): void {
     if (!kind.namespaced) return;
     if (!ns) throw badRequest('the server could not find the requested resource');
     const nsObj = this.store.get(NS_RESOURCE, undefined, ns);
     if (!nsObj) throw notFound({ plural: 'namespaces', group: '' }, ns);
     if (nsObj.metadata.deletionTimestamp) {
-      throw forbidden(
-        `${kind.plural}${kind.group ? `.${kind.group}` : ''} is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
+      const resource = `${kind.plural}${kind.group ? `.${kind.group}` : ''}`;
+      const err = forbidden(
+        `${resource}${name ? ` ${JSON.stringify(name)}` : ''} is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
         kind,
+        name || undefined,
       );
+      err.body.details!.causes = [
+        {
+          reason: 'NamespaceTerminating',
+          message: `namespace ${ns} is being terminated`,
+          field: 'metadata.namespace',
+        },
+      ];
+      throw err;
     }
   }
 
@@ -207,6 +225,18 @@ export class Rest {
     if (!body || typeof body !== 'object' || Array.isArray(body))
       throw badRequest('Object is not a valid JSON object');
     validateFieldManager('CreateOptions', opts.fieldManager);
+    if (kind.crd && !opts.fromApply && isTerminatingCrd(this.store.get(CRD_RESOURCE, undefined, kind.crd))) {
+      // apiextensions-apiserver customresource_handler.go serveResource.
+      throw new ApiError(
+        405,
+        'MethodNotAllowed',
+        'create not allowed while custom resource definition is terminating',
+        {
+          group: kind.group,
+          kind: kind.plural,
+        },
+      );
+    }
     const requestedManaged = body.metadata?.managedFields;
     const av = apiVersionOf(kind);
     if (body.kind && body.kind !== kind.kind) {
@@ -233,7 +263,7 @@ export class Rest {
       }
       meta.namespace = ns ?? meta.namespace;
     } else delete meta.namespace;
-    this.namespaceGate(kind, meta.namespace);
+    this.namespaceGate(kind, meta.namespace, meta.name ?? '');
     if (!meta.name && meta.generateName) {
       for (let i = 0; i < 8; i++) {
         const candidate = `${meta.generateName}${generateNameSuffix(this.clock)}`;
@@ -327,6 +357,14 @@ export class Rest {
       next = cloneStored(current);
       if (proposed.status === undefined) delete next.status;
       else next.status = proposed.status;
+      if (kind.resource === CRD_RESOURCE) {
+        // The CRD status strategy resets metadata to the request's own (ResetObjectMetaForStatus(new, new)):
+        // its controllers drop their finalizer with a status update.
+        for (const f of ['labels', 'annotations', 'finalizers', 'ownerReferences']) {
+          if (pmeta[f] === undefined) delete next.metadata[f];
+          else next.metadata[f] = clone(pmeta[f]);
+        }
+      }
     } else {
       next = proposed;
       next.apiVersion = current.apiVersion;
@@ -369,6 +407,10 @@ export class Rest {
     this.admit('UPDATE', kind, next, current, opts);
     // Unchanged subtrees are the stored ones: the new version costs only what changed, and the
     // field manager's comparison and the generation check skip them (identical references).
+    // managedFields are decided below; meanwhile the live ones stand in, so an unchanged object is shared whole.
+    const liveManaged = current.metadata.managedFields;
+    if (liveManaged) next.metadata.managedFields = liveManaged;
+    else delete next.metadata.managedFields;
     next = share(next, current);
     if (kind.generation && next !== current && specChanged(kind, next, current)) {
       if (Object.isFrozen(next.metadata)) next.metadata = { ...next.metadata };
@@ -380,14 +422,17 @@ export class Rest {
           manager: managerOf(opts),
           subresource: opts.subresource,
         });
-    const liveManaged = current.metadata.managedFields;
     const mf = managed && liveManaged ? share(managed, liveManaged) : managed;
     if (next === current && mf === liveManaged) return current;
     if (next === current) next = { ...current };
     if (Object.isFrozen(next.metadata)) next.metadata = { ...next.metadata };
     if (mf) next.metadata.managedFields = mf;
     else delete next.metadata.managedFields;
-    if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length > 0)) {
+    // A deleted object goes when its last finalizer does (a namespace also waits for spec.finalizers).
+    const finalizing =
+      next.metadata.finalizers?.length > 0 ||
+      (kind.resource === NS_RESOURCE && next.spec?.finalizers?.length > 0);
+    if (next.metadata.deletionTimestamp && !finalizing) {
       if (opts.dryRun) return next;
       return this.store.remove(kind.resource, next);
     }
@@ -462,7 +507,7 @@ export class Rest {
       const body = next;
       body.metadata = { ...(body.metadata ?? {}), name };
       const managedFields = { value: body.metadata.managedFields };
-      const obj = this.create(kind, ns, body, { ...opts, managedFields });
+      const obj = this.create(kind, ns, body, { ...opts, managedFields, fromApply: true });
       return { obj, created: true };
     }
     if (next === undefined) return { obj: current, created: false };
@@ -514,6 +559,20 @@ export class Rest {
       (hasDependents || finalizers.length > 0 || extra === 'foregroundDeletion')
     ) {
       finalizers.push(extra);
+    }
+    if (kind.resource === CRD_RESOURCE && !current.metadata.deletionTimestamp) {
+      // apiextensions registry customresourcedefinition/etcd.go Delete: the first delete only
+      // marks the CRD; its finalizer controller removes the instances, then the finalizer.
+      const next = cloneStored(current);
+      next.metadata.deletionTimestamp = this.clock.timestamp();
+      next.metadata.finalizers = [...new Set([...(next.metadata.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
+      next.status = setCondition(next.status ?? {}, this.clock.timestamp(), {
+        type: 'Terminating',
+        status: 'True',
+        reason: 'InstanceDeletionPending',
+        message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon',
+      });
+      return opts.dryRun ? next : this.store.put(kind.resource, next, current);
     }
     if (kind.resource === NS_RESOURCE && !current.metadata.deletionTimestamp) {
       // Namespaces always terminate through their spec finalizer: contents go first.
@@ -601,6 +660,38 @@ function validatePatchOptions(contentType: string, opts: WriteOptions): void {
   }
   if (causes.length) throw invalid({ kind: 'PatchOptions', group: 'meta.k8s.io' }, '', causes);
   validateFieldManager('PatchOptions', opts.fieldManager);
+}
+
+/**
+ * Sets a condition as apiextensions' SetCRDCondition / the namespace controller do: an existing
+ * one of that type keeps its lastTransitionTime unless its status changes.
+ */
+export function setCondition(
+  status: any,
+  now: string,
+  c: { type: string; status: string; reason: string; message: string },
+): any {
+  const conditions: any[] = [...(status.conditions ?? [])];
+  const i = conditions.findIndex((x) => x.type === c.type);
+  if (i < 0)
+    conditions.push({
+      type: c.type,
+      status: c.status,
+      lastTransitionTime: now,
+      reason: c.reason,
+      message: c.message,
+    });
+  else {
+    const old = conditions[i];
+    conditions[i] = {
+      ...old,
+      status: c.status,
+      reason: c.reason,
+      message: c.message,
+      lastTransitionTime: old.status === c.status ? old.lastTransitionTime : now,
+    };
+  }
+  return { ...status, conditions };
 }
 
 function crdStatus(crd: any): any {

@@ -209,12 +209,15 @@ export const DELETE_CASES: ConformanceCase[] = [
       await (client as any).api.send(HttpMethod.DELETE, client.path(R.ConfigMap, ns), {
         labelSelector: 'g=x',
       });
+      // Selected by label: a namespace also holds the kube-root-ca.crt ConfigMap its controller publishes.
       await eventually(
-        async () => (await client.list(R.ConfigMap, ns)).items.length === 1,
+        async () => (await client.list(R.ConfigMap, ns, { labelSelector: 'g' })).items.length === 1,
         'collection deleted',
         30_000,
       );
-      expect((await client.list(R.ConfigMap, ns)).items.map((i) => i.metadata.name)).toEqual(['c']);
+      expect(
+        (await client.list(R.ConfigMap, ns, { labelSelector: 'g' })).items.map((i) => i.metadata.name),
+      ).toEqual(['c']);
     },
   },
   {
