@@ -438,6 +438,29 @@ print(json.dumps([{"manager": e.manager, "operation": e.operation, "fieldsV1": e
     },
   },
   {
+    name: 'at most 10 Update managers: the oldest are merged into "ancient-changes", keeping every field owned',
+    async run({ client, ns }) {
+      const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+      await new KubeClient(client.kc, { fieldManager: 'u0' }).create(R.ConfigMap, {
+        metadata: { name: 'cap', namespace: ns },
+        data: Object.fromEntries(keys.map((k) => [k, '0'])),
+      });
+      for (let i = 1; i < 12; i++) {
+        await new KubeClient(client.kc, { fieldManager: `u${i}` }).patch(R.ConfigMap, ns, 'cap', {
+          data: { [`k${i}`]: '1' },
+        });
+      }
+      const o = await client.get<any>(R.ConfigMap, ns, 'cap');
+      const entries = o.metadata.managedFields;
+      expect(entries).toHaveLength(10);
+      expect(entries.every((e: any) => e.operation === 'Update')).toBe(true);
+      expect(entries.filter((e: any) => e.manager === 'ancient-changes')).toHaveLength(1);
+      // Every key is still owned by someone.
+      const owned = new Set(entries.flatMap((e: any) => Object.keys(e.fieldsV1['f:data'] ?? {})));
+      for (const k of keys) expect(owned.has(`f:${k}`)).toBe(true);
+    },
+  },
+  {
     name: 'patch and create options: force only with apply, fieldManager required by apply and at most 128 bytes (422 with the options kind)',
     async run({ client, ns }) {
       await client.create(R.ConfigMap, { metadata: { name: 'op', namespace: ns } });
