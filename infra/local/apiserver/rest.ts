@@ -102,8 +102,9 @@ const isTerminatingCrd = (crd: any): boolean =>
 
 const NS_RESOURCE = '/namespaces';
 const CRD_RESOURCE = 'apiextensions.k8s.io/customresourcedefinitions';
-const PATCH_TYPES_CR = [JSON_PATCH, MERGE, APPLY_YAML, 'application/apply-patch+cbor'];
-const PATCH_TYPES_BUILTIN = [JSON_PATCH, MERGE, STRATEGIC, APPLY_YAML, 'application/apply-patch+cbor'];
+// application/apply-patch+cbor is served only behind the CBORServingAndStorage gate (alpha, off in 1.32): 415.
+const PATCH_TYPES_CR = [JSON_PATCH, MERGE, APPLY_YAML];
+const PATCH_TYPES_BUILTIN = [JSON_PATCH, MERGE, STRATEGIC, APPLY_YAML];
 
 const clone = <T>(v: T): T => structuredClone(v);
 
@@ -650,7 +651,7 @@ function validateFieldManager(optionsKind: string, fieldManager: string | undefi
 
 /** ValidatePatchOptions: force only with apply, fieldManager required with apply. */
 function validatePatchOptions(contentType: string, opts: WriteOptions): void {
-  const isApply = contentType === APPLY_YAML || contentType === 'application/apply-patch+cbor';
+  const isApply = contentType === APPLY_YAML;
   const causes = [];
   if (!isApply && opts.force !== undefined) {
     causes.push(fieldError('Forbidden', 'force', 'may not be specified for non-apply patch'));
