@@ -1,6 +1,8 @@
 /** The CRD and helpers the conformance cases use (a kind of our own, so a real cluster can host it). */
 
 import type { ResourceType } from '../../shared/api/resources.ts';
+import { R } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 
 export const GROUP = 'conformance.metal3fn.io';
@@ -177,4 +179,34 @@ export async function eventually<T>(fn: () => T | Promise<T>, what: string, time
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ''}`);
     await sleep(10);
   }
+}
+
+/** A throw-away namespaced CRD `temps.<group>` (kind Temp, any fields), for cases that delete a CRD. */
+export async function createTempCrd(client: KubeClient, group: string): Promise<ResourceType> {
+  await client.create(R.CustomResourceDefinition, {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `temps.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { kind: 'Temp', plural: 'temps' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  });
+  return Object.freeze({
+    group,
+    version: 'v1',
+    kind: 'Temp',
+    plural: 'temps',
+    namespaced: true,
+    statusSubresource: false,
+  });
 }

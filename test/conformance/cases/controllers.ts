@@ -15,19 +15,10 @@ import { randomUUID, X509Certificate } from 'node:crypto';
 import { expect } from 'vitest';
 import type { ResourceType } from '../../../shared/api/resources.ts';
 import { R } from '../../../shared/api/resources.ts';
-import type { KubeApiError } from '../../../shared/kube/errors.ts';
-import { eventually, GROUP, Widget, widget } from '../fixtures.ts';
+import { createTempCrd, eventually, GROUP, Widget, widget } from '../fixtures.ts';
+import { failure } from '../http.ts';
 import type { ConformanceCase } from '../suite.ts';
 import { kubectl } from './kubectl.ts';
-
-async function failure(p: Promise<unknown>): Promise<KubeApiError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as KubeApiError;
-  }
-  throw new Error('expected the request to fail');
-}
 
 /** Not a kind the product uses (so not in shared/api/resources.ts). */
 const ServiceAccount: ResourceType = Object.freeze({
@@ -47,33 +38,8 @@ export const CONTROLLER_CASES: ConformanceCase[] = [
     requires: ['kubectl'],
     async run({ client, kubeconfigPath, ns }) {
       const group = `${ns}.example.com`;
-      const Temp: ResourceType = Object.freeze({
-        group,
-        version: 'v1',
-        kind: 'Temp',
-        plural: 'temps',
-        namespaced: true,
-        statusSubresource: false,
-      });
+      const Temp = await createTempCrd(client, group);
       const crdName = `temps.${group}`;
-      await client.create(R.CustomResourceDefinition, {
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: crdName },
-        spec: {
-          group,
-          scope: 'Namespaced',
-          names: { kind: 'Temp', plural: 'temps' },
-          versions: [
-            {
-              name: 'v1',
-              served: true,
-              storage: true,
-              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-            },
-          ],
-        },
-      });
       await eventually(
         async () =>
           client.create(Temp, {

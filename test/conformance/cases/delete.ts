@@ -2,7 +2,7 @@
 import { expect } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeApiError } from '../../../shared/kube/errors.ts';
-import { eventually, GROUP, Widget, widget } from '../fixtures.ts';
+import { createTempCrd, eventually, GROUP, Widget, widget } from '../fixtures.ts';
 import { type ConformanceCase, record } from '../suite.ts';
 
 async function failure(p: Promise<unknown>): Promise<KubeApiError> {
@@ -224,32 +224,7 @@ export const DELETE_CASES: ConformanceCase[] = [
     name: 'deleting a CRD removes its objects and stops serving the kind',
     async run({ client, ns }) {
       const group = `${ns}.example.com`;
-      const Temp = Object.freeze({
-        group,
-        version: 'v1',
-        kind: 'Temp',
-        plural: 'temps',
-        namespaced: true,
-        statusSubresource: false,
-      });
-      await client.create(R.CustomResourceDefinition, {
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: `temps.${group}` },
-        spec: {
-          group,
-          scope: 'Namespaced',
-          names: { kind: 'Temp', plural: 'temps' },
-          versions: [
-            {
-              name: 'v1',
-              served: true,
-              storage: true,
-              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-            },
-          ],
-        },
-      });
+      const Temp = await createTempCrd(client, group);
       await eventually(
         async () => client.create(Temp, { metadata: { name: 't', namespace: ns }, spec: { a: 1 } }),
         'kind served',

@@ -13,8 +13,9 @@
  */
 import { expect } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
+import { failure } from '../http.ts';
 import { type CaseContext, type ConformanceCase, record } from '../suite.ts';
-import { failure, page } from './list.ts';
+import { page } from './list.ts';
 
 /** The embedded server's default compaction interval (etcd's default). */
 const INTERVAL_MS = 5 * 60_000;

@@ -1,31 +1,16 @@
 /** List shape, ordering, pagination, label and field selectors. */
+
+import { HttpMethod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
-import { type KubeApiError, kubeErrorFrom } from '../../../shared/kube/errors.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
 import { GROUP, Widget, widget } from '../fixtures.ts';
+import { failure, send } from '../http.ts';
 import type { ConformanceCase } from '../suite.ts';
 
-export async function failure(p: Promise<unknown>): Promise<KubeApiError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as KubeApiError;
-  }
-  throw new Error('expected the request to fail');
-}
-
 /** One raw page through client-node's request machinery (KubeClient.list follows continue tokens itself). */
-export async function page(client: any, path: string, query: Record<string, string>): Promise<any> {
-  const { HttpMethod } = await import('@kubernetes/client-node');
-  try {
-    return await client.api.send(HttpMethod.GET, path, query);
-  } catch (e) {
-    // client-node's ApiException carries the Status body as text: the typed error, as KubeClient raises it.
-    const err = e as { code?: number; body?: unknown };
-    if (typeof err.code === 'number') throw kubeErrorFrom(err.code, err.body);
-    throw e;
-  }
-}
+export const page = (client: KubeClient, path: string, query: Record<string, string>): Promise<any> =>
+  send(client, HttpMethod.GET, path, query);
 
 export const LIST_CASES: ConformanceCase[] = [
   {

@@ -14,59 +14,15 @@ import { expect } from 'vitest';
 import { stringify } from 'yaml';
 import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
-import { type KubeApiError, kubeErrorFrom } from '../../../shared/kube/errors.ts';
 import { GROUP, Widget } from '../fixtures.ts';
+import { failure, send } from '../http.ts';
 import { runPython } from '../run-python.ts';
 import { type ConformanceCase, tempDir } from '../suite.ts';
 import { kubectl, kubectlExit } from './kubectl.ts';
 
-/** A server-side apply through client-node's request machinery; errors as typed KubeApiErrors. */
-async function apply(
-  client: KubeClient,
-  path: string,
-  body: unknown,
-  query: Record<string, string>,
-): Promise<any> {
-  try {
-    return await (client as any).api.send(
-      HttpMethod.PATCH,
-      path,
-      query,
-      body,
-      'application/apply-patch+yaml',
-    );
-  } catch (e) {
-    const err = e as { code?: number; body?: unknown };
-    if (typeof err.code === 'number') throw kubeErrorFrom(err.code, err.body);
-    throw e;
-  }
-}
-
-async function send(
-  client: KubeClient,
-  method: HttpMethod,
-  path: string,
-  body: unknown,
-  type: string,
-  query: Record<string, string>,
-) {
-  try {
-    return await (client as any).api.send(method, path, query, body, type);
-  } catch (e) {
-    const err = e as { code?: number; body?: unknown };
-    if (typeof err.code === 'number') throw kubeErrorFrom(err.code, err.body);
-    throw e;
-  }
-}
-
-async function failure(p: Promise<unknown>): Promise<KubeApiError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as KubeApiError;
-  }
-  throw new Error('expected the request to fail');
-}
+/** A server-side apply as clients send it (JSON is YAML). */
+const apply = (client: KubeClient, path: string, body: unknown, query: Record<string, string>) =>
+  send(client, HttpMethod.PATCH, path, query, body, 'application/apply-patch+yaml');
 
 /** managedFields without times (they are to the second; checked on their own), sorted by manager. */
 const owners = (o: any) =>
@@ -466,9 +422,14 @@ print(json.dumps([{"manager": e.manager, "operation": e.operation, "fieldsV1": e
       await client.create(R.ConfigMap, { metadata: { name: 'op', namespace: ns } });
       const path = client.path(R.ConfigMap, ns, 'op');
       const f = await failure(
-        send(client, HttpMethod.PATCH, path, { data: { a: '1' } }, 'application/merge-patch+json', {
-          force: 'true',
-        }),
+        send(
+          client,
+          HttpMethod.PATCH,
+          path,
+          { force: 'true' },
+          { data: { a: '1' } },
+          'application/merge-patch+json',
+        ),
       );
       expect(f.code).toBe(422);
       expect(f.status.message).toBe(
@@ -481,7 +442,7 @@ print(json.dumps([{"manager": e.manager, "operation": e.operation, "fieldsV1": e
       );
       // CBOR apply is behind the CBORServingAndStorage gate, off in 1.32: not a media type the server takes.
       const cbor = await failure(
-        send(client, HttpMethod.PATCH, path, {}, 'application/apply-patch+cbor', { fieldManager: 'x' }),
+        send(client, HttpMethod.PATCH, path, { fieldManager: 'x' }, {}, 'application/apply-patch+cbor'),
       );
       expect(cbor.code).toBe(415);
       expect(cbor.status.message).toBe(
@@ -492,11 +453,9 @@ print(json.dumps([{"manager": e.manager, "operation": e.operation, "fieldsV1": e
           client,
           HttpMethod.POST,
           client.path(R.ConfigMap, ns),
+          { fieldManager: 'x'.repeat(129) },
           { metadata: { name: 'op2' } },
           'application/json',
-          {
-            fieldManager: 'x'.repeat(129),
-          },
         ),
       );
       expect(long.code).toBe(422);

@@ -12,7 +12,16 @@ import { apiVersionOf, R } from '../../../shared/api/resources.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
-import { CLUSTER, createCluster, createMachinePair, deprovision, makeCtx, msg, NS, selectHost } from './harness.ts';
+import {
+  CLUSTER,
+  createCluster,
+  createMachinePair,
+  deprovision,
+  makeCtx,
+  msg,
+  NS,
+  selectHost,
+} from './harness.ts';
 
 let tc: TestCluster;
 let ctx: ReturnType<typeof makeCtx>;

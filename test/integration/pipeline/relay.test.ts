@@ -99,6 +99,17 @@ async function bump(name: string, step: number): Promise<void> {
   await cluster.client.patch(R.Metal3Machine, NS, name, { metadata: { labels: { step: String(step) } } });
 }
 
+/** A second relay of its own (fresh counters) through the proxy: a quick watchdog, no resync. */
+const relayViaProxy = (listTimeoutMs: number, onMessages?: Parameters<typeof startRelay>[0]['onMessages']) =>
+  startRelay({
+    client: KubeClient.fromString(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url)),
+    sqs: local.sqs,
+    queues,
+    workloads: false,
+    watch: { silenceMs: 800, resyncMs: 0, listTimeoutMs },
+    onMessages,
+  });
+
 describe('relay under watch faults', () => {
   it('loses no change: drops, a 410 gap with deletions, and a silent connection', async () => {
     const names = Array.from({ length: 20 }, (_, i) => `m-${i}`);
@@ -168,13 +179,7 @@ describe('relay under watch faults', () => {
   });
 
   it("meets the server's own time-based compaction: a watch silent across two intervals resumes into 410 and re-lists", async () => {
-    const r = await startRelay({
-      client: KubeClient.fromString(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url)),
-      sqs: local.sqs,
-      queues,
-      workloads: false,
-      watch: { silenceMs: 800, resyncMs: 0, listTimeoutMs: 3_000 },
-    });
+    const r = await relayViaProxy(3_000);
     try {
       const w = r.watchers.get('Metal3Machine')!;
       for (const n of ['tc-a', 'tc-b', 'tc-c']) await cluster.client.create(R.Metal3Machine, machine(n));
@@ -209,15 +214,9 @@ describe('relay under watch faults', () => {
 
   it('recovers when every connection goes dead at once, a hung LIST included (list timeout)', async () => {
     const seenHere: string[] = [];
-    const r = await startRelay({
-      client: KubeClient.fromString(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url)),
-      sqs: local.sqs,
-      queues,
-      workloads: false,
-      watch: { silenceMs: 800, resyncMs: 0, listTimeoutMs: 1_000 },
-      onMessages: (msgs) =>
-        seenHere.push(...msgs.map((m) => `${m.msg.function} ${m.msg.name} ${m.msg.resourceVersion}`)),
-    });
+    const r = await relayViaProxy(1_000, (msgs) =>
+      seenHere.push(...msgs.map((m) => `${m.msg.function} ${m.msg.name} ${m.msg.resourceVersion}`)),
+    );
     try {
       const w = r.watchers.get('Metal3Machine')!;
       proxy.freezeAll();

@@ -264,31 +264,24 @@ export class FieldSet {
 
   /** Paths of this set not in `o` (a member of `o` does not remove the paths below it). */
   difference(o: FieldSet): FieldSet {
-    if (o.empty() || this.empty()) return this;
-    const out = new FieldSet();
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe);
-    for (const [k, c] of this.children) {
-      const theirs = o.children.get(k);
-      if (!theirs) out.children.set(k, c);
-      else {
-        const d = c.set.difference(theirs.set);
-        if (!d.empty()) out.children.set(k, { pe: c.pe, set: d });
-      }
-    }
-    return out;
+    return this.diff(o, false);
   }
 
   /** Like difference, but a member of `o` also removes every path below it. */
   recursiveDifference(o: FieldSet): FieldSet {
+    return this.diff(o, true);
+  }
+
+  private diff(o: FieldSet, recursive: boolean): FieldSet {
     if (o.empty() || this.empty()) return this;
     const out = new FieldSet();
     for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe);
     for (const [k, c] of this.children) {
-      if (o.members.has(k)) continue;
+      if (recursive && o.members.has(k)) continue;
       const theirs = o.children.get(k);
       if (!theirs) out.children.set(k, c);
       else {
-        const d = c.set.recursiveDifference(theirs.set);
+        const d = c.set.diff(theirs.set, recursive);
         if (!d.empty()) out.children.set(k, { pe: c.pe, set: d });
       }
     }

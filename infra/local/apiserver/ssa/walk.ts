@@ -57,6 +57,18 @@ function facet(a: Atom): 'map' | 'scalar' | 'list' {
 
 const listOf = (v: unknown): unknown[] | undefined => (Array.isArray(v) ? v : undefined);
 const mapOf = (v: unknown): Record<string, unknown> | undefined => (isMap(v) ? v : undefined);
+const emptyMap = (v: unknown) => !isMap(v) || Object.keys(v).length === 0;
+
+/**
+ * Whether two values of a type are compared or merged as one leaf: scalars, atomic lists and
+ * maps, and lists or maps empty on both sides (emptyPromoteToLeaf in compare.go and merge.go).
+ */
+function asLeaf(a: Atom, l: unknown, r: unknown): boolean {
+  const f = facet(a);
+  if (f === 'scalar') return true;
+  if (f === 'list') return a.list!.atomic || (!listOf(l)?.length && !listOf(r)?.length);
+  return a.map!.atomic || (emptyMap(l) && emptyMap(r));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Validate
@@ -158,16 +170,13 @@ export function toFieldSet(v: unknown, atom: Atom): FieldSet {
   const walk = (val: unknown, a: Atom): void => {
     const d = deduce(a, val);
     const f = facet(d);
-    if (f === 'scalar') {
+    // Scalars, atomic lists and atomic maps are leaves.
+    if (f === 'scalar' || (f === 'list' ? d.list!.atomic : d.map!.atomic)) {
       out.insert(path);
       return;
     }
     if (f === 'list') {
       const t = d.list!;
-      if (t.atomic) {
-        out.insert(path);
-        return;
-      }
       const list = listOf(val);
       if (!list) return;
       const seen = new Set<string>();
@@ -199,10 +208,6 @@ export function toFieldSet(v: unknown, atom: Atom): FieldSet {
       return;
     }
     const t = d.map!;
-    if (t.atomic) {
-      out.insert(path);
-      return;
-    }
     const m = mapOf(val);
     if (!m) return;
     for (const [k, x] of Object.entries(m)) {
@@ -259,13 +264,11 @@ export function compare(lhs: unknown, rhs: unknown, atom: Atom): Comparison {
   };
 
   const handle = (l: unknown, r: unknown, a: Atom, state: { inLeaf: boolean }) => {
-    const f = facet(a);
-    if (f === 'scalar') return leaf(l, r, state);
-    if (f === 'list') {
+    if (asLeaf(a, l, r)) return leaf(l, r, state);
+    if (facet(a) === 'list') {
       const t = a.list!;
       const ll = listOf(l);
       const rl = listOf(r);
-      if (t.atomic || (!ll?.length && !rl?.length)) return leaf(l, r, state);
       const lv = new Map<string, { pe: PathElement; items: unknown[] }>();
       const rv = new Map<string, { pe: PathElement; items: unknown[] }>();
       const order: PathElement[] = [];
@@ -309,9 +312,6 @@ export function compare(lhs: unknown, rhs: unknown, atom: Atom): Comparison {
     const t = a.map!;
     const lm = mapOf(l);
     const rm = mapOf(r);
-    const lEmpty = !lm || Object.keys(lm).length === 0;
-    const rEmpty = !rm || Object.keys(rm).length === 0;
-    if (t.atomic || (lEmpty && rEmpty)) return leaf(l, r, state);
     const keys = new Set([...Object.keys(lm ?? {}), ...Object.keys(rm ?? {})]);
     for (const k of keys) {
       const lx = lm?.[k];
@@ -348,21 +348,11 @@ export function merge(lhs: unknown, rhs: unknown, atom: Atom): unknown {
     return r !== undefined ? r : l;
   };
   const handle = (l: unknown, r: unknown, a: Atom, state: { inLeaf: boolean }): unknown => {
-    const f = facet(a);
-    if (f === 'scalar') return leaf(l, r, state);
-    if (f === 'list') {
-      const t = a.list!;
-      const ll = listOf(l);
-      const rl = listOf(r);
-      if (t.atomic || (!ll?.length && !rl?.length)) return leaf(l, r, state);
-      return mergeList(t, ll ?? [], rl ?? []);
-    }
+    if (asLeaf(a, l, r)) return leaf(l, r, state);
+    if (facet(a) === 'list') return mergeList(a.list!, listOf(l) ?? [], listOf(r) ?? []);
     const t = a.map!;
     const lm = mapOf(l);
     const rm = mapOf(r);
-    const lEmpty = !lm || Object.keys(lm).length === 0;
-    const rEmpty = !rm || Object.keys(rm).length === 0;
-    if (t.atomic || (lEmpty && rEmpty)) return leaf(l, r, state);
     const out: Record<string, unknown> = {};
     for (const k of new Set([...Object.keys(lm ?? {}), ...Object.keys(rm ?? {})])) {
       const lx = lm?.[k];
