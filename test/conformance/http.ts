@@ -1,12 +1,17 @@
 /**
- * Raw HTTP to the target as a client sends it (any method, body text, content type, query), with
- * the kubeconfig's server, TLS and credentials, answering status, headers and body: for cases
- * about what typed clients hide (Warning headers, duplicate JSON keys, Status bodies).
+ * Requests as a client sends them, for cases about what typed clients hide (Warning headers,
+ * duplicate JSON keys, Status bodies, query parameters KubeClient does not send):
+ * - `rawRequest`: raw HTTP to the target (any method, body text, content type, query), with the
+ *   kubeconfig's server, TLS and credentials, answering status, headers and body;
+ * - `send`: through client-node's request machinery (KubeClient's own transport), failing with the
+ *   typed KubeApiError KubeClient raises;
+ * - `failure`: the error a request fails with.
  */
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { KubeApiError } from '../../shared/kube/errors.ts';
+import type { HttpMethod, KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { type KubeApiError, kubeErrorFrom } from '../../shared/kube/errors.ts';
 
 export interface RawResponse {
   status: number;
@@ -84,7 +89,26 @@ function warningsOf(headers: IncomingHttpHeaders): string[] {
   return [...all.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`) as string);
 }
 
-/** The error a promise rejects with (a KubeApiError from our client); fails when it resolves. */
+export async function send(
+  client: KubeClient,
+  method: HttpMethod,
+  path: string,
+  query: Record<string, string>,
+  body?: unknown,
+  contentType?: string,
+): Promise<any> {
+  try {
+    return await (client as any).api.send(method, path, query, body, contentType);
+  } catch (e) {
+    // client-node's ApiException carries the Status body as text.
+    const err = e as { code?: number; body?: unknown };
+    if (typeof err.code === 'number' && !(err as { status?: unknown }).status)
+      throw kubeErrorFrom(err.code, err.body);
+    throw e;
+  }
+}
+
+/** The error a request fails with; throws when it succeeds. */
 export async function failure(p: Promise<unknown>): Promise<KubeApiError> {
   try {
     await p;

@@ -11,6 +11,7 @@ import { fieldValidationParam } from './field-validation.ts';
 import type { Controllers } from './gc.ts';
 import { boolParam, decode, mediaType, readBody, send, sendError } from './http-util.ts';
 import { apiVersionOf, type ServedKind } from './kinds.ts';
+import { awaitFreshness, listFreshnessTarget } from './list-rv.ts';
 import type { RequestLog } from './log.ts';
 import { serveNonResource } from './nonresource.ts';
 import type { DeleteBody, Rest } from './rest.ts';
@@ -218,6 +219,7 @@ export function createRequestHandler(deps: ServerDeps) {
       }
       if (verb === 'get' && parsed.sub === 'scale') return send(res, 200, getScale(rest, kind, ns, name!));
       if (verb === 'get') {
+        await awaitFreshness(rest.store, q.get('resourceVersion'));
         const obj = rest.get(kind, ns, name!);
         if (table)
           return send(
@@ -229,12 +231,17 @@ export function createRequestHandler(deps: ServerDeps) {
       }
       if (verb === 'list') {
         const limit = q.get('limit');
-        const r = rest.list(kind, ns, {
+        const query = {
           labelSelector: q.get('labelSelector'),
           fieldSelector: q.get('fieldSelector'),
           limit: limit ? Number(limit) : undefined,
           continue: q.get('continue'),
-        });
+          resourceVersion: q.get('resourceVersion'),
+          resourceVersionMatch: q.get('resourceVersionMatch'),
+          sendInitialEvents: q.get('sendInitialEvents'),
+        };
+        await awaitFreshness(rest.store, listFreshnessTarget(query));
+        const r = rest.list(kind, ns, query);
         const meta: Record<string, unknown> = { resourceVersion: r.resourceVersion };
         if (r.continue) meta.continue = r.continue;
         if (r.remainingItemCount !== undefined) meta.remainingItemCount = r.remainingItemCount;
@@ -266,6 +273,7 @@ export function createRequestHandler(deps: ServerDeps) {
         dryRun: dryRun || (Array.isArray(body?.dryRun) && body.dryRun.includes('All')),
         subresource: parsed.sub,
         fieldManager,
+        userAgent: req.headers['user-agent'],
         force: boolParam(q, 'force'),
         fieldValidation,
         duplicates,

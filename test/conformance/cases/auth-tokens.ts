@@ -69,7 +69,7 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
     // pkg/registry/core/serviceaccount/storage/token.go TokenREST.Create; pkg/serviceaccount/claims.go
     // Claims; jwt.go JWTTokenGenerator; SelfSubjectReview (pkg/registry/authentication/selfsubjectreview).
     name: 'kubectl create token: an RS256 JWT with the requested audience and duration, accepted as the ServiceAccount',
-    needs: 'kubectl',
+    requires: ['kubectl'],
     async run({ client, kubeconfigPath, ns }) {
       const sa = await client.create<any>(ServiceAccount, { metadata: { name: 'robot', namespace: ns } });
       const token = (
@@ -118,7 +118,7 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
     // (the ServiceAccount and the bound Secret still exist with the token's uids);
     // pkg/registry/authentication/tokenreview.
     name: 'a token for another audience, of a deleted or recreated ServiceAccount, or bound to a deleted Secret or Node is refused',
-    needs: 'kubectl',
+    requires: ['kubectl'],
     async run({ client, kubeconfigPath, ns }) {
       await client.create(ServiceAccount, { metadata: { name: 'robot', namespace: ns } });
       const vault = (
@@ -234,7 +234,7 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
   {
     // token.go TokenREST.Create; pkg/apis/authentication/validation ValidateTokenRequest.
     name: 'kubectl create token refuses under 10 minutes (422), an unknown ServiceAccount (404), a bound kind it cannot bind (400)',
-    needs: 'kubectl',
+    requires: ['kubectl'],
     async run({ client, kubeconfigPath, ns }) {
       await client.create(ServiceAccount, { metadata: { name: 'robot', namespace: ns } });
       const short = await kubectlExit(kubeconfigPath, [
@@ -366,7 +366,7 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
     // plugin/pkg/auth/authenticator/token/bootstrap/bootstrap.go TokenAuthenticator.AuthenticateToken;
     // k8s.io/cluster-bootstrap secret.GetGroups / GetExpiration / ParseName.
     name: 'bootstrap tokens authenticate as system:bootstrap:<id>; a wrong secret, expiry, no auth usage or a bad group is 401',
-    needs: 'kubectl',
+    requires: ['kubectl'],
     async run({ client }) {
       const extra = 'system:bootstrappers:conformance:nodes';
       await withBootstrapToken(

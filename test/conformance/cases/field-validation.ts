@@ -33,7 +33,7 @@ export const FIELD_VALIDATION_CASES: ConformanceCase[] = [
     // (k8s.io/apiserver pkg/endpoints/handlers/create.go, rest.go transformDecodeError). Under
     // Warn the field is dropped and named in a Warning header (addStrictDecodingWarnings).
     name: 'kubectl apply of a ConfigMap with a misspelled field: refused under Strict, dropped with a Warning under --validate=warn',
-    needs: 'kubectl',
+    requires: ['kubectl'],
     async run({ kubeconfigPath, client, ns }) {
       const file = misspelledConfigMap(ns, 'typo');
       const strict = await kubectlExit(kubeconfigPath, ['apply', '-f', file]);
@@ -84,7 +84,7 @@ export const FIELD_VALIDATION_CASES: ConformanceCase[] = [
     // encoding/json UnmarshalTypeError), a 400 whatever fieldValidation says. The official Python
     // client sends the number as given.
     name: 'a number in Secret.stringData is refused by the decoder (400), not coerced to a string (Python client)',
-    needs: 'python',
+    requires: ['python'],
     async run({ kubeconfigPath, client, ns }) {
       const r = await runPython(
         kubeconfigPath,
@@ -181,7 +181,7 @@ except client.ApiException as e:
     // apply converts the applied object to a typed value first (managedfields
     // structuredMergeManager.Apply), which refuses a field the schema does not declare.
     name: 'strategic merge patch with an unknown field is 422 under Strict; server-side apply refuses it (kubectl)',
-    needs: 'kubectl',
+    requires: ['kubectl'],
     async run({ kubeconfigPath, client, ns }) {
       await client.create(R.ConfigMap, { metadata: { name: 'smp', namespace: ns }, data: { a: '1' } });
       const r = await rawRequest(client.kc, 'PATCH', client.path(R.ConfigMap, ns, 'smp'), {

@@ -19,7 +19,7 @@ export const RESPONSE_CASES: ConformanceCase[] = [
     // store sets ReturnDeletedObject (kubernetes pkg/registry/core/serviceaccount/storage,
     // namespace/storage); an object kept by finalizers is answered as it now is.
     name: 'DELETE answers Status Success for most kinds (Python client reads a V1Status), the object for ServiceAccounts and while finalizers hold it',
-    needs: 'python',
+    requires: ['python'],
     async run({ kubeconfigPath, client, ns }) {
       const cm = await client.create<any>(R.ConfigMap, { metadata: { name: 'gone', namespace: ns } });
       const py = await runPython(
@@ -65,7 +65,7 @@ print(json.dumps({'type': type(r).__name__, 'status': r.status, 'name': r.detail
     // pkg/runtime/conversion.go Convert_Slice_string_To_bool): "0" and any case of "false" are
     // false, every other value true. The Python client's Watch().stream() sends watch=True.
     name: 'boolean query parameters: watch=True (the Python client) and watch=t stream events, watch=0 and watch=False list',
-    needs: 'python',
+    requires: ['python'],
     async run({ kubeconfigPath, client, ns }) {
       await client.create(R.ConfigMap, { metadata: { name: 'seen', namespace: ns } });
       const events = await runPython(
@@ -97,7 +97,7 @@ print(json.dumps(out))
     // k8s.io/apiserver pkg/server/healthz/healthz.go handleRootHealth: "ok", or with ?verbose one
     // "[+]<check> ok" line per check then "<endpoint> check passed"; ?exclude marks a check.
     name: '/readyz?verbose, /livez?verbose and /healthz answer in the real text format',
-    needs: 'kubectl',
+    requires: ['kubectl'],
     async run({ kubeconfigPath }) {
       for (const endpoint of ['readyz', 'livez', 'healthz']) {
         const lines = (await kubectl(kubeconfigPath, ['get', '--raw', `/${endpoint}?verbose`]))
@@ -116,7 +116,7 @@ print(json.dumps(out))
   {
     // kubectl explain reads /openapi/v3/<group version>; built-in kinds carry upstream's schemas.
     name: 'kubectl explain knows the built-in kinds fields',
-    needs: 'kubectl',
+    requires: ['kubectl'],
     async run({ kubeconfigPath }) {
       const data = await kubectl(kubeconfigPath, ['explain', 'configmap.data']);
       expect(data).toContain('FIELD: data <map[string]string>');

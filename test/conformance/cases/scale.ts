@@ -40,7 +40,7 @@ const scalerCrd = (group: string) =>
 export const SCALE_CASES: ConformanceCase[] = [
   {
     name: 'a CRD declaring subresources.scale: kubectl scale, GET/PUT/PATCH of autoscaling/v1 Scale, preconditions and validation',
-    needs: 'kubectl',
+    requires: ['kubectl'],
     async run({ kubeconfigPath, client, ns }) {
       const group = `${ns}.example.com`;
       const { crd, resource: Scaler } = scalerCrd(group);

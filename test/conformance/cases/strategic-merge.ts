@@ -20,7 +20,7 @@ export const STRATEGIC_MERGE_CASES: ConformanceCase[] = [
     // taint.go) and sends a strategic merge patch; NodeSpec.taints has no patch strategy, so the
     // list in the patch replaces the stored one and the removed taint is gone.
     name: 'kubectl taint node <n> k1- removes the taint (spec.taints is replaced, not merged)',
-    needs: 'kubectl',
+    requires: ['kubectl'],
     async run({ kubeconfigPath, client, ns }) {
       const name = `${ns}-taint`;
       await client.create(R.Node, { metadata: { name } });
@@ -41,7 +41,7 @@ export const STRATEGIC_MERGE_CASES: ConformanceCase[] = [
     // RoleBinding.subjects has no patch strategy either: a patch listing the subjects to keep
     // takes the others' access away.
     name: 'removing a RoleBinding subject by strategic merge patch removes it (kubectl patch)',
-    needs: 'kubectl',
+    requires: ['kubectl'],
     async run({ kubeconfigPath, client, ns }) {
       const user = (name: string) => ({ kind: 'User', apiGroup: RBAC, name });
       await client.create(RoleBinding, {
