@@ -132,7 +132,9 @@ class Decoder {
             this.at.push(i);
             const r = this.value(t.elem, v[i]);
             this.at.pop();
-            if (r !== DROP) v[i] = r;
+            // Only a changed element is written back: a write shares unchanged lists (the stored,
+            // frozen managedFields) with the version before it.
+            if (r !== DROP && r !== v[i]) v[i] = r;
           }
         }
         return v;
