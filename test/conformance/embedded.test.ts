@@ -14,6 +14,7 @@ defineConformanceSuite('embedded API server', async () => {
     kubeconfigPath,
     embedded: server,
     advanceClock: (ms) => clock.advance(ms),
+    now: () => clock.now(),
     teardown: () => server.stop(),
   };
 });

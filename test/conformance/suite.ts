@@ -42,12 +42,16 @@ export interface Target {
   embedded?: ApiServerHandle;
   /** Moves the embedded server's clock forward (compaction and other time-driven behaviour, without sleeping). */
   advanceClock?: (ms: number) => void;
+  /** The server's clock (the embedded one moves with advanceClock); default Date.now. */
+  now?: () => number;
   teardown(): Promise<void>;
 }
 
-export interface CaseContext extends Omit<Target, 'teardown'> {
+export interface CaseContext extends Omit<Target, 'teardown' | 'now'> {
   /** A fresh namespace for this case. */
   ns: string;
+  /** The server's time: what times a case writes or verifies (token expiry) are relative to. */
+  now: () => number;
 }
 
 export interface ConformanceCase {
@@ -130,6 +134,7 @@ export function defineConformanceSuite(title: string, setup: () => Promise<Targe
                 kubeconfigPath: target.kubeconfigPath,
                 embedded: target.embedded,
                 advanceClock: target.advanceClock,
+                now: target.now ?? Date.now,
                 ns,
               });
             } finally {
