@@ -189,7 +189,8 @@ describe('relay under watch faults', () => {
     const r = await relayViaProxy(3_000);
     try {
       const w = r.watchers.get('Metal3Machine')!;
-      for (const n of ['tc-a', 'tc-b', 'tc-c']) await cluster.client.create(R.Metal3Machine, machine(n));
+      for (const n of ['tc-a', 'tc-b', 'tc-c'])
+        await cluster.client.create(envelopeOf(R.Metal3Machine), machine(n));
       await until(() => ['tc-a', 'tc-b', 'tc-c'].every((n) => r.cache.get('Metal3Machine', NS, n)), 10_000);
       const relistsBefore = w.counts.relists;
       // The watch goes silent; meanwhile objects change and two compaction intervals pass on the
@@ -197,10 +198,10 @@ describe('relay under watch faults', () => {
       expect(proxy.freezeWatches()).toBeGreaterThan(0);
       await bump('tc-a', 7);
       await cluster.client.delete(R.Metal3Machine, NS, 'tc-b');
-      await cluster.client.create(R.Metal3Machine, machine('tc-d'));
+      await cluster.client.create(envelopeOf(R.Metal3Machine), machine('tc-d'));
       clock.advance(2 * COMPACTION_INTERVAL_MS + 1_000);
       const finalState = new Map(
-        (await cluster.client.list(R.Metal3Machine, NS)).items.map((m) => [
+        (await cluster.client.list(envelopeOf(R.Metal3Machine), NS)).items.map((m) => [
           m.metadata.name!,
           m.metadata.resourceVersion!,
         ]),
