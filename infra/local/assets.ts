@@ -23,6 +23,7 @@ declare const METAL3FN_BUNDLE_ASSETS: string | undefined;
 export const ASSETS = [
   'infra/crds',
   'infra/local/crds',
+  'infra/local/openapi',
   'infra/local/sample',
   'infra/deploy/common/rbac-functions.yaml',
   'infra/deploy/common/rbac-relay.yaml',

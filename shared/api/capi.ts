@@ -141,6 +141,8 @@ const MachineSetLikeSpec = {
 };
 const ReplicaStatus = z.lazy(() =>
   z.looseObject({
+    /** The label selector as a string (what the scale subresource answers). */
+    selector: z.string().optional(),
     replicas: z.int().optional(),
     readyReplicas: z.int().optional(),
     phase: z.string().optional(),

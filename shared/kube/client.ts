@@ -141,6 +141,12 @@ export interface KubeClientOptions {
   /** Shared counters; pass one instance to several clients to count a whole process. */
   stats?: RequestStats;
   fieldManager?: string;
+  /**
+   * `fieldValidation` on every write. Absent: the server's default (Warn: unknown fields dropped
+   * with a warning). Tests use Strict, so a field a schema lacks fails the write instead of
+   * vanishing.
+   */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
 }
 
 export class KubeClient {
@@ -148,6 +154,8 @@ export class KubeClient {
   readonly stats: RequestStats;
   private readonly api: RawApi;
   private readonly fieldManager: string;
+  /** The write options a client made from this one (a workload cluster's) carries too. */
+  readonly fieldValidation: KubeClientOptions['fieldValidation'];
 
   constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
     reuseDispatcher(kc);
@@ -155,6 +163,7 @@ export class KubeClient {
     this.api = kc.makeApiClient(RawApi);
     this.stats = opts.stats ?? new RequestStats();
     this.fieldManager = opts.fieldManager ?? 'metal3-functions';
+    this.fieldValidation = opts.fieldValidation;
   }
 
   static fromFile(path: string, opts?: KubeClientOptions): KubeClient {
@@ -270,6 +279,7 @@ export class KubeClient {
         this.path(t, obj.metadata.namespace),
         {
           fieldManager: this.fieldManager,
+          fieldValidation: this.fieldValidation,
           dryRun: opts.dryRun ? 'All' : undefined,
         },
         body,
@@ -285,7 +295,7 @@ export class KubeClient {
       this.api.send(
         HttpMethod.PUT,
         this.path(t, obj.metadata.namespace, obj.metadata.name!),
-        { fieldManager: this.fieldManager },
+        { fieldManager: this.fieldManager, fieldValidation: this.fieldValidation },
         body,
       ),
     );
@@ -300,7 +310,7 @@ export class KubeClient {
       this.api.send(
         HttpMethod.PUT,
         this.path(t, obj.metadata.namespace, obj.metadata.name!, 'status'),
-        { fieldManager: this.fieldManager },
+        { fieldManager: this.fieldManager, fieldValidation: this.fieldValidation },
         body,
       ),
     );
@@ -321,7 +331,7 @@ export class KubeClient {
       this.api.send(
         HttpMethod.PATCH,
         this.path(t, namespace, name, sub),
-        { fieldManager: this.fieldManager },
+        { fieldManager: this.fieldManager, fieldValidation: this.fieldValidation },
         patch,
         PATCH_CONTENT_TYPE[type],
       ),

@@ -57,7 +57,7 @@ export interface WorkloadClientCache {
 export interface WorkloadClientCacheOptions {
   /** Re-read the Secret (one GET) to compare its resourceVersion at most this often; 0 = on every use. Default 30 s. */
   revalidateMs?: number;
-  /** Builds a client from kubeconfig text; default: a KubeClient sharing the management client's RequestStats. */
+  /** Builds a client from kubeconfig text; default: a KubeClient sharing the management client's RequestStats and fieldValidation. */
   clientFactory?: (kubeconfig: string) => KubeClient;
   /** Clock (ms), for tests. */
   now?: () => number;
@@ -109,7 +109,10 @@ export function createWorkloadClientCache(
       const kc = new KubeConfig();
       kc.loadFromString(text);
       if (!kc.getCurrentCluster()) throw new Error('kubeconfig names no current cluster');
-      return new KubeClient(kc, { stats: mgmt.stats });
+      return new KubeClient(kc, {
+        stats: mgmt.stats,
+        ...(mgmt.fieldValidation ? { fieldValidation: mgmt.fieldValidation } : {}),
+      });
     });
   const entries = new Map<string, Entry>();
   const inflight = new Map<string, Promise<KubeClient>>();

@@ -1,7 +1,9 @@
 /** The CRD and helpers the conformance cases use (a kind of our own, so a real cluster can host it). */
 
-import { envelopeOf, type Resource } from '../../shared/api/resources.ts';
+import { envelopeOf, R, type Resource } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { caseCrd } from './crd.ts';
 
 export const GROUP = 'conformance.metal3fn.io';
 
@@ -92,6 +94,22 @@ export const WIDGET_CRD: KubeObject = {
                     properties: { url: { type: 'string' } },
                   },
                   extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+                  // List types for server-side apply: a map keyed by port+protocol (protocol defaulted), a set.
+                  ports: {
+                    type: 'array',
+                    'x-kubernetes-list-type': 'map',
+                    'x-kubernetes-list-map-keys': ['port', 'protocol'],
+                    items: {
+                      type: 'object',
+                      required: ['port'],
+                      properties: {
+                        port: { type: 'integer' },
+                        protocol: { type: 'string', default: 'TCP' },
+                        name: { type: 'string' },
+                      },
+                    },
+                  },
+                  aliases: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
                   nullableField: { type: 'string', nullable: true },
                 },
               },
@@ -161,4 +179,13 @@ export async function eventually<T>(fn: () => T | Promise<T>, what: string, time
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ''}`);
     await sleep(10);
   }
+}
+
+/** A throw-away namespaced CRD `temps.<group>` (kind Temp, any fields), for cases that delete a CRD. */
+export async function createTempCrd(client: KubeClient, group: string): Promise<Resource> {
+  const { crd, resource } = caseCrd(group, 'Temp', 'temps', {
+    schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+  });
+  await client.create(R.CustomResourceDefinition, crd);
+  return resource;
 }

@@ -10,7 +10,7 @@ import {
   startApiServer,
 } from '../../infra/local/apiserver/index.ts';
 import { R } from '../../shared/api/resources.ts';
-import { KubeClient } from '../../shared/kube/client.ts';
+import { KubeClient, type KubeClientOptions } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 
 export const CRD_DIRS = PROJECT_CRD_DIRS;
@@ -30,6 +30,13 @@ export interface TestClusterOptions extends Omit<ApiServerOptions, 'faults'> {
   namespaces?: string[];
 }
 
+/**
+ * A client for tests: writes with fieldValidation=Strict, so a field our schemas (or upstream's,
+ * for built-in kinds) lack fails the write instead of being dropped with a warning.
+ */
+export const testClient = (kubeconfig: string, opts: KubeClientOptions = {}): KubeClient =>
+  KubeClient.fromString(kubeconfig, { fieldValidation: 'Strict', ...opts });
+
 /** Every CustomResourceDefinition document in the project's CRD folders (missing folders: none). */
 export const loadProjectCrds = (dirs: string[] = CRD_DIRS): KubeObject[] => loadCrdFiles(dirs);
 
@@ -38,7 +45,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
   const server = await startApiServer(serverOpts);
   try {
     const kubeconfig = server.kubeconfig();
-    const client = KubeClient.fromString(kubeconfig);
+    const client = testClient(kubeconfig);
     if (crds) {
       for (const crd of loadProjectCrds()) await client.create(R.CustomResourceDefinition, crd);
     }

@@ -103,10 +103,26 @@ describe('generated CRDs', () => {
       expect(crd.spec.versions).toHaveLength(1);
       const [v] = crd.spec.versions;
       expect(v.served && v.storage).toBe(true);
-      expect(v.subresources).toEqual({ status: {} });
+      expect(v.subresources.status).toEqual({});
       expect(structuralViolations(v.schema.openAPIV3Schema, '')).toEqual([]);
     },
   );
+
+  it('MachineSet and MachineDeployment declare the scale subresource as Cluster API does (the others none)', () => {
+    // cluster-api api/v1beta1 machineset_types.go, machinedeployment_types.go:
+    // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+    const scaled = crds.filter(({ crd }) => crd.spec.versions[0].subresources.scale);
+    expect(scaled.map(({ crd }) => crd.spec.names.kind).sort()).toEqual(['MachineDeployment', 'MachineSet']);
+    for (const { crd } of scaled) {
+      const v = crd.spec.versions[0];
+      expect(v.subresources.scale).toEqual({
+        specReplicasPath: '.spec.replicas',
+        statusReplicasPath: '.status.replicas',
+        labelSelectorPath: '.status.selector',
+      });
+      expect(v.schema.openAPIV3Schema.properties.status.properties.selector).toEqual({ type: 'string' });
+    }
+  });
 
   it('carry the Cluster API contract label and category on ours only', () => {
     for (const { path, crd } of crds) {

@@ -1,16 +1,18 @@
 /**
  * Admission: the validation every write goes through before it is stored. Metadata rules for
  * all kinds, the CRD's structural schema (pruning, defaults, validation, CEL rules) for custom
- * resources, and the few built-in rules the project relies on (Node providerID, Secret data).
+ * resources, and the built-in kinds' own validation (builtin-validation.ts).
  */
+import { defaultBuiltin, validateBuiltin } from './builtin-validation.ts';
 import { validateCrd } from './crd-validation.ts';
+import { enforceFieldValidation } from './field-validation.ts';
 import type { ServedKind } from './kinds.ts';
 import { validateName, validateObjectMeta, validatePathSegmentName } from './names.ts';
 import type { AdmitContext, Operation } from './rest.ts';
+import { scaleCauses } from './scale.ts';
 import { admitCustomResource } from './schema.ts';
-import { badRequest, fieldError, invalid, type StatusCause } from './status.ts';
+import { invalid, type StatusCause } from './status.ts';
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const LABEL_NAME_KINDS = new Set(['/namespaces']);
 /** RBAC objects are named by ValidateRBACName (a path segment: `system:discovery` is fine). */
 const PATH_SEGMENT_NAME_KINDS = new Set(
@@ -18,73 +20,6 @@ const PATH_SEGMENT_NAME_KINDS = new Set(
     (p) => `rbac.authorization.k8s.io/${p}`,
   ),
 );
-
-function builtinRules(kind: ServedKind, obj: any, old: any | undefined): StatusCause[] {
-  const out: StatusCause[] = [];
-  switch (kind.resource) {
-    case '/nodes': {
-      const before = old?.spec?.providerID ?? '';
-      const after = obj.spec?.providerID ?? '';
-      if (old && before !== '' && before !== after) {
-        out.push(
-          fieldError(
-            'Forbidden',
-            'spec.providerID',
-            'node updates may not change providerID except from "" to valid',
-          ),
-        );
-      }
-      break;
-    }
-    case '/secrets':
-      for (const [k, v] of Object.entries((obj.data ?? {}) as Record<string, unknown>)) {
-        if (typeof v !== 'string' || !BASE64.test(v)) {
-          out.push(
-            fieldError(
-              'Invalid',
-              `data[${k}]`,
-              'illegal base64 data',
-              typeof v === 'string' ? '<secret contents redacted>' : v,
-            ),
-          );
-        }
-      }
-      for (const k of [...Object.keys(obj.data ?? {}), ...Object.keys(obj.stringData ?? {})]) {
-        if (!/^[-._a-zA-Z0-9]+$/.test(k)) {
-          out.push(
-            fieldError(
-              'Invalid',
-              `data[${k}]`,
-              "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
-              k,
-            ),
-          );
-        }
-      }
-      if (old && old.type !== undefined && (obj.type ?? 'Opaque') !== old.type) {
-        out.push(fieldError('Invalid', 'type', 'field is immutable', obj.type ?? 'Opaque'));
-      }
-      if (old?.immutable && JSON.stringify(obj.data) !== JSON.stringify(old.data)) {
-        out.push(fieldError('Forbidden', 'data', 'field is immutable when `immutable` is set'));
-      }
-      break;
-    case '/configmaps':
-      for (const k of [...Object.keys(obj.data ?? {}), ...Object.keys(obj.binaryData ?? {})]) {
-        if (!/^[-._a-zA-Z0-9]+$/.test(k)) {
-          out.push(
-            fieldError(
-              'Invalid',
-              `data[${k}]`,
-              "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
-              k,
-            ),
-          );
-        }
-      }
-      break;
-  }
-  return out;
-}
 
 /** Secret.stringData is write-only: merged into data (base64) on every write, as the real server does. */
 function normalizeSecret(obj: any): void {
@@ -98,9 +33,8 @@ function normalizeSecret(obj: any): void {
 }
 
 /**
- * Validates (pruning and defaulting custom resources in place). Unknown fields of custom
- * resources follow `fieldValidation`: Strict → 400 as the real server's strict decoding, Warn
- * (the server default) → warnings, Ignore → silently pruned.
+ * Validates (pruning and defaulting in place). Unknown fields of custom resources follow
+ * `fieldValidation` (field-validation.ts); those of built-in kinds were handled when decoding.
  */
 export function admit(
   op: Operation,
@@ -118,30 +52,20 @@ export function admit(
         ? validatePathSegmentName(name)
         : validateName(name, LABEL_NAME_KINDS.has(kind.resource))),
     );
-    if (
-      kind.resource === '/nodes' ||
-      kind.resource === '/namespaces' ||
-      kind.resource === '/secrets' ||
-      kind.resource === '/configmaps'
-    ) {
-      // as validated by ValidateObjectMeta with the kind's name function
-    }
   }
   causes.push(...validateObjectMeta(obj.metadata ?? {}));
   if (kind.resource === '/secrets') normalizeSecret(obj);
-  if (kind.builtin) causes.push(...builtinRules(kind, obj, old));
+  if (kind.builtin) {
+    defaultBuiltin(kind, obj);
+    causes.push(...validateBuiltin(kind, obj, old));
+  }
   if (kind.resource === 'apiextensions.k8s.io/customresourcedefinitions')
     causes.push(...validateCrd(obj, old));
   if (!kind.builtin) {
     const dropped: string[] = [];
-    causes.push(...admitCustomResource(kind, obj, old, dropped));
-    const mode = ctx.fieldValidation ?? 'Warn';
-    if (dropped.length && mode === 'Strict') {
-      throw badRequest(
-        `${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: strict decoding error: ${dropped.map((f) => `unknown field "${f}"`).join(', ')}`,
-      );
-    }
-    if (dropped.length && mode === 'Warn') ctx.warnings?.push(...dropped.map((f) => `unknown field "${f}"`));
+    causes.push(...admitCustomResource(kind, obj, old, dropped, ctx.warnings));
+    enforceFieldValidation(kind, dropped, ctx);
+    if (kind.scale) causes.push(...scaleCauses(kind.scale, obj, ctx.subresource === 'status'));
   }
   if (causes.length) throw invalid(kind, name, causes);
 }

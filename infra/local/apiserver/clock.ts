@@ -5,6 +5,8 @@
 import { randomUUID } from 'node:crypto';
 
 export interface Clock {
+  /** Milliseconds since the epoch (history compaction, token expiry). */
+  now(): number;
   /** RFC 3339 UTC to the second, as creationTimestamp is written. */
   timestamp(): string;
   uid(): string;
@@ -12,9 +14,20 @@ export interface Clock {
   random(): number;
 }
 
-const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+let lastSecond = Number.NaN;
+let lastText = '';
+/** Formatted once per second: every write stamps managedFields with it. */
+function rfc3339(d: Date): string {
+  const sec = Math.floor(d.getTime() / 1000);
+  if (sec !== lastSecond) {
+    lastSecond = sec;
+    lastText = d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return lastText;
+}
 
 export const systemClock: Clock = {
+  now: () => Date.now(),
   timestamp: () => rfc3339(new Date()),
   uid: () => randomUUID(),
   random: () => Math.random(),
@@ -41,6 +54,7 @@ export function deterministicClock(
   let n = 0;
   const random = seededRandom(seed);
   return {
+    now: () => now,
     timestamp: () => rfc3339(new Date(now)),
     uid: () => {
       n++;
@@ -50,6 +64,20 @@ export function deterministicClock(
     random,
     advance(ms: number) {
       now += ms;
+    },
+  };
+}
+
+/** The system clock, shifted forward when told: time-dependent behaviour (compaction) without sleeping. */
+export function advanceableClock(): Clock & { advance(ms: number): void } {
+  let offset = 0;
+  return {
+    now: () => Date.now() + offset,
+    timestamp: () => rfc3339(new Date(Date.now() + offset)),
+    uid: () => randomUUID(),
+    random: () => Math.random(),
+    advance(ms: number) {
+      offset += ms;
     },
   };
 }

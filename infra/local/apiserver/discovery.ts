@@ -5,6 +5,9 @@
  */
 import type { KindRegistry, ServedKind } from './kinds.ts';
 
+/** What the scale subresource answers (autoscaling/v1 Scale). */
+const SCALE_KIND = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
+
 const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 export const VERSION_INFO = {
@@ -53,25 +56,18 @@ function resourceEntries(k: ServedKind): any[] {
   };
   if (k.shortNames.length) main.shortNames = k.shortNames;
   if (k.categories.length) main.categories = k.categories;
+  const sub = (name: string, kind: object) => ({
+    name: `${k.plural}/${name}`,
+    singularName: '',
+    namespaced: k.namespaced,
+    ...kind,
+    verbs: ['get', 'patch', 'update'],
+  });
   const out = [main];
-  if (k.status)
-    out.push({
-      name: `${k.plural}/status`,
-      singularName: '',
-      namespaced: k.namespaced,
-      kind: k.kind,
-      verbs: ['get', 'patch', 'update'],
-    });
-  for (const sub of k.subresources ?? [])
-    out.push({
-      name: `${k.plural}/${sub.name}`,
-      singularName: '',
-      namespaced: k.namespaced,
-      group: sub.group,
-      version: sub.version,
-      kind: sub.kind,
-      verbs: sub.verbs,
-    });
+  if (k.status) out.push(sub('status', { kind: k.kind }));
+  if (k.scale) out.push(sub('scale', SCALE_KIND));
+  for (const s of k.subresources ?? [])
+    out.push({ ...sub(s.name, { group: s.group, version: s.version, kind: s.kind }), verbs: s.verbs });
   return out;
 }
 
@@ -121,15 +117,17 @@ function aggregatedResource(k: ServedKind) {
   };
   if (k.shortNames.length) r.shortNames = k.shortNames;
   if (k.categories.length) r.categories = k.categories;
-  const subs: object[] = [];
-  if (k.status) subs.push({ subresource: 'status', responseKind, verbs: ['get', 'patch', 'update'] });
-  for (const sub of k.subresources ?? [])
-    subs.push({
-      subresource: sub.name,
-      responseKind: { group: sub.group, version: sub.version, kind: sub.kind },
-      verbs: sub.verbs,
+  const subresources: object[] = [];
+  if (k.status) subresources.push({ subresource: 'status', responseKind, verbs: ['get', 'patch', 'update'] });
+  if (k.scale)
+    subresources.push({ subresource: 'scale', responseKind: SCALE_KIND, verbs: ['get', 'patch', 'update'] });
+  for (const s of k.subresources ?? [])
+    subresources.push({
+      subresource: s.name,
+      responseKind: { group: s.group, version: s.version, kind: s.kind },
+      verbs: s.verbs,
     });
-  if (subs.length) r.subresources = subs;
+  if (subresources.length) r.subresources = subresources;
   return r;
 }
 

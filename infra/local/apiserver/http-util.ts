@@ -66,8 +66,13 @@ export function decode(raw: Buffer, contentType: string): any {
 export const mediaType = (h: string | undefined): string =>
   (h ?? 'application/json').split(';')[0]!.trim().toLowerCase();
 
+/**
+ * A boolean query parameter as the server's parameter codec reads it
+ * (k8s.io/apimachinery pkg/runtime/conversion.go Convert_Slice_string_To_bool): only "0" and
+ * any case of "false" are false; every other value ("True", "t", "yes", "") is true.
+ */
 export function boolParam(q: URLSearchParams, k: string): boolean | undefined {
   const v = q.get(k);
   if (v === null) return undefined;
-  return v === 'true' || v === '1' || v === '';
+  return !(v === '0' || v.toLowerCase() === 'false');
 }

@@ -8,6 +8,7 @@ import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { admit } from './admission.ts';
 import { Auth, type AuthHandle } from './auth/index.ts';
+import { localCa } from './ca.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { FaultInjector } from './faults.ts';
 import { Controllers } from './gc.ts';
@@ -23,7 +24,7 @@ import type { WatchStream } from './watch.ts';
 
 export type { AuthHandle } from './auth/index.ts';
 export { caCertHash } from './auth/index.ts';
-export { deterministicClock } from './clock.ts';
+export { advanceableClock, deterministicClock } from './clock.ts';
 export type { FaultRule } from './faults.ts';
 export type { RequestLogEntry } from './log.ts';
 export type { RbacOptions } from './rbac.ts';
@@ -52,8 +53,13 @@ export interface ApiServerOptions {
   seed?: number;
   /** Deterministic time/uid/name source for tests. */
   clock?: Clock;
-  /** Watch event history length (resumes from older RVs get 410). Default 10,000. */
+  /** Most events the history keeps (older resumes, continue tokens and exact lists get 410). Default 100,000. */
   historySize?: number;
+  /**
+   * How often the history is compacted, as etcd's compactor (the window spans one to two
+   * intervals); by the server clock, so a test advancing its clock sees compaction. Default 5 min.
+   */
+  compactionIntervalMs?: number;
   /** Bookmark period for watches with allowWatchBookmarks=true. Default 5 s. */
   bookmarkIntervalMs?: number;
   /** Unflushed bytes after which a watch consumer counts as too slow (410). Default 16 MiB. */
@@ -93,16 +99,25 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const persistence = opts.dataFile
     ? (await import('./persist.ts')).sqlitePersistence(opts.dataFile)
     : undefined;
-  const store = new Store({ historySize: opts.historySize, persistence });
+  const store = new Store({
+    historySize: opts.historySize,
+    compactionIntervalMs: opts.compactionIntervalMs,
+    now: () => clock.now(),
+    persistence,
+  });
   const kinds = new KindRegistry();
   const rest = new Rest(store, kinds, clock, admit);
-  const controllers = new Controllers(rest);
+  const cert = opts.tls ? selfSignedCert(host) : undefined;
+  // The CA every namespace's kube-root-ca.crt publishes: the serving certificate's, or a local one.
+  const controllers = new Controllers(rest, () => cert?.cert ?? localCa().cert);
   controllers.loadCrds();
   store.onCommit = controllers.onCommit;
   const nsKind = kinds.get('', 'v1', 'namespaces')!;
   for (const ns of BOOT_NAMESPACES) {
-    if (!store.get('/namespaces', undefined, ns)) rest.create(nsKind, undefined, { metadata: { name: ns } });
+    if (!store.get('/namespaces', undefined, ns))
+      rest.create(nsKind, undefined, { metadata: { name: ns } }, { fieldManager: 'kube-apiserver' });
   }
+  controllers.ensureNamespaceDefaults();
   const faults = new FaultInjector(() => store.compact(), opts.faults ?? false, opts.seed ?? 1);
   const log = new RequestLog();
   const rbac = opts.rbac ? new Rbac(rest) : undefined;
@@ -139,7 +154,6 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const listener: RequestListener = (req, res) => {
     void handler(req, res);
   };
-  const cert = opts.tls ? selfSignedCert(host) : undefined;
   const server = cert
     ? createTlsServer(
         { key: cert.key, cert: cert.cert, keepAliveTimeout: 65_000, requestTimeout: 0 },
@@ -193,6 +207,9 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       '',
     ].join('\n');
 
+  // Compaction also runs on every read and write of the history; this catches an idle server up.
+  const compactor = setInterval(() => store.tick(), 10_000);
+  compactor.unref();
   let stopped = false;
   return {
     url,
@@ -215,6 +232,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     async stop() {
       if (stopped) return;
       stopped = true;
+      clearInterval(compactor);
       for (const w of [...watches]) w.close();
       auth.stop();
       await new Promise<void>((resolve) => {

@@ -3,6 +3,7 @@
  * `ServedKind` per group/version/plural; versions of one resource share storage (`resource`),
  * as with a CRD's "None" conversion strategy.
  */
+import type { ScaleSpec } from './scale.ts';
 import type { Schema } from './schema.ts';
 
 export interface PrinterColumn {
@@ -44,7 +45,7 @@ export interface ServedKind {
   generation: boolean;
   /** Field selector labels beyond metadata.name / metadata.namespace. */
   fieldLabels: readonly string[];
-  /** Accepts application/strategic-merge-patch+json (built-in kinds only). */
+  /** Accepts application/strategic-merge-patch+json (built-in kinds, CRDs included; not custom resources). */
   strategic: boolean;
   /** PUT without metadata.resourceVersion is allowed (built-ins); CRs answer 422. */
   unconditionalUpdate: boolean;
@@ -54,6 +55,8 @@ export interface ServedKind {
   virtual?: boolean;
   /** Subresources besides status, for discovery (serviceaccounts/token answers a TokenRequest). */
   subresources?: readonly { name: string; group: string; version: string; kind: string; verbs: string[] }[];
+  /** The scale subresource a CRD version declares (subresources.scale). */
+  scale?: ScaleSpec;
 }
 
 export const apiVersionOf = (k: Pick<ServedKind, 'group' | 'version'>): string =>
@@ -137,7 +140,6 @@ export const BUILTIN_KINDS: readonly ServedKind[] = [
     shortNames: ['crd', 'crds'],
     categories: ['api-extensions'],
     generation: true,
-    strategic: false,
   }),
   builtin(RBAC_GROUP, 'Role', 'roles', { namespaced: true, strategic: true }),
   builtin(RBAC_GROUP, 'ClusterRole', 'clusterroles', { namespaced: false }),
@@ -188,6 +190,7 @@ export function kindsFromCrd(crd: any): ServedKind[] {
       strategic: false,
       unconditionalUpdate: false,
       crd: crd.metadata?.name,
+      ...(v.subresources?.scale ? { scale: v.subresources.scale } : {}),
     });
   }
   return out;

@@ -10,6 +10,7 @@ import {
   VERSION_INFO,
   wantsAggregated,
 } from './discovery.ts';
+import { serveHealth } from './health.ts';
 import { send } from './http-util.ts';
 import { openapiV3Group, openapiV3Root } from './openapi.ts';
 import type { ServerDeps } from './server.ts';
@@ -23,17 +24,12 @@ export function serveNonResource(
 ): void {
   const kinds = deps.rest.kinds;
   if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed();
+  if (serveHealth(path, new URL(req.url ?? '/', 'http://local').searchParams, res)) return;
   switch (path) {
     case '/version': {
       send(res, 200, VERSION_INFO);
       return;
     }
-    case '/healthz':
-    case '/livez':
-    case '/readyz':
-      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
-      res.end('ok');
-      return;
     case '/api':
     case '/apis': {
       // kubectl asks for aggregated discovery first and falls back to the plain documents.

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { builtinOpenApi, builtinSchemaRef } from './builtin-types.ts';
 import type { KindRegistry, ServedKind } from './kinds.ts';
 /**
  * /openapi/v2 as much as kubectl needs. kubectl asks for the protobuf form; an empty protobuf
@@ -22,10 +23,11 @@ export function openapiV2(accept: string | undefined): { type: string; body: str
 
 /**
  * /openapi/v3: a root listing every group version and, per group version, a document with the
- * kinds' schemas (a CRD's openAPIV3Schema; built-ins have a permissive one) tagged with
- * x-kubernetes-group-version-kind, and each kind's PATCH operation declaring the fieldValidation
- * parameter. That is what `kubectl explain` reads, and what tells kubectl's validation that the
- * server checks fields itself (fieldValidation=Strict), so it skips client-side validation.
+ * kinds' schemas (a CRD's openAPIV3Schema; for built-in kinds upstream's own, from the OpenAPI
+ * data of builtin-types.ts) tagged with x-kubernetes-group-version-kind, and each kind's PATCH
+ * operation declaring the fieldValidation parameter and the patch types it accepts. That is what
+ * `kubectl explain` reads, what tells kubectl's validation that the server checks fields itself
+ * (fieldValidation=Strict), and what `kubectl apply` computes strategic merge patches from.
  */
 export function openapiV3Root(kinds: KindRegistry): object {
   const paths: Record<string, { serverRelativeURL: string }> = {};
@@ -38,10 +40,19 @@ export function openapiV3Root(kinds: KindRegistry): object {
   return { paths };
 }
 
+/**
+ * The documents' hash, which clients cache them by (kubectl under ~/.kube/cache): it changes with
+ * a CRD's schema, the built-in data's version and the layout of the documents (DOCUMENT_LAYOUT).
+ */
+const DOCUMENT_LAYOUT = 'upstream-builtins+patch-types';
 function hashOf(kinds: KindRegistry, group: string, version: string): string {
   const h = createHash('sha256');
-  for (const k of kinds.all())
-    if (k.group === group && k.version === version) h.update(JSON.stringify([k.kind, k.schema ?? null]));
+  h.update(DOCUMENT_LAYOUT);
+  for (const k of kinds.all()) {
+    if (k.group !== group || k.version !== version) continue;
+    const upstream = k.builtin ? builtinSchemaRef(k.group, k.version, k.kind) : undefined;
+    h.update(JSON.stringify([k.kind, upstream ? builtinOpenApi().source.ref : (k.schema ?? null)]));
+  }
   return h.digest('hex').slice(0, 32).toUpperCase();
 }
 
@@ -55,24 +66,28 @@ export function openapiV3Group(kinds: KindRegistry, group: string, version: stri
   const paths: Record<string, unknown> = {};
   for (const k of ks) {
     const gvk = { group: k.group, version: k.version, kind: k.kind };
+    const upstream = k.builtin ? builtinSchemaRef(k.group, k.version, k.kind) : undefined;
+    const name = upstream?.schema ?? schemaName(k);
+    if (upstream) Object.assign(schemas, builtinOpenApi().documents[upstream.doc]!.components.schemas);
     const base = k.schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
-    schemas[schemaName(k)] = {
-      ...base,
-      description: base.description ?? `${k.kind} (${k.group ? `${k.group}/` : ''}${k.version})`,
-      properties: {
-        apiVersion: {
-          type: 'string',
-          description: 'APIVersion defines the versioned schema of this representation of an object.',
+    if (!upstream)
+      schemas[name] = {
+        ...base,
+        description: base.description ?? `${k.kind} (${k.group ? `${k.group}/` : ''}${k.version})`,
+        properties: {
+          apiVersion: {
+            type: 'string',
+            description: 'APIVersion defines the versioned schema of this representation of an object.',
+          },
+          kind: {
+            type: 'string',
+            description: 'Kind is a string value representing the REST resource this object represents.',
+          },
+          metadata: { type: 'object', description: "Standard object's metadata." },
+          ...(base.properties ?? {}),
         },
-        kind: {
-          type: 'string',
-          description: 'Kind is a string value representing the REST resource this object represents.',
-        },
-        metadata: { type: 'object', description: "Standard object's metadata." },
-        ...(base.properties ?? {}),
-      },
-      'x-kubernetes-group-version-kind': [gvk],
-    };
+        'x-kubernetes-group-version-kind': [gvk],
+      };
     const prefix = group ? `/apis/${group}/${version}` : `/api/${version}`;
     const path = `${prefix}${k.namespaced ? '/namespaces/{namespace}' : ''}/${k.plural}/{name}`;
     const op = (verb: string) => ({
@@ -87,11 +102,24 @@ export function openapiV3Group(kinds: KindRegistry, group: string, version: stri
       responses: {
         '200': {
           description: 'OK',
-          content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName(k)}` } } },
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } },
         },
       },
     });
-    paths[path] = { get: op('get'), put: op('put'), patch: op('patch'), delete: op('delete') };
+    const patchTypes = [
+      'application/apply-patch+yaml',
+      'application/json-patch+json',
+      'application/merge-patch+json',
+      ...(k.strategic ? ['application/strategic-merge-patch+json'] : []),
+    ];
+    const patch = {
+      ...op('patch'),
+      requestBody: {
+        content: Object.fromEntries(patchTypes.map((t) => [t, { schema: { type: 'object' } }])),
+        required: true,
+      },
+    };
+    paths[path] = { get: op('get'), put: op('put'), patch, delete: op('delete') };
     paths[`${prefix}${k.namespaced ? '/namespaces/{namespace}' : ''}/${k.plural}`] = { post: op('post') };
   }
   return {

@@ -3,26 +3,29 @@
  * patch, delete with finalizers and preconditions, get and list. Every method is synchronous:
  * read, decide and commit happen without yielding, which is the server's whole locking story.
  */
+import { builtinType } from './builtin-types.ts';
 import { type Clock, generateNameSuffix } from './clock.ts';
+import { checkApplyPatch, type DecodeContext, decodeBuiltin, type PatchSource } from './field-validation.ts';
 import { matchesFields, parseFieldSelector } from './fields.ts';
 import { apiVersionOf, type KindRegistry, type ServedKind } from './kinds.ts';
 import { matchesLabels, parseLabelSelector } from './labels.ts';
 import {
-  APPLY_YAML,
-  applyJsonPatch,
-  deepEqual,
-  JSON_PATCH,
-  MERGE,
-  mergePatch,
-  STRATEGIC,
-  strategicMergePatch,
-} from './patch.ts';
+  continueAfter,
+  futureRevision,
+  type ListRvQuery,
+  resolveListRead,
+  tooLargeResourceVersion,
+  tooOldForList,
+} from './list-rv.ts';
+import { APPLY_YAML, applyJsonPatch, JSON_PATCH, MERGE, mergePatch, STRATEGIC } from './patch.ts';
+import { share } from './share.ts';
+import { strategicMergePatch } from './smp.ts';
+import { FieldManager, type ManagedFieldsEntry } from './ssa/managed.ts';
 import {
   ApiError,
   alreadyExists,
   badRequest,
   conflict,
-  expired,
   fieldError,
   forbidden,
   internalError,
@@ -43,18 +46,17 @@ export type Admit = (
   ctx?: AdmitContext,
 ) => void;
 
-export interface AdmitContext {
-  /** How unknown fields are treated (query parameter fieldValidation); default Warn. */
-  fieldValidation?: 'Strict' | 'Warn' | 'Ignore' | undefined;
-  /** Warnings for the response's Warning headers. */
-  warnings?: string[];
+/**
+ * How the write was asked for: fieldValidation (how unknown fields are treated; default Warn),
+ * the Warning headers to answer, the body's duplicate fields, and the patch being applied.
+ */
+export interface AdmitContext extends DecodeContext {
+  subresource?: string | undefined;
 }
 
-export interface ListQuery {
+export interface ListQuery extends ListRvQuery {
   labelSelector?: string | null | undefined;
   fieldSelector?: string | null | undefined;
-  limit?: number | undefined;
-  continue?: string | null | undefined;
 }
 
 export interface ListResult {
@@ -73,22 +75,57 @@ export interface DeleteBody {
 
 export interface WriteOptions extends AdmitContext {
   dryRun?: boolean;
-  subresource?: string | undefined;
   fieldManager?: string | undefined;
-  force?: boolean;
+  /** The request's User-Agent: its first segment names the manager when fieldManager is absent. */
+  userAgent?: string | undefined;
+  /** The `force` query parameter (apply only); undefined when absent. */
+  force?: boolean | undefined;
 }
+
+/** managedFields already computed for this write (an apply). */
+interface InternalWriteOptions extends WriteOptions {
+  managedFields?: { value: ManagedFieldsEntry[] | undefined };
+  /** A create by server-side apply (the PATCH handler: not refused while a CRD terminates). */
+  fromApply?: boolean;
+}
+
+/** The finalizer a deleted CRD carries until its instances are gone (apiextensions). */
+export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
+
+const isTerminatingCrd = (crd: any): boolean =>
+  (crd?.status?.conditions ?? []).some((c: any) => c.type === 'Terminating' && c.status === 'True');
 
 const NS_RESOURCE = '/namespaces';
 const CRD_RESOURCE = 'apiextensions.k8s.io/customresourcedefinitions';
-const PATCH_TYPES_CR = [JSON_PATCH, MERGE, APPLY_YAML, 'application/apply-patch+cbor'];
-const PATCH_TYPES_BUILTIN = [JSON_PATCH, MERGE, STRATEGIC, APPLY_YAML, 'application/apply-patch+cbor'];
+// application/apply-patch+cbor is served only behind the CBORServingAndStorage gate (alpha, off in 1.32): 415.
+const PATCH_TYPES_CR = [JSON_PATCH, MERGE, APPLY_YAML];
+const PATCH_TYPES_BUILTIN = [JSON_PATCH, MERGE, STRATEGIC, APPLY_YAML];
 
 const clone = <T>(v: T): T => structuredClone(v);
 
-/** The object without the parts that do not count for metadata.generation. */
-function specPart(kind: ServedKind, obj: any): any {
-  const { metadata: _m, status, ...rest } = obj;
-  return kind.status ? rest : { ...rest, status };
+/**
+ * A mutable copy of a stored object. metadata.managedFields is never changed in place (only
+ * replaced), so the frozen list is shared instead of copied: it is often the largest part.
+ */
+function cloneStored(o: any): any {
+  const mf = o?.metadata?.managedFields;
+  if (!mf) return structuredClone(o);
+  const { managedFields: _, ...meta } = o.metadata;
+  const c = structuredClone({ ...o, metadata: meta });
+  c.metadata.managedFields = mf;
+  return c;
+}
+
+/**
+ * Whether anything that counts for metadata.generation differs (all but metadata, and status when
+ * it is a subresource). `next` shares unchanged subtrees with `current` (share.ts): a reference
+ * comparison per top-level field suffices.
+ */
+function specChanged(kind: ServedKind, next: any, current: any): boolean {
+  const counts = (k: string) => k !== 'metadata' && !(kind.status && k === 'status');
+  const a = Object.keys(next).filter(counts);
+  const b = Object.keys(current).filter(counts);
+  return a.length !== b.length || a.some((k) => next[k] !== current[k]);
 }
 
 export class Rest {
@@ -96,12 +133,14 @@ export class Rest {
   readonly kinds: KindRegistry;
   readonly clock: Clock;
   admit: Admit;
+  readonly fieldManager: FieldManager;
 
   constructor(store: Store, kinds: KindRegistry, clock: Clock, admit: Admit) {
     this.store = store;
     this.kinds = kinds;
     this.clock = clock;
     this.admit = admit;
+    this.fieldManager = new FieldManager(() => clock.timestamp());
   }
 
   /** The object as served at `kind`'s version (versions share storage; apiVersion is rewritten). */
@@ -119,24 +158,27 @@ export class Rest {
   list(kind: ServedKind, ns: string | undefined, q: ListQuery): ListResult {
     const labels = parseLabelSelector(q.labelSelector);
     const fields = parseFieldSelector(q.fieldSelector, kind);
+    const scope = kind.namespaced ? ns : undefined;
+    const prefix = scope ? `${scope}/` : '';
+    const read = resolveListRead(q, prefix);
     let listRv = this.store.rv;
-    let after: string | undefined;
-    if (q.continue) {
-      const tok = decodeContinue(q.continue);
-      if (tok.rv < this.store.compactedRv) {
-        throw expired(
-          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
-        );
-      }
-      listRv = tok.rv;
-      after = tok.start;
+    let all: any[];
+    if (read.mode === 'exact') {
+      if (read.rv > this.store.rv) throw futureRevision();
+      if (read.rv < this.store.compactedRv) throw tooOldForList(read, prefix);
+      listRv = read.rv;
+      all = this.store.listAt(kind.resource, read.rv, scope, read.from);
+    } else {
+      if (read.minRv !== undefined && read.minRv > this.store.rv)
+        throw tooLargeResourceVersion(read.minRv, this.store.rv);
+      all = this.store.list(kind.resource, scope, read.from);
     }
-    const all = this.store.list(kind.resource, kind.namespaced ? ns : undefined, after);
     const filtered =
       labels.length || fields.length
         ? all.filter((o) => matchesLabels(labels, o.metadata.labels) && matchesFields(fields, o))
         : all;
-    const limit = q.limit && q.limit > 0 ? q.limit : undefined;
+    const limit =
+      q.limit && q.limit > 0 && !(read.mode === 'current' && read.ignoreLimit) ? q.limit : undefined;
     if (limit === undefined || filtered.length <= limit) {
       return { items: filtered, resourceVersion: String(listRv) };
     }
@@ -145,28 +187,53 @@ export class Rest {
     const res: ListResult = {
       items,
       resourceVersion: String(listRv),
-      continue: encodeContinue(listRv, objectKey(last.metadata.namespace, last.metadata.name)),
+      continue: continueAfter(objectKey(last.metadata.namespace, last.metadata.name), prefix, listRv),
     };
     if (!labels.length && !fields.length) res.remainingItemCount = filtered.length - limit;
     return res;
   }
 
-  private namespaceGate(kind: ServedKind, ns: string | undefined): void {
+  /** NamespaceLifecycle admission: no content in a missing or terminating namespace. */
+  private namespaceGate(kind: ServedKind, ns: string | undefined, name: string): void {
     if (!kind.namespaced) return;
     if (!ns) throw badRequest('the server could not find the requested resource');
     const nsObj = this.store.get(NS_RESOURCE, undefined, ns);
     if (!nsObj) throw notFound({ plural: 'namespaces', group: '' }, ns);
     if (nsObj.metadata.deletionTimestamp) {
-      throw forbidden(
-        `${kind.plural}${kind.group ? `.${kind.group}` : ''} is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
+      const resource = `${kind.plural}${kind.group ? `.${kind.group}` : ''}`;
+      const err = forbidden(
+        `${resource}${name ? ` ${JSON.stringify(name)}` : ''} is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
         kind,
+        name || undefined,
       );
+      err.body.details!.causes = [
+        {
+          reason: 'NamespaceTerminating',
+          message: `namespace ${ns} is being terminated`,
+          field: 'metadata.namespace',
+        },
+      ];
+      throw err;
     }
   }
 
-  create(kind: ServedKind, ns: string | undefined, body: any, opts: WriteOptions = {}): any {
+  create(kind: ServedKind, ns: string | undefined, body: any, opts: InternalWriteOptions = {}): any {
     if (!body || typeof body !== 'object' || Array.isArray(body))
       throw badRequest('Object is not a valid JSON object');
+    validateFieldManager('CreateOptions', opts.fieldManager);
+    if (kind.crd && !opts.fromApply && isTerminatingCrd(this.store.get(CRD_RESOURCE, undefined, kind.crd))) {
+      // apiextensions-apiserver customresource_handler.go serveResource.
+      throw new ApiError(
+        405,
+        'MethodNotAllowed',
+        'create not allowed while custom resource definition is terminating',
+        {
+          group: kind.group,
+          kind: kind.plural,
+        },
+      );
+    }
+    const requestedManaged = body.metadata?.managedFields;
     const av = apiVersionOf(kind);
     if (body.kind && body.kind !== kind.kind) {
       throw badRequest(
@@ -182,6 +249,7 @@ export class Rest {
     const obj = { apiVersion: av, kind: kind.kind, ...clone(body) };
     obj.apiVersion = av;
     obj.kind = kind.kind;
+    if (kind.builtin) decodeBuiltin(kind, obj, opts);
     obj.metadata ??= {};
     const meta = obj.metadata;
     if (kind.namespaced) {
@@ -192,7 +260,7 @@ export class Rest {
       }
       meta.namespace = ns ?? meta.namespace;
     } else delete meta.namespace;
-    this.namespaceGate(kind, meta.namespace);
+    this.namespaceGate(kind, meta.namespace, meta.name ?? '');
     if (!meta.name && meta.generateName) {
       for (let i = 0; i < 8; i++) {
         const candidate = `${meta.generateName}${generateNameSuffix(this.clock)}`;
@@ -230,6 +298,13 @@ export class Rest {
       obj.status = { phase: 'Active' };
     }
     this.admit('CREATE', kind, obj, undefined, opts);
+    const managed = opts.managedFields
+      ? opts.managedFields.value
+      : this.fieldManager.update(kind, undefined, obj, requestedManaged, {
+          manager: managerOf(opts),
+          subresource: undefined,
+        });
+    if (managed) meta.managedFields = managed;
     if (kind.resource === CRD_RESOURCE) obj.status = crdStatus(obj);
     if (this.store.get(kind.resource, meta.namespace, meta.name)) throw alreadyExists(kind, meta.name);
     if (opts.dryRun) return obj;
@@ -255,14 +330,18 @@ export class Rest {
         fieldError('Invalid', 'metadata.resourceVersion', 'must be specified for an update', 0),
       ]);
     }
-    return this.writeUpdate(kind, current, clone(body), opts);
+    validateFieldManager('UpdateOptions', opts.fieldManager);
+    const proposed = clone(body);
+    if (kind.builtin) decodeBuiltin(kind, proposed, opts);
+    return this.writeUpdate(kind, current, proposed, opts);
   }
 
   /** Shared tail of update and patch: the proposed object replaces `current` under the usual rules. */
-  private writeUpdate(kind: ServedKind, current: any, proposed: any, opts: WriteOptions): any {
+  private writeUpdate(kind: ServedKind, current: any, proposed: any, opts: InternalWriteOptions): any {
     const name = current.metadata.name;
     proposed.metadata ??= {};
     const pmeta = proposed.metadata;
+    const requestedManaged = pmeta.managedFields;
     if (pmeta.resourceVersion && pmeta.resourceVersion !== current.metadata.resourceVersion)
       throw conflict(kind, name);
     if (pmeta.uid && pmeta.uid !== current.metadata.uid) {
@@ -274,9 +353,17 @@ export class Rest {
     }
     let next: any;
     if (opts.subresource === 'status') {
-      next = clone(current);
+      next = cloneStored(current);
       if (proposed.status === undefined) delete next.status;
       else next.status = proposed.status;
+      if (kind.resource === CRD_RESOURCE) {
+        // The CRD status strategy resets metadata to the request's own (ResetObjectMetaForStatus(new, new)):
+        // its controllers drop their finalizer with a status update.
+        for (const f of ['labels', 'annotations', 'finalizers', 'ownerReferences']) {
+          if (pmeta[f] === undefined) delete next.metadata[f];
+          else next.metadata[f] = clone(pmeta[f]);
+        }
+      }
     } else {
       next = proposed;
       next.apiVersion = current.apiVersion;
@@ -317,11 +404,34 @@ export class Rest {
       }
     }
     this.admit('UPDATE', kind, next, current, opts);
-    if (kind.generation && !deepEqual(specPart(kind, next), specPart(kind, current))) {
+    // Unchanged subtrees are the stored ones: the new version costs only what changed, and the
+    // field manager's comparison and the generation check skip them (identical references).
+    // managedFields are decided below; meanwhile the live ones stand in, so an unchanged object is shared whole.
+    const liveManaged = current.metadata.managedFields;
+    if (liveManaged) next.metadata.managedFields = liveManaged;
+    else delete next.metadata.managedFields;
+    next = share(next, current);
+    if (kind.generation && next !== current && specChanged(kind, next, current)) {
+      if (Object.isFrozen(next.metadata)) next.metadata = { ...next.metadata };
       next.metadata.generation = (current.metadata.generation ?? 0) + 1;
     }
-    if (deepEqual(next, current)) return current;
-    if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length > 0)) {
+    const managed = opts.managedFields
+      ? opts.managedFields.value
+      : this.fieldManager.update(kind, current, next, requestedManaged, {
+          manager: managerOf(opts),
+          subresource: opts.subresource,
+        });
+    const mf = managed && liveManaged ? share(managed, liveManaged) : managed;
+    if (next === current && mf === liveManaged) return current;
+    if (next === current) next = { ...current };
+    if (Object.isFrozen(next.metadata)) next.metadata = { ...next.metadata };
+    if (mf) next.metadata.managedFields = mf;
+    else delete next.metadata.managedFields;
+    // A deleted object goes when its last finalizer does (a namespace also waits for spec.finalizers).
+    const finalizing =
+      next.metadata.finalizers?.length > 0 ||
+      (kind.resource === NS_RESOURCE && next.spec?.finalizers?.length > 0);
+    if (next.metadata.deletionTimestamp && !finalizing) {
       if (opts.dryRun) return next;
       return this.store.remove(kind.resource, next);
     }
@@ -339,21 +449,31 @@ export class Rest {
   ): { obj: any; created: boolean } {
     const accepted = kind.builtin ? PATCH_TYPES_BUILTIN : PATCH_TYPES_CR;
     if (!accepted.includes(contentType)) throw unsupportedMediaType(contentType, accepted);
+    validatePatchOptions(contentType, opts);
     const current = this.store.get(kind.resource, kind.namespaced ? ns : undefined, name);
     if (contentType === APPLY_YAML) return this.apply(kind, ns, name, current, patch, opts);
     if (!current) throw notFound(kind, name);
-    let next: any;
-    if (contentType === JSON_PATCH) next = applyJsonPatch(current, patch);
-    else {
-      if (!patch || typeof patch !== 'object' || Array.isArray(patch)) {
-        throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
-      }
-      // Patch a copy: merge results share untouched subtrees with their target, and stored objects are immutable.
-      const base = clone(current);
-      next = contentType === MERGE ? mergePatch(base, patch) : strategicMergePatch(base, patch);
+    if (contentType !== JSON_PATCH && (!patch || typeof patch !== 'object' || Array.isArray(patch))) {
+      throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
     }
+    const patched = (): any => {
+      if (contentType === JSON_PATCH) return applyJsonPatch(current, patch);
+      // Patch a copy: merge results share untouched subtrees with their target, and stored objects are immutable.
+      if (contentType === MERGE) return mergePatch(cloneStored(current), patch);
+      const schema = builtinType(kind.group, kind.version, kind.kind);
+      if (!schema) throw unsupportedMediaType(contentType, PATCH_TYPES_CR);
+      return strategicMergePatch(current, patch, schema);
+    };
+    const next = patched();
     if (!next || typeof next !== 'object')
       throw badRequest('the patch produced an object that is not a JSON object');
+    const source: PatchSource = {
+      strategic: contentType === STRATEGIC,
+      patch,
+      patched: () => JSON.stringify(patched()),
+    };
+    const o: WriteOptions = { ...opts, patch: source };
+    if (kind.builtin) decodeBuiltin(kind, next, o);
     next.metadata ??= {};
     // Without a resourceVersion in the patch, a patch applies to whatever is current (no conflict).
     if (next.metadata.resourceVersion === undefined)
@@ -363,13 +483,10 @@ export class Rest {
         `the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`,
       );
     }
-    return { obj: this.writeUpdate(kind, current, next, opts), created: false };
+    return { obj: this.writeUpdate(kind, current, next, o), created: false };
   }
 
-  /**
-   * Server-side apply, simplified: the applied configuration is merged into the live object
-   * (a merge patch without deletions); no managedFields, so no field-ownership conflicts.
-   */
+  /** Server-side apply with field ownership (see ssa/managed.ts); creates the object when missing. */
   private apply(
     kind: ServedKind,
     ns: string | undefined,
@@ -378,26 +495,35 @@ export class Rest {
     patch: any,
     opts: WriteOptions,
   ) {
-    if (!opts.fieldManager) {
-      throw invalid(kind, name, [fieldError('Required', 'fieldManager', 'is required for apply patch')]);
-    }
     if (!patch || typeof patch !== 'object' || Array.isArray(patch))
-      throw badRequest('error decoding YAML: not an object');
-    if (patch.metadata?.name && patch.metadata.name !== name) {
+      throw badRequest(
+        'error decoding patch: json: cannot unmarshal into Go value of type map[string]interface {}',
+      );
+    if (patch.metadata?.name !== undefined && patch.metadata.name !== name) {
       throw badRequest(
         `the name of the object (${patch.metadata.name}) does not match the name on the URL (${name})`,
       );
     }
+    if (!current && opts.subresource) throw notFound(kind, name);
+    // Fields the built-in kind's upstream schema lacks: refused before ownership is computed.
+    if (kind.builtin) checkApplyPatch(kind, ns, name, patch);
+    const config = clone(patch);
+    const next = this.fieldManager.apply(kind, current, config, {
+      manager: opts.fieldManager ?? '',
+      subresource: opts.subresource,
+      force: opts.force === true,
+    });
     if (!current) {
-      const body = clone(patch);
+      const body = next;
       body.metadata = { ...(body.metadata ?? {}), name };
-      const obj = this.create(kind, ns, body, opts);
-      if (opts.subresource === 'status') throw notFound(kind, name);
+      const managedFields = { value: body.metadata.managedFields };
+      const obj = this.create(kind, ns, body, { ...opts, managedFields, fromApply: true });
       return { obj, created: true };
     }
-    const next = mergePatch(clone(current), stripNulls(patch)) as any;
+    if (next === undefined) return { obj: current, created: false };
     next.metadata.resourceVersion = patch.metadata?.resourceVersion ?? current.metadata.resourceVersion;
-    return { obj: this.writeUpdate(kind, current, next, opts), created: false };
+    const managedFields = { value: next.metadata.managedFields };
+    return { obj: this.writeUpdate(kind, current, next, { ...opts, managedFields }), created: false };
   }
 
   delete(
@@ -444,9 +570,23 @@ export class Rest {
     ) {
       finalizers.push(extra);
     }
+    if (kind.resource === CRD_RESOURCE && !current.metadata.deletionTimestamp) {
+      // apiextensions registry customresourcedefinition/etcd.go Delete: the first delete only
+      // marks the CRD; its finalizer controller removes the instances, then the finalizer.
+      const next = cloneStored(current);
+      next.metadata.deletionTimestamp = this.clock.timestamp();
+      next.metadata.finalizers = [...new Set([...(next.metadata.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
+      next.status = setCondition(next.status ?? {}, this.clock.timestamp(), {
+        type: 'Terminating',
+        status: 'True',
+        reason: 'InstanceDeletionPending',
+        message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon',
+      });
+      return opts.dryRun ? next : this.store.put(kind.resource, next, current);
+    }
     if (kind.resource === NS_RESOURCE && !current.metadata.deletionTimestamp) {
       // Namespaces always terminate through their spec finalizer: contents go first.
-      const next = clone(current);
+      const next = cloneStored(current);
       next.metadata.deletionTimestamp = this.clock.timestamp();
       next.metadata.deletionGracePeriodSeconds = 0;
       if (finalizers.length) next.metadata.finalizers = finalizers;
@@ -455,14 +595,14 @@ export class Rest {
     }
     if (current.metadata.deletionTimestamp) {
       if (finalizers.length === (current.metadata.finalizers ?? []).length || opts.dryRun) return current;
-      const next = clone(current);
+      const next = cloneStored(current);
       next.metadata.finalizers = finalizers;
       return this.store.put(kind.resource, next, current);
     }
     if (finalizers.length === 0) {
       return opts.dryRun ? current : this.store.remove(kind.resource, current);
     }
-    const next = clone(current);
+    const next = cloneStored(current);
     next.metadata.finalizers = finalizers;
     next.metadata.deletionTimestamp = this.clock.timestamp();
     next.metadata.deletionGracePeriodSeconds = 0;
@@ -474,20 +614,94 @@ export class Rest {
   dropFinalizer(kind: ServedKind, obj: any, f: string): void {
     const fins: string[] = obj.metadata.finalizers ?? [];
     if (!fins.includes(f)) return;
-    const next = clone(obj);
+    const next = cloneStored(obj);
     next.metadata.finalizers = fins.filter((x) => x !== f);
-    this.writeUpdate(kind, obj, next, {});
+    this.writeUpdate(kind, obj, next, { fieldManager: CONTROLLER_MANAGER });
   }
 }
 
-function stripNulls(v: any): any {
-  if (Array.isArray(v)) return v.map(stripNulls);
-  if (v && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = stripNulls(x);
-    return out;
+/** Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
+const isPrint = (ch: string) => ch === ' ' || /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u.test(ch);
+
+/** The manager of the built-in controllers' writes (their User-Agent is kube-controller-manager/...). */
+export const CONTROLLER_MANAGER = 'kube-controller-manager';
+
+/** The manager of a write: fieldManager, else the User-Agent up to its first "/" (handlers/create.go managerOrUserAgent). */
+export function managerOf(opts: WriteOptions): string {
+  if (opts.fieldManager) return opts.fieldManager;
+  let out = '';
+  for (const ch of (opts.userAgent ?? '').split('/')[0]!) {
+    if (!isPrint(ch)) continue;
+    if (Buffer.byteLength(out + ch) > 128) break;
+    out += ch;
   }
-  return v;
+  return out;
+}
+
+/** ValidateFieldManager: at most 128 bytes, printable characters only (422 on the options kind). */
+function validateFieldManager(optionsKind: string, fieldManager: string | undefined): void {
+  if (!fieldManager) return;
+  const causes = [];
+  if (Buffer.byteLength(fieldManager) > 128) {
+    causes.push(fieldError('TooLong', 'fieldManager', 'may not be more than 128 bytes'));
+  }
+  let i = 0;
+  for (const ch of fieldManager) {
+    if (!isPrint(ch)) {
+      const cp = ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+      causes.push(
+        fieldError('Invalid', 'fieldManager', `invalid character U+${cp} (at position ${i})`, fieldManager),
+      );
+    }
+    i += Buffer.byteLength(ch);
+  }
+  if (causes.length) throw invalid({ kind: optionsKind, group: 'meta.k8s.io' }, '', causes);
+}
+
+/** ValidatePatchOptions: force only with apply, fieldManager required with apply. */
+function validatePatchOptions(contentType: string, opts: WriteOptions): void {
+  const isApply = contentType === APPLY_YAML;
+  const causes = [];
+  if (!isApply && opts.force !== undefined) {
+    causes.push(fieldError('Forbidden', 'force', 'may not be specified for non-apply patch'));
+  }
+  if (isApply && !opts.fieldManager) {
+    causes.push(fieldError('Required', 'fieldManager', 'is required for apply patch'));
+  }
+  if (causes.length) throw invalid({ kind: 'PatchOptions', group: 'meta.k8s.io' }, '', causes);
+  validateFieldManager('PatchOptions', opts.fieldManager);
+}
+
+/**
+ * Sets a condition as apiextensions' SetCRDCondition / the namespace controller do: an existing
+ * one of that type keeps its lastTransitionTime unless its status changes.
+ */
+export function setCondition(
+  status: any,
+  now: string,
+  c: { type: string; status: string; reason: string; message: string },
+): any {
+  const conditions: any[] = [...(status.conditions ?? [])];
+  const i = conditions.findIndex((x) => x.type === c.type);
+  if (i < 0)
+    conditions.push({
+      type: c.type,
+      status: c.status,
+      lastTransitionTime: now,
+      reason: c.reason,
+      message: c.message,
+    });
+  else {
+    const old = conditions[i];
+    conditions[i] = {
+      ...old,
+      status: c.status,
+      reason: c.reason,
+      message: c.message,
+      lastTransitionTime: old.status === c.status ? old.lastTransitionTime : now,
+    };
+  }
+  return { ...status, conditions };
 }
 
 function crdStatus(crd: any): any {
@@ -520,20 +734,6 @@ function crdStatus(crd: any): any {
     ],
     storedVersions: (crd.spec?.versions ?? []).filter((v: any) => v.storage).map((v: any) => v.name),
   };
-}
-
-function encodeContinue(rv: number, start: string): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start })).toString('base64url');
-}
-
-function decodeContinue(token: string): { rv: number; start: string } {
-  try {
-    const t = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (typeof t.rv === 'number' && typeof t.start === 'string') return t;
-  } catch {
-    // fall through
-  }
-  throw badRequest(`continue key is not valid: invalid continue token`);
 }
 
 export { ApiError };

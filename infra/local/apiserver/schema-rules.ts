@@ -6,7 +6,18 @@
 import { compileRule, evaluateRule } from './cel.ts';
 import { deepEqual } from './patch.ts';
 import { isObj, type Schema, typeName } from './schema.ts';
-import { fieldError, type StatusCause } from './status.ts';
+import { causeText, fieldError, type StatusCause } from './status.ts';
+
+/**
+ * Ratcheting of rules on update (apiextensions-apiserver pkg/apiserver/schema/cel/validation.go,
+ * shouldRatchetError): a failing rule that does not use oldSelf is only a warning when its node,
+ * or else its nearest correlatable ancestor, is unchanged.
+ */
+export interface RuleRatchet {
+  warnings?: string[] | undefined;
+  /** Whether the nearest correlatable ancestor is unchanged. */
+  parentEqual: () => boolean;
+}
 
 /** Runs the CEL rules of the schema tree, correlating old values by property, map key or list-map key. */
 export function validateRules(
@@ -15,8 +26,16 @@ export function validateRules(
   old: unknown,
   path: string,
   out: StatusCause[],
+  ratchet?: RuleRatchet,
 ): void {
   if (v === undefined || v === null) return;
+  // Computed only for a failing rule (rare), so creates and valid updates pay nothing for it.
+  const unchanged = (): boolean =>
+    old !== undefined ? deepEqual(v, old) : (ratchet?.parentEqual() ?? false);
+  const report = (c: StatusCause, usesOldSelf: boolean): void => {
+    if (ratchet && !usesOldSelf && unchanged()) ratchet.warnings?.push(causeText(c));
+    else out.push(c);
+  };
   for (const rule of schema['x-kubernetes-validations'] ?? []) {
     const compiled = compileRule(rule.rule);
     const usesOld = compiled.usesOldSelf;
@@ -47,18 +66,22 @@ export function validateRules(
         }
       }
       const reason = rule.reason;
-      if (reason === 'FieldValueRequired') out.push(fieldError('Required', f, msg));
-      else if (reason === 'FieldValueForbidden') out.push(fieldError('Forbidden', f, msg));
-      else out.push(fieldError('Invalid', f, msg, typeName(v)));
+      if (reason === 'FieldValueRequired') report(fieldError('Required', f, msg), usesOld);
+      else if (reason === 'FieldValueForbidden') report(fieldError('Forbidden', f, msg), usesOld);
+      else report(fieldError('Invalid', f, msg, typeName(v)), usesOld);
     }
   }
+  const child: RuleRatchet | undefined = ratchet && {
+    warnings: ratchet.warnings,
+    parentEqual: old !== undefined ? unchanged : ratchet.parentEqual,
+  };
   if (isObj(v)) {
     const o = isObj(old) ? old : undefined;
     for (const [k, val] of Object.entries(v)) {
       const ps =
         schema.properties?.[k] ??
         (isObj(schema.additionalProperties) ? schema.additionalProperties : undefined);
-      if (ps) validateRules(ps, val, o?.[k], path ? `${path}.${k}` : k, out);
+      if (ps) validateRules(ps, val, o?.[k], path ? `${path}.${k}` : k, out, child);
     }
   } else if (Array.isArray(v) && schema.items) {
     const keys =
@@ -67,7 +90,7 @@ export function validateRules(
     v.forEach((it, i) => {
       let prev: unknown;
       if (keys && isObj(it)) prev = oldArr.find((o) => isObj(o) && keys.every((k) => deepEqual(o[k], it[k])));
-      validateRules(schema.items!, it, prev, `${path}[${i}]`, out);
+      validateRules(schema.items!, it, prev, `${path}[${i}]`, out, child);
     });
   }
 }

@@ -146,13 +146,46 @@ function regex(p: string): RegExp | null {
   return r;
 }
 
-export function validateValue(schema: Schema, v: unknown, path: string, out: StatusCause[]): void {
+/**
+ * The previous value of the node being validated, when it can be correlated to it (same property
+ * or map key, or same keys of an `x-kubernetes-list-type: map` item): Kubernetes' CRD validation
+ * ratcheting (apiextensions-apiserver pkg/apiserver/validation/ratcheting.go, on by default since
+ * 1.30) drops the errors of a correlated node whose value did not change.
+ */
+export type Correlated = { value: unknown } | undefined;
+
+/** The old value of property/map key `k`, when the old object has it. */
+const keyOf = (old: Correlated, k: string): Correlated =>
+  old && isObj(old.value) && Object.hasOwn(old.value, k) ? { value: old.value[k] } : undefined;
+
+/** The old item with the same list-map keys as `it` (other lists cannot be correlated by item). */
+function itemOf(schema: Schema, old: Correlated, it: unknown): Correlated {
+  const keys = schema['x-kubernetes-list-type'] === 'map' ? schema['x-kubernetes-list-map-keys'] : undefined;
+  if (!old || !keys || !Array.isArray(old.value) || !isObj(it)) return undefined;
+  const prev = old.value.find((o) => isObj(o) && keys.every((k) => deepEqual(o[k], it[k])));
+  return prev === undefined ? undefined : { value: prev };
+}
+
+export function validateValue(
+  schema: Schema,
+  v: unknown,
+  path: string,
+  out: StatusCause[],
+  old?: Correlated,
+): void {
+  const mark = out.length;
+  validateNode(schema, v, path, out, old);
+  // Ratcheting: errors under an unchanged, correlated value are dropped (checked only when there are errors).
+  if (old && out.length > mark && deepEqual(v, old.value)) out.length = mark;
+}
+
+function validateNode(schema: Schema, v: unknown, path: string, out: StatusCause[], old: Correlated): void {
   if (v === null) {
     if (schema.nullable) return;
     if (schema['x-kubernetes-preserve-unknown-fields'] && !schema.type) return;
     out.push(
       fieldError(
-        'Invalid',
+        'TypeInvalid',
         path,
         `${path} in body must be of type ${schema.type ?? 'object'}: "null"`,
         'null',
@@ -163,13 +196,13 @@ export function validateValue(schema: Schema, v: unknown, path: string, out: Sta
   const t = typeName(v);
   if (schema['x-kubernetes-int-or-string']) {
     if (t !== 'integer' && t !== 'string') {
-      out.push(fieldError('Invalid', path, `${path} in body must be of type integer,string: "${t}"`, t));
+      out.push(fieldError('TypeInvalid', path, `${path} in body must be of type integer,string: "${t}"`, t));
       return;
     }
   } else if (schema.type) {
     const ok = schema.type === t || (schema.type === 'number' && t === 'integer');
     if (!ok) {
-      out.push(fieldError('Invalid', path, `${path} in body must be of type ${schema.type}: "${t}"`, t));
+      out.push(fieldError('TypeInvalid', path, `${path} in body must be of type ${schema.type}: "${t}"`, t));
       return;
     }
   }
@@ -209,7 +242,7 @@ export function validateValue(schema: Schema, v: unknown, path: string, out: Sta
               : true;
       if (!ok)
         out.push(
-          fieldError('Invalid', path, `${path} in body must be of type ${f}: ${JSON.stringify(v)}`, v),
+          fieldError('TypeInvalid', path, `${path} in body must be of type ${f}: ${JSON.stringify(v)}`, v),
         );
     }
   }
@@ -287,7 +320,8 @@ export function validateValue(schema: Schema, v: unknown, path: string, out: Sta
       });
     }
     if (schema.items)
-      for (let i = 0; i < v.length; i++) validateValue(schema.items, v[i], `${path}[${i}]`, out);
+      for (let i = 0; i < v.length; i++)
+        validateValue(schema.items, v[i], `${path}[${i}]`, out, itemOf(schema, old, v[i]));
   }
   if (isObj(v)) {
     for (const r of schema.required ?? []) {
@@ -311,7 +345,7 @@ export function validateValue(schema: Schema, v: unknown, path: string, out: Sta
       const ps =
         schema.properties?.[k] ??
         (isObj(schema.additionalProperties) ? schema.additionalProperties : undefined);
-      if (ps && val !== undefined) validateValue(ps, val, path ? `${path}.${k}` : k, out);
+      if (ps && val !== undefined) validateValue(ps, val, path ? `${path}.${k}` : k, out, keyOf(old, k));
     }
   }
   for (const sub of schema.allOf ?? []) validateValue({ ...sub, type: sub.type }, v, path, out);
@@ -358,6 +392,7 @@ export function admitCustomResource(
   obj: any,
   old: any | undefined,
   dropped?: string[],
+  warnings?: string[],
 ): StatusCause[] {
   const schema = kind.schema;
   if (!schema) return [];
@@ -371,7 +406,15 @@ export function admitCustomResource(
   delete rootSchema.properties!.apiVersion;
   delete rootSchema.properties!.kind;
   rootSchema.required = (schema.required ?? []).filter((r) => !ROOT_KEEP.has(r));
-  validateValue({ ...rootSchema, 'x-kubernetes-validations': undefined }, body, '', out);
+  // The root's own errors ratchet only when the whole object is unchanged; its fields correlate by name.
+  validateNode(
+    { ...rootSchema, 'x-kubernetes-validations': undefined },
+    body,
+    '',
+    out,
+    old ? { value: oldBody } : undefined,
+  );
+  if (old && out.length && deepEqual(obj, old)) out.length = 0;
   if (out.length === 0)
     validateRules(
       rootSchema,
@@ -379,6 +422,7 @@ export function admitCustomResource(
       old ? { ...oldBody, metadata: old.metadata } : undefined,
       '',
       out,
+      old ? { warnings, parentEqual: () => false } : undefined,
     );
   return out;
 }

@@ -5,15 +5,19 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from './auth/identity.ts';
+import { duplicateFields } from './decode.ts';
 import type { FaultInjector } from './faults.ts';
+import { fieldValidationParam } from './field-validation.ts';
 import type { Controllers } from './gc.ts';
 import { boolParam, decode, mediaType, readBody, send, sendError } from './http-util.ts';
 import { apiVersionOf, type ServedKind } from './kinds.ts';
+import { awaitFreshness, listFreshnessTarget } from './list-rv.ts';
 import type { RequestLog } from './log.ts';
 import { serveNonResource } from './nonresource.ts';
 import type { DeleteBody, Rest } from './rest.ts';
+import { getScale, writeScale } from './scale.ts';
 import { serveWatch } from './serve-watch.ts';
-import { badRequest, forbidden, methodNotAllowed, notFoundPath, type StatusBody } from './status.ts';
+import { deletedStatus, forbidden, methodNotAllowed, notFoundPath, type StatusBody } from './status.ts';
 import { type IncludeObject, toTable, wantsTable } from './table.ts';
 import type { WatchLimits, WatchStream } from './watch.ts';
 
@@ -145,7 +149,12 @@ export function createRequestHandler(deps: ServerDeps) {
         throw notFoundPath();
       }
       const custom = parsed.sub !== undefined ? deps.subresource(kind, parsed.sub) : undefined;
-      if (parsed.sub !== undefined && !custom && !(parsed.sub === 'status' && kind.status))
+      if (
+        parsed.sub !== undefined &&
+        !custom &&
+        !(parsed.sub === 'status' && kind.status) &&
+        !(parsed.sub === 'scale' && kind.scale)
+      )
         throw notFoundPath();
       const method = req.method ?? 'GET';
       const name = parsed.name;
@@ -208,7 +217,9 @@ export function createRequestHandler(deps: ServerDeps) {
           watchExpiry,
         );
       }
+      if (verb === 'get' && parsed.sub === 'scale') return send(res, 200, getScale(rest, kind, ns, name!));
       if (verb === 'get') {
+        await awaitFreshness(rest.store, q.get('resourceVersion'));
         const obj = rest.get(kind, ns, name!);
         if (table)
           return send(
@@ -220,12 +231,17 @@ export function createRequestHandler(deps: ServerDeps) {
       }
       if (verb === 'list') {
         const limit = q.get('limit');
-        const r = rest.list(kind, ns, {
+        const query = {
           labelSelector: q.get('labelSelector'),
           fieldSelector: q.get('fieldSelector'),
           limit: limit ? Number(limit) : undefined,
           continue: q.get('continue'),
-        });
+          resourceVersion: q.get('resourceVersion'),
+          resourceVersionMatch: q.get('resourceVersionMatch'),
+          sendInitialEvents: q.get('sendInitialEvents'),
+        };
+        await awaitFreshness(rest.store, listFreshnessTarget(query));
+        const r = rest.list(kind, ns, query);
         const meta: Record<string, unknown> = { resourceVersion: r.resourceVersion };
         if (r.continue) meta.continue = r.continue;
         if (r.remainingItemCount !== undefined) meta.remainingItemCount = r.remainingItemCount;
@@ -243,18 +259,24 @@ export function createRequestHandler(deps: ServerDeps) {
         return send(res, 200, listJson(rest, kind, r.items, meta));
       }
       const contentType = mediaType(req.headers['content-type']);
-      const body = decode(await readBody(req), contentType);
-      const fv = q.get('fieldValidation');
-      if (fv !== null && !['Strict', 'Warn', 'Ignore'].includes(fv)) {
-        throw badRequest(`fieldValidation parameter unsupported: ${fv}`);
-      }
+      const raw = await readBody(req);
+      const body = decode(raw, contentType);
+      const writes = verb === 'create' || verb === 'update' || verb === 'patch';
+      const fieldValidation = writes ? fieldValidationParam(q.get('fieldValidation'), verb) : undefined;
+      // The strict decoder's duplicate-field check, on JSON bodies (YAML and protobuf bodies: not checked).
+      const duplicates =
+        writes && fieldValidation !== 'Ignore' && body !== undefined && contentType.endsWith('json')
+          ? duplicateFields(raw.toString('utf8'))
+          : undefined;
       const warnings: string[] = [];
       const opts = {
         dryRun: dryRun || (Array.isArray(body?.dryRun) && body.dryRun.includes('All')),
         subresource: parsed.sub,
         fieldManager,
+        userAgent: req.headers['user-agent'],
         force: boolParam(q, 'force'),
-        fieldValidation: (fv ?? undefined) as 'Strict' | 'Warn' | 'Ignore' | undefined,
+        fieldValidation,
+        duplicates,
         warnings,
       };
       // Warning headers (RFC 7234 299), as the real server sends for unknown fields under Warn.
@@ -267,6 +289,19 @@ export function createRequestHandler(deps: ServerDeps) {
       };
       if (kind.virtual) return send(res, 201, await deps.review(kind, ns, body, user));
       if (custom) return send(res, 201, await custom.create(ns!, name!, body));
+      if (parsed.sub === 'scale') {
+        const scale = writeScale(
+          rest,
+          kind,
+          ns,
+          name!,
+          body,
+          opts,
+          verb === 'patch' ? contentType : undefined,
+        );
+        warn();
+        return send(res, 200, scale);
+      }
       if (verb === 'create') {
         const obj = rest.create(kind, ns, body, opts);
         warn();
@@ -288,7 +323,11 @@ export function createRequestHandler(deps: ServerDeps) {
       if (del.dryRun?.includes('All')) opts.dryRun = true;
       if (verb === 'delete') {
         const obj = rest.delete(kind, ns, name!, del, opts);
-        return send(res, 200, rest.view(kind, obj));
+        // An object still being deleted (finalizers) is answered; one gone at once is a Status,
+        // except for the kinds whose stores return the deleted object (ReturnDeletedObject).
+        if (obj.metadata.deletionTimestamp || RETURNS_DELETED_OBJECT.has(kind.resource))
+          return send(res, 200, rest.view(kind, obj));
+        return send(res, 200, deletedStatus(kind, obj.metadata.name, obj.metadata.uid));
       }
       // deletecollection
       const r = rest.list(kind, ns, {
@@ -308,6 +347,13 @@ export function createRequestHandler(deps: ServerDeps) {
     }
   };
 }
+
+/**
+ * Stores with `ReturnDeletedObject: true` among the kinds served (kubernetes pkg/registry:
+ * core/namespace/storage, core/serviceaccount/storage); secrets, configmaps, nodes, events,
+ * leases, RBAC objects, CRDs and custom resources answer a Status.
+ */
+const RETURNS_DELETED_OBJECT = new Set(['/namespaces', '/serviceaccounts']);
 
 /** Cached JSON of stored objects for GET: objects are immutable once stored, so the text is too. */
 const jsonCache = new WeakMap<object, string>();

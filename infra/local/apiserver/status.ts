@@ -107,7 +107,15 @@ export const invalid = (
 
 /** One field error as field/validation formats it; the cause's message omits the field, as the real server's do. */
 export function fieldError(
-  type: 'Required' | 'Invalid' | 'Forbidden' | 'NotSupported' | 'TooLong' | 'TooMany' | 'Duplicate',
+  type:
+    | 'Required'
+    | 'Invalid'
+    | 'TypeInvalid'
+    | 'Forbidden'
+    | 'NotSupported'
+    | 'TooLong'
+    | 'TooMany'
+    | 'Duplicate',
   field: string,
   detail: string,
   value?: unknown,
@@ -133,6 +141,13 @@ export function fieldError(
       };
     case 'Duplicate':
       return { reason: 'FieldValueDuplicate', message: `Duplicate value: ${fmtValue(value)}`, field };
+    case 'TypeInvalid':
+      // field.TypeInvalid: same text as Invalid, its own reason.
+      return {
+        reason: 'FieldValueTypeInvalid',
+        message: `Invalid value: ${fmtValue(value)}: ${detail}`,
+        field,
+      };
     default:
       return { reason: 'FieldValueInvalid', message: `Invalid value: ${fmtValue(value)}: ${detail}`, field };
   }
@@ -205,17 +220,15 @@ export const tooManyRequests = (retryAfterSeconds: number): ApiError =>
     { 'Retry-After': String(retryAfterSeconds) },
   );
 
-export const successStatus = (
-  k: Pick<ServedKind, 'plural' | 'group'>,
-  name: string,
-  uid?: string,
-): StatusBody => ({
+/**
+ * What a DELETE answers when the object is gone at once and its store does not return deleted
+ * objects (k8s.io/apiserver registry/generic/registry/store.go finalizeDelete): Status Success
+ * with the name, group, resource (as `kind`) and uid; no code, message or reason.
+ */
+export const deletedStatus = (k: Pick<ServedKind, 'plural' | 'group'>, name: string, uid: string) => ({
   kind: 'Status',
   apiVersion: 'v1',
   metadata: {},
   status: 'Success',
-  message: '',
-  reason: '',
-  details: { name, ...(k.group ? { group: k.group } : {}), kind: k.plural, ...(uid ? { uid } : {}) },
-  code: 200,
+  details: { name, ...(k.group ? { group: k.group } : {}), kind: k.plural, uid },
 });

@@ -4,6 +4,7 @@
  * watcher fan-out. Everything here is synchronous, so "subscribe, then snapshot" happens under
  * one lock by construction: no write can land between the two.
  */
+import { History } from './history.ts';
 import { tooOld } from './status.ts';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -42,6 +43,7 @@ function deepFreeze<T>(v: T): T {
 }
 
 export const objectKey = (ns: string | undefined, name: string): string => (ns ? `${ns}/${name}` : name);
+const keyOf = (o: any): string => objectKey(o.metadata.namespace, o.metadata.name);
 
 class Bucket {
   readonly objects = new Map<string, any>();
@@ -60,35 +62,41 @@ class Bucket {
 }
 
 export interface StoreOptions {
-  /** How many events the watch history keeps (older resumes get 410 Expired). */
-  historySize?: number;
+  /** Most events the history keeps (older resumes, continue tokens and exact lists get 410 Expired). */
+  historySize?: number | undefined;
+  /** How often the history is compacted (see history.ts); default 5 minutes, 0 = never. */
+  compactionIntervalMs?: number | undefined;
+  /** The server clock in ms; default Date.now. */
+  now?: () => number;
   persistence?: Persistence | undefined;
 }
 
 export class Store {
   /** The last resourceVersion handed out. */
   rv = 0;
-  /** Watches may resume from any RV >= this; older ones are told 410 Expired. */
-  compactedRv = 0;
   private readonly buckets = new Map<string, Bucket>();
-  private readonly ring: (StoredEvent | undefined)[];
-  private ringStart = 0;
-  private ringLen = 0;
+  readonly history: History;
   private readonly watchers = new Map<string, Set<Watcher>>();
   private readonly uids = new Map<string, { resource: string; key: string }>();
   /** owner uid → dependent uids (ownerReferences index, for garbage collection). */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly persistence: Persistence | undefined;
+  private readonly rvWaiters = new Set<{ rv: number; resolve: (ok: boolean) => void }>();
   /** Called after every committed event (garbage collector, namespace and CRD lifecycle). */
   onCommit: ((ev: StoredEvent) => void) | undefined;
 
   constructor(opts: StoreOptions = {}) {
-    this.ring = new Array(Math.max(16, opts.historySize ?? 10_000));
+    this.history = new History({
+      maxEvents: opts.historySize,
+      compactionIntervalMs: opts.compactionIntervalMs,
+      now: opts.now ?? Date.now,
+    });
     this.persistence = opts.persistence;
     if (this.persistence) {
       const { rv, objects } = this.persistence.load();
       this.rv = rv;
-      this.compactedRv = rv;
+      // A restarted server's window starts now, as a real one's watch cache does.
+      this.history.compactTo(rv);
       for (const { resource, obj } of objects) this.index(resource, deepFreeze(obj));
     }
   }
@@ -141,20 +149,19 @@ export class Store {
     return [...(this.dependents.get(uid) ?? [])];
   }
 
-  /** Objects of a resource sorted by namespace/name, optionally one namespace only, after key `after` (exclusive). */
-  list(resource: string, ns?: string, after?: string): any[] {
+  /** Objects of a resource sorted by namespace/name, optionally one namespace only, from key `from` (inclusive). */
+  list(resource: string, ns?: string, from?: string): any[] {
     const b = this.buckets.get(resource);
     if (!b) return [];
     const keys = b.keys();
     const prefix = ns ? `${ns}/` : '';
     // Keys of one namespace are contiguous in sort order: binary-search the start, stop at the first stranger.
-    const from = after !== undefined && after >= prefix ? after : undefined;
+    const start = from !== undefined && from > prefix ? from : prefix;
     let lo = 0;
     let hi = keys.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      const k = keys[mid]!;
-      if (from !== undefined ? k <= from : k < prefix) lo = mid + 1;
+      if (keys[mid]! < start) lo = mid + 1;
       else hi = mid;
     }
     const out: any[] = [];
@@ -174,9 +181,18 @@ export class Store {
     return [...this.buckets.keys()];
   }
 
+  /** Watches, continue tokens and exact lists may start from any RV >= this; older ones get 410. */
+  get compactedRv(): number {
+    this.history.tick(this.rv);
+    return this.history.compactedRv;
+  }
+
   /** Stores a created or updated object under the next resourceVersion and tells the watchers. */
   put(resource: string, obj: any, prev: any): any {
+    this.history.tick(this.rv);
     const rv = ++this.rv;
+    // Metadata shared with the previous version (share.ts) is frozen: this version gets its own.
+    if (Object.isFrozen(obj.metadata)) obj.metadata = { ...obj.metadata };
     obj.metadata.resourceVersion = String(rv);
     deepFreeze(obj);
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
@@ -189,6 +205,7 @@ export class Store {
 
   /** Removes an object; the DELETED event carries its last state with the deletion's resourceVersion. */
   remove(resource: string, current: any): any {
+    this.history.tick(this.rv);
     const rv = ++this.rv;
     const obj = deepFreeze({ ...current, metadata: { ...current.metadata, resourceVersion: String(rv) } });
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
@@ -201,14 +218,15 @@ export class Store {
   }
 
   private emit(ev: StoredEvent): void {
-    if (this.ringLen === this.ring.length) {
-      const evicted = this.ring[this.ringStart]!;
-      this.compactedRv = Math.max(this.compactedRv, evicted.rv);
-      this.ringStart = (this.ringStart + 1) % this.ring.length;
-      this.ringLen--;
+    this.history.record(ev);
+    if (this.rvWaiters.size) {
+      for (const w of this.rvWaiters) {
+        if (ev.rv >= w.rv) {
+          this.rvWaiters.delete(w);
+          w.resolve(true);
+        }
+      }
     }
-    this.ring[(this.ringStart + this.ringLen) % this.ring.length] = ev;
-    this.ringLen++;
     const ws = this.watchers.get(ev.resource);
     if (ws) for (const w of ws) w.deliver(ev);
     this.onCommit?.(ev);
@@ -237,23 +255,55 @@ export class Store {
     return n;
   }
 
-  /** Events of one resource after `rv`; 410 Expired when the history no longer reaches back that far. */
+  /**
+   * Events of one resource after `rv`; 410 Expired when the history no longer reaches back that
+   * far, worded as the watch cache words it (cacher/watch_cache.go getAllEventsSinceLocked).
+   */
   eventsSince(resource: string, rv: number): StoredEvent[] {
-    if (rv < this.compactedRv) throw tooOld(rv, this.compactedRv + 1);
-    const out: StoredEvent[] = [];
-    for (let i = 0; i < this.ringLen; i++) {
-      const ev = this.ring[(this.ringStart + i) % this.ring.length]!;
-      if (ev.rv > rv && ev.resource === resource) out.push(ev);
+    const compacted = this.compactedRv;
+    if (rv < compacted) throw tooOld(rv, compacted);
+    return this.history.since(resource, rv);
+  }
+
+  /**
+   * Objects of a resource as they were at `rv` (sorted, one namespace or all, keys >= `from`),
+   * rebuilt from the current state and the history; the caller checks the window first.
+   */
+  listAt(resource: string, rv: number, ns?: string, from?: string): any[] {
+    const changed = rv >= this.rv ? undefined : this.history.stateAt(resource, rv, keyOf);
+    if (!changed || changed.size === 0) return this.list(resource, ns, from);
+    const prefix = ns ? `${ns}/` : '';
+    const inRange = (k: string) => k.startsWith(prefix) && (from === undefined || k >= from);
+    const out: [string, any][] = [];
+    for (const o of this.list(resource, ns, from)) {
+      const k = keyOf(o);
+      if (!changed.has(k)) out.push([k, o]);
     }
-    return out;
+    for (const [k, o] of changed) if (o && inRange(k)) out.push([k, o]);
+    out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    return out.map((e) => e[1]);
+  }
+
+  /** Resolves true once the store reaches `rv`, false after `timeoutMs` (a "not older than" read). */
+  waitForRv(rv: number, timeoutMs: number): Promise<boolean> {
+    if (this.rv >= rv) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const w = { rv, resolve };
+      this.rvWaiters.add(w);
+      setTimeout(() => {
+        if (this.rvWaiters.delete(w)) resolve(false);
+      }, timeoutMs).unref();
+    });
   }
 
   /** Forgets the event history: watches resuming from older RVs get 410. */
   compact(): void {
-    this.compactedRv = this.rv;
-    this.ring.fill(undefined);
-    this.ringStart = 0;
-    this.ringLen = 0;
+    this.history.clear(this.rv);
+  }
+
+  /** Runs the compactor's due ticks (the server calls this periodically, so an idle window shrinks too). */
+  tick(): void {
+    this.history.tick(this.rv);
   }
 
   close(): void {

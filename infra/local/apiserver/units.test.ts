@@ -7,7 +7,6 @@ import { parseFieldSelector } from './fields.ts';
 import { evalJsonPath } from './jsonpath.ts';
 import { BUILTIN_KINDS, KindRegistry } from './kinds.ts';
 import { matchesLabels, parseLabelSelector } from './labels.ts';
-import { strategicMergePatch } from './patch.ts';
 import { decodeProtobuf } from './protobuf.ts';
 import { admitCustomResource } from './schema.ts';
 import { ApiError } from './status.ts';
@@ -207,41 +206,6 @@ describe('odds and ends', () => {
     ]);
     expect(() => decodeProtobuf(env)).toThrow(ApiError);
     expect(() => decodeProtobuf(Buffer.from('nope'))).toThrow(/unknown format/);
-  });
-});
-
-describe('strategic merge patch', () => {
-  const node = {
-    metadata: { name: 'n', finalizers: ['a'], labels: { x: '1' } },
-    spec: { taints: [{ key: 't1', effect: 'NoSchedule' }] },
-    status: {
-      conditions: [
-        { type: 'Ready', status: 'False' },
-        { type: 'DiskPressure', status: 'False' },
-      ],
-    },
-  };
-  it('merges keyed lists and sets, deletes by directive, replaces other lists', () => {
-    const out: any = strategicMergePatch(node, {
-      metadata: { finalizers: ['b'], labels: { y: '2' } },
-      spec: { taints: [{ key: 't2', effect: 'NoExecute' }] },
-      status: {
-        conditions: [
-          { type: 'Ready', status: 'True' },
-          { type: 'DiskPressure', $patch: 'delete' },
-        ],
-      },
-    });
-    expect(out.metadata).toEqual({ name: 'n', finalizers: ['a', 'b'], labels: { x: '1', y: '2' } });
-    expect(out.spec.taints.map((t: any) => t.key)).toEqual(['t1', 't2']);
-    expect(out.status.conditions).toEqual([{ type: 'Ready', status: 'True' }]);
-    const del: any = strategicMergePatch(node, {
-      metadata: { '$deleteFromPrimitiveList/finalizers': ['a'] },
-    });
-    expect(del.metadata.finalizers).toEqual([]);
-    expect(
-      (strategicMergePatch(node, { metadata: { finalizers: null } }) as any).metadata.finalizers,
-    ).toBeUndefined();
   });
 });
 

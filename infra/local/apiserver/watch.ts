@@ -49,6 +49,8 @@ export class WatchStream {
   private timeoutTimer: NodeJS.Timeout | undefined;
   private sent = 0;
   private closed = false;
+  /** Events at or before this revision are not sent (a resume from a revision the server has not reached yet). */
+  private fromRv = 0;
   private readonly store: Store;
   private readonly p: WatchParams;
   private readonly sink: WatchSink;
@@ -116,6 +118,7 @@ export class WatchStream {
         return;
       }
       for (const ev of backlog) this.deliver(ev);
+      this.fromRv = from;
     }
     if (this.closed) return;
     this.unsubscribe = this.store.subscribe({
@@ -134,7 +137,7 @@ export class WatchStream {
   }
 
   deliver(ev: StoredEvent): void {
-    if (this.closed) return;
+    if (this.closed || ev.rv <= this.fromRv) return;
     const now = this.matches(ev.obj);
     const before = ev.type !== 'ADDED' && this.matches(ev.prev);
     if (ev.type === 'DELETED') {

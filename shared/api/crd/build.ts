@@ -42,6 +42,7 @@ export function crdOf(def: CrdDefinition): SchemaNode {
     schema: { openAPIV3Schema: openAPISchemaOf(def) },
   };
   if (r.statusSubresource) version.subresources = { status: {} };
+  if (def.scale) version.subresources = { ...(version.subresources ?? {}), scale: def.scale };
   if (def.columns.length > 0) version.additionalPrinterColumns = def.columns;
   if (def.selectableFields?.length)
     version.selectableFields = def.selectableFields.map((jsonPath) => ({ jsonPath }));

@@ -47,7 +47,16 @@ export interface CrdDefinition {
    * asks the server for instead of listing every object of the namespace (ADR 009, ADR 010).
    */
   selectableFields?: string[];
+  /** The scale subresource (`kubectl scale`, autoscalers), as the kind's own project declares it. */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }
+
+/** Cluster API's MachineSet and MachineDeployment: +kubebuilder:subresource:scale in api/v1beta1. */
+const replicaScale = {
+  specReplicasPath: '.spec.replicas',
+  statusReplicasPath: '.status.replicas',
+  labelSelectorPath: '.status.selector',
+};
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 const clusterLabel: PrinterColumn = {
@@ -336,6 +345,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     description: 'MachineSet (Cluster API). Local copy; unknown fields are kept.',
     owner: 'local',
     unknownFields: 'preserve',
+    scale: replicaScale,
     shortNames: ['ms'],
     categories: ['cluster-api'],
     columns: [
@@ -351,6 +361,7 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
     description: 'MachineDeployment (Cluster API). Local copy; unknown fields are kept.',
     owner: 'local',
     unknownFields: 'preserve',
+    scale: replicaScale,
     shortNames: ['md'],
     categories: ['cluster-api'],
     columns: [

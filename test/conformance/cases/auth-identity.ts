@@ -30,7 +30,7 @@ export const AUTH_IDENTITY_CASES: ConformanceCase[] = [
     // staging/src/k8s.io/apiserver/pkg/endpoints/filters/impersonation.go WithImpersonation,
     // endpoints/handlers/responsewriters Forbidden; pkg/registry/authentication/selfsubjectreview.
     name: 'kubectl --as/--as-group/--as-uid: refused with the real 403 until the impersonate verb is granted, then honoured',
-    kubectl: true,
+    requires: ['kubectl'],
     async run({ client, ns }) {
       const { token } = await serviceAccountWithToken(client, ns, 'imp');
       const me = `system:serviceaccount:${ns}:imp`;
@@ -159,7 +159,7 @@ export const AUTH_IDENTITY_CASES: ConformanceCase[] = [
     // pkg/registry/authentication/selfsubjectreview/rest.go; the system:basic-user binding of
     // bootstrappolicy (system:authenticated only); anonymous auth (no credentials).
     name: 'kubectl auth whoami (SelfSubjectReview); anonymous requests are system:anonymous, refused the review',
-    kubectl: true,
+    requires: ['kubectl'],
     async run({ client, ns }) {
       const { token, uid } = await serviceAccountWithToken(client, ns, 'who');
       const out = await kubectl(tokenKubeconfig(client.kc, token, ns), ['auth', 'whoami']);
@@ -184,7 +184,7 @@ export const AUTH_IDENTITY_CASES: ConformanceCase[] = [
     // pkg/registry/authorization/selfsubjectrulesreview/rest.go; RBACAuthorizer.RulesFor over
     // rbac/validation DefaultRuleResolver; kubectl's auth can-i --list table.
     name: 'kubectl auth can-i --list (SelfSubjectRulesReview): the default rules and a Role, for the namespace asked',
-    kubectl: true,
+    requires: ['kubectl'],
     async run({ client, ns }) {
       const { token } = await serviceAccountWithToken(client, ns, 'lister');
       await client.create(Role, {
@@ -265,7 +265,7 @@ export const AUTH_IDENTITY_CASES: ConformanceCase[] = [
   {
     // The APIResourceList of /api/v1 and /apis/authentication.k8s.io/v1 (the discovery kubectl reads).
     name: 'discovery lists serviceaccounts/token (TokenRequest), selfsubjectreviews, tokenreviews, selfsubjectrulesreviews',
-    kubectl: true,
+    requires: ['kubectl'],
     async run({ kubeconfigPath }) {
       const core = JSON.parse(await kubectl(kubeconfigPath, ['get', '--raw', '/api/v1']));
       expect(core.resources.find((r: any) => r.name === 'serviceaccounts/token')).toMatchObject({

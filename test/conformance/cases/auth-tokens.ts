@@ -21,7 +21,7 @@ import {
   serviceAccountWithToken,
   tokenKubeconfig,
 } from '../identity.ts';
-import type { ConformanceCase } from '../suite.ts';
+import type { CaseContext, ConformanceCase } from '../suite.ts';
 
 const SA_GROUPS = (ns: string) => [
   'system:serviceaccounts',
@@ -49,13 +49,13 @@ const bootstrapSecret = (id: string, secret: string, data: Record<string, string
 
 /** A bootstrap token that exists only for the duration of `fn` (kube-system is shared: always deleted). */
 async function withBootstrapToken(
-  client: KubeClient,
+  { client, now }: Pick<CaseContext, 'client' | 'now'>,
   data: Record<string, string>,
   fn: (id: string, secret: string) => Promise<void>,
   secret = randomToken(16),
 ): Promise<void> {
   const id = randomToken(6);
-  const soon = new Date(Date.now() + 15 * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const soon = new Date(now() + 15 * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   await client.create(R.Secret, bootstrapSecret(id, secret, { expiration: soon, ...data }));
   try {
     await fn(id, secret);
@@ -69,7 +69,7 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
     // pkg/registry/core/serviceaccount/storage/token.go TokenREST.Create; pkg/serviceaccount/claims.go
     // Claims; jwt.go JWTTokenGenerator; SelfSubjectReview (pkg/registry/authentication/selfsubjectreview).
     name: 'kubectl create token: an RS256 JWT with the requested audience and duration, accepted as the ServiceAccount',
-    kubectl: true,
+    requires: ['kubectl'],
     async run({ client, kubeconfigPath, ns }) {
       const sa = await client.create<any>(ServiceAccount, { metadata: { name: 'robot', namespace: ns } });
       const token = (
@@ -118,7 +118,7 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
     // (the ServiceAccount and the bound Secret still exist with the token's uids);
     // pkg/registry/authentication/tokenreview.
     name: 'a token for another audience, of a deleted or recreated ServiceAccount, or bound to a deleted Secret or Node is refused',
-    kubectl: true,
+    requires: ['kubectl'],
     async run({ client, kubeconfigPath, ns }) {
       await client.create(ServiceAccount, { metadata: { name: 'robot', namespace: ns } });
       const vault = (
@@ -234,7 +234,7 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
   {
     // token.go TokenREST.Create; pkg/apis/authentication/validation ValidateTokenRequest.
     name: 'kubectl create token refuses under 10 minutes (422), an unknown ServiceAccount (404), a bound kind it cannot bind (400)',
-    kubectl: true,
+    requires: ['kubectl'],
     async run({ client, kubeconfigPath, ns }) {
       await client.create(ServiceAccount, { metadata: { name: 'robot', namespace: ns } });
       const short = await kubectlExit(kubeconfigPath, [
@@ -272,11 +272,11 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
     name: 'an expired or not-yet-valid ServiceAccount token is refused, within one minute of leeway',
     embeddedOnly:
       'the API refuses to issue tokens shorter than 10 minutes; the server hook signs one with past times',
-    async run({ client, embedded, ns }) {
+    async run({ client, embedded, ns, now }) {
       await client.create(ServiceAccount, { metadata: { name: 'robot', namespace: ns } });
       const at = (secondsAgo: number) =>
         embedded!.auth.serviceAccountToken(ns, 'robot', {
-          issuedAt: new Date(Date.now() - secondsAgo * 1000),
+          issuedAt: new Date(now() - secondsAgo * 1000),
           expirationSeconds: 600,
         });
       const review = async (token: string) =>
@@ -303,7 +303,7 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
     // pkg/serviceaccount/openidmetadata.go, pkg/routes/openidmetadata.go; the ClusterRole and
     // ClusterRoleBinding system:service-account-issuer-discovery of bootstrappolicy/policy.go.
     name: 'OIDC discovery and JWKS verify the tokens; anonymous reads them only once system:unauthenticated is bound',
-    async run({ client, ns }) {
+    async run({ client, ns, now }) {
       const { token } = await serviceAccountWithToken(client, ns, 'robot');
       const { header, claims } = decodeJwt(token);
       const asSa = { token };
@@ -333,6 +333,7 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
       const verified = await jwtVerify(token, createLocalJWKSet(set), {
         issuer: doc.issuer,
         audience: claims.aud[0],
+        currentDate: new Date(now()),
       });
       expect(verified.payload.sub).toBe(`system:serviceaccount:${ns}:robot`);
 
@@ -366,11 +367,11 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
     // plugin/pkg/auth/authenticator/token/bootstrap/bootstrap.go TokenAuthenticator.AuthenticateToken;
     // k8s.io/cluster-bootstrap secret.GetGroups / GetExpiration / ParseName.
     name: 'bootstrap tokens authenticate as system:bootstrap:<id>; a wrong secret, expiry, no auth usage or a bad group is 401',
-    kubectl: true,
-    async run({ client }) {
+    requires: ['kubectl'],
+    async run({ client, now }) {
       const extra = 'system:bootstrappers:conformance:nodes';
       await withBootstrapToken(
-        client,
+        { client, now },
         { 'usage-bootstrap-authentication': 'true', 'auth-extra-groups': extra },
         async (id, secret) => {
           const me = await whoami(client, `${id}.${secret}`);
@@ -383,7 +384,7 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
         },
       );
       const refusedWith = async (data: Record<string, string>) =>
-        withBootstrapToken(client, data, async (id, secret) => {
+        withBootstrapToken({ client, now }, data, async (id, secret) => {
           const r = await raw(client.kc, {
             method: 'POST',
             path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
@@ -407,7 +408,7 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
     // pkg/controller/bootstrap/bootstrapsigner.go Signer.signConfigMap with cluster-bootstrap
     // token/jws ComputeDetachedSignature; cmd/kubeadm/app/util/pubkeypin (the CA hash).
     name: 'cluster-info is public and signed (jws-kubeconfig-<id>) for signing tokens only while they exist; the CA pin',
-    async run({ client, embedded }) {
+    async run({ client, embedded, now }) {
       const read = async () => {
         const r = await raw(client.kc, {
           path: '/api/v1/namespaces/kube-public/configmaps/cluster-info',
@@ -430,29 +431,43 @@ export const AUTH_TOKEN_CASES: ConformanceCase[] = [
       const signatures = async () => Object.keys(await read()).filter((k) => k.startsWith('jws-kubeconfig-'));
       // A token without usage-bootstrap-signing first, then one with it: when the signer has
       // signed for the second, it has seen the first and left it out.
-      await withBootstrapToken(client, { 'usage-bootstrap-authentication': 'true' }, async (authOnly) => {
-        let signer = '';
-        await withBootstrapToken(client, { 'usage-bootstrap-signing': 'true' }, async (id, secret) => {
-          signer = id;
-          const key = `jws-kubeconfig-${id}`;
-          const sig = (await eventually(async () => (await read())[key], `${key} written`, REVOCATION_MS))!;
-          expect(await signatures()).not.toContain(`jws-kubeconfig-${authOnly}`);
-          const [head, empty, mac] = sig.split('.');
-          expect(empty).toBe('');
-          // The exact header kubeadm's own recomputation produces (it compares strings).
-          expect(Buffer.from(head!, 'base64url').toString()).toBe(JSON.stringify({ alg: 'HS256', kid: id }));
-          const jws = `${head}.${Buffer.from(kubeconfig).toString('base64url')}.${mac}`;
-          const { payload } = await compactVerify(jws, new TextEncoder().encode(secret), {
-            algorithms: ['HS256'],
-          });
-          expect(new TextDecoder().decode(payload)).toBe(kubeconfig);
-        });
-        await eventually(
-          async () => !(await signatures()).includes(`jws-kubeconfig-${signer}`),
-          'the signature removed with its token',
-          REVOCATION_MS,
-        );
-      });
+      await withBootstrapToken(
+        { client, now },
+        { 'usage-bootstrap-authentication': 'true' },
+        async (authOnly) => {
+          let signer = '';
+          await withBootstrapToken(
+            { client, now },
+            { 'usage-bootstrap-signing': 'true' },
+            async (id, secret) => {
+              signer = id;
+              const key = `jws-kubeconfig-${id}`;
+              const sig = (await eventually(
+                async () => (await read())[key],
+                `${key} written`,
+                REVOCATION_MS,
+              ))!;
+              expect(await signatures()).not.toContain(`jws-kubeconfig-${authOnly}`);
+              const [head, empty, mac] = sig.split('.');
+              expect(empty).toBe('');
+              // The exact header kubeadm's own recomputation produces (it compares strings).
+              expect(Buffer.from(head!, 'base64url').toString()).toBe(
+                JSON.stringify({ alg: 'HS256', kid: id }),
+              );
+              const jws = `${head}.${Buffer.from(kubeconfig).toString('base64url')}.${mac}`;
+              const { payload } = await compactVerify(jws, new TextEncoder().encode(secret), {
+                algorithms: ['HS256'],
+              });
+              expect(new TextDecoder().decode(payload)).toBe(kubeconfig);
+            },
+          );
+          await eventually(
+            async () => !(await signatures()).includes(`jws-kubeconfig-${signer}`),
+            'the signature removed with its token',
+            REVOCATION_MS,
+          );
+        },
+      );
     },
   },
 ];

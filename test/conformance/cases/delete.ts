@@ -1,18 +1,10 @@
 /** Deletion: finalizers, deletionTimestamp, preconditions, propagation policies, GC, namespaces. */
 import { expect } from 'vitest';
-import { envelopeOf, R } from '../../../shared/api/resources.ts';
+import { R } from '../../../shared/api/resources.ts';
 import type { KubeApiError } from '../../../shared/kube/errors.ts';
-import { eventually, GROUP, Widget, widget } from '../fixtures.ts';
+import { createTempCrd, eventually, GROUP, Widget, widget } from '../fixtures.ts';
+import { failure } from '../http.ts';
 import { type ConformanceCase, record } from '../suite.ts';
-
-async function failure(p: Promise<unknown>): Promise<KubeApiError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as KubeApiError;
-  }
-  throw new Error('expected the request to fail');
-}
 
 const owner = (o: any, extra: Record<string, unknown> = {}) => ({
   apiVersion: o.apiVersion ?? `${GROUP}/v1`,
@@ -209,44 +201,22 @@ export const DELETE_CASES: ConformanceCase[] = [
       await (client as any).api.send(HttpMethod.DELETE, client.path(R.ConfigMap, ns), {
         labelSelector: 'g=x',
       });
+      // Selected by label: a namespace also holds the kube-root-ca.crt ConfigMap its controller publishes.
       await eventually(
-        async () => (await client.list(R.ConfigMap, ns)).items.length === 1,
+        async () => (await client.list(R.ConfigMap, ns, { labelSelector: 'g' })).items.length === 1,
         'collection deleted',
         30_000,
       );
-      expect((await client.list(R.ConfigMap, ns)).items.map((i) => i.metadata.name)).toEqual(['c']);
+      expect(
+        (await client.list(R.ConfigMap, ns, { labelSelector: 'g' })).items.map((i) => i.metadata.name),
+      ).toEqual(['c']);
     },
   },
   {
     name: 'deleting a CRD removes its objects and stops serving the kind',
     async run({ client, ns }) {
       const group = `${ns}.example.com`;
-      const Temp = envelopeOf({
-        group,
-        version: 'v1',
-        kind: 'Temp',
-        plural: 'temps',
-        namespaced: true,
-        statusSubresource: false,
-      });
-      await client.create(R.CustomResourceDefinition, {
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: `temps.${group}` },
-        spec: {
-          group,
-          scope: 'Namespaced',
-          names: { kind: 'Temp', plural: 'temps' },
-          versions: [
-            {
-              name: 'v1',
-              served: true,
-              storage: true,
-              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-            },
-          ],
-        },
-      });
+      const Temp = await createTempCrd(client, group);
       await eventually(
         async () => client.create(Temp, { metadata: { name: 't', namespace: ns }, spec: { a: 1 } }),
         'kind served',

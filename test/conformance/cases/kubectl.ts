@@ -243,7 +243,7 @@ export const KUBECTL_CASES: ConformanceCase[] = [
     },
   },
   {
-    name: 'kubectl diff (server dry-run), replace -f, apply --server-side, delete -f',
+    name: 'kubectl diff (server dry-run), replace -f, apply --server-side (a conflict with replace, then forced), delete -f',
     async run({ kubeconfigPath, client, ns }) {
       const file = join(tempDir(), 'w.yaml');
       const doc = (size: number) =>
@@ -264,9 +264,17 @@ export const KUBECTL_CASES: ConformanceCase[] = [
       await kubectl(kubeconfigPath, ['replace', '-f', file]);
       expect((await client.get<any>(Widget, ns, 'df')).spec.size).toBe(2);
       writeFileSync(file, doc(3));
-      expect(await kubectl(kubeconfigPath, ['apply', '--server-side', '-f', file])).toContain(
-        'serverside-applied',
+      // replace made kubectl-replace the owner of spec.size (and dropped the last-applied
+      // annotation): a server-side apply changing it conflicts until forced.
+      const conflicting = await kubectlExit(kubeconfigPath, ['apply', '--server-side', '-f', file]);
+      expect(conflicting.code).toBe(1);
+      expect(conflicting.stderr).toContain(
+        `Apply failed with 1 conflict: conflict with "kubectl-replace" using ${GROUP}/v1: .spec.size`,
       );
+      expect((await client.get<any>(Widget, ns, 'df')).spec.size).toBe(2);
+      expect(
+        await kubectl(kubeconfigPath, ['apply', '--server-side', '--force-conflicts', '-f', file]),
+      ).toContain('serverside-applied');
       expect((await client.get<any>(Widget, ns, 'df')).spec.size).toBe(3);
       await kubectl(kubeconfigPath, ['delete', '-f', file]);
       expect(await client.get(Widget, ns, 'df')).toBeUndefined();

@@ -155,12 +155,15 @@ export const WATCH_CASES: ConformanceCase[] = [
   {
     name: 'concurrent writers: every write is seen once, in strictly increasing resourceVersion order',
     async run({ client, ns }) {
-      const w = await record(client, R.ConfigMap, ns, {});
+      // Selected by label: the namespace also holds the kube-root-ca.crt ConfigMap its controller publishes.
+      const w = await record(client, R.ConfigMap, ns, { labelSelector: 'writer' });
       try {
         const writers = Array.from({ length: 5 }, (_, i) =>
           (async () => {
             for (let j = 0; j < 20; j++)
-              await client.create(R.ConfigMap, { metadata: { name: `c-${i}-${j}`, namespace: ns } });
+              await client.create(R.ConfigMap, {
+                metadata: { name: `c-${i}-${j}`, namespace: ns, labels: { writer: String(i) } },
+              });
           })(),
         );
         await Promise.all(writers);

@@ -9,8 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { join, PENDING_PAGE, STALE_ENTRY_MS } from '../../../shared/allocation/registry.ts';
 import { R, type Resource } from '../../../shared/api/resources.ts';
 import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/api/wellknown.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import { testClient } from '../../helpers/cluster.ts';
 import { addressOf, allocate, createClaim, indexOf, makeCtx, NS, pool } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
@@ -59,7 +60,7 @@ describe('index allocation in a burst', () => {
   });
 
   it('joins the registry, takes the lowest free index, leaves in the allocation patch; reads one page', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const logged = tc.server.log.entries.length;
     // The last by name: ranked by name among the backlog it would take index WAITING-1.
     const last = claimName(WAITING - 1);
@@ -84,7 +85,7 @@ describe('index allocation in a burst', () => {
     await join(tc.client, R.Metal3DataTemplate, await template(tc.client), claimName(1), new Date(), waits);
     const conflicts = tc.client.stats.conflicts;
     // While a burst is under way (entries in the registry) a claim lists its own Metal3Data only.
-    const fresh = KubeClient.fromString(tc.kubeconfig);
+    const fresh = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(fresh), R.Metal3DataClaim, claimName(2))).toMatchObject({ kind: 'done' });
     expect(await indexOf(tc.client, claimName(2))).toBe(3);
     expect(listed(fresh, 'metal3dataclaims')).toBe(0);
@@ -201,7 +202,7 @@ describe('address allocation in a burst', () => {
   });
 
   it('joins the pool registry, takes the lowest free address, leaves with its index; reads one page', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const last = ipClaim(WAITING - 1);
     expect(await allocate(makeCtx(client), R.IPClaim, last)).toMatchObject({ kind: 'done' });
     expect(await addressOf(tc.client, last)).toBe('10.6.0.1');
@@ -215,7 +216,7 @@ describe('address allocation in a burst', () => {
     const poolNow = async () => (await tc.client.get(R.IPPool, NS, POOL))!;
     await join(tc.client, R.IPPool, await poolNow(), ipClaim(0), new Date(), waits);
     await join(tc.client, R.IPPool, await poolNow(), ipClaim(1), new Date(), waits);
-    const fresh = KubeClient.fromString(tc.kubeconfig);
+    const fresh = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(fresh), R.IPClaim, ipClaim(2))).toMatchObject({ kind: 'done' });
     expect(await addressOf(tc.client, ipClaim(2))).toBe('10.6.0.4');
     expect(listed(fresh, 'ipclaims')).toBe(0);
@@ -271,7 +272,7 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
     tc.server.log.entries.slice(from).filter((e) => e.resource === resource && e.verb === 'patch').length;
 
   it('a claim takes the lowest free index: no page of the backlog, no join', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const from = tc.server.log.entries.length;
     const last = claimName(WAITING - 1);
     expect(
@@ -295,7 +296,7 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
   });
 
   it('an IPClaim takes the lowest free address: no page of the backlog, no join', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const from = tc.server.log.entries.length;
     expect(await allocate(inGroup(client, 'IPPool', POOL), R.IPClaim, `ip-${WAITING - 1}`)).toMatchObject({
       kind: 'done',
@@ -306,7 +307,7 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
   });
 
   it('another group (a claim grouped by itself) is not taken for serialized', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const ctx = inGroup(client, 'Metal3DataClaim', claimName(2));
     expect(await allocate(ctx, R.Metal3DataClaim, claimName(2))).toMatchObject({ kind: 'done' });
     expect(listed(client, 'metal3dataclaims')).toBe(PENDING_PAGE);

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
-import { loadProjectCrds, type TestCluster } from '../../helpers/cluster.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
+import { loadProjectCrds, type TestCluster, testClient } from '../../helpers/cluster.ts';
 import { allocate, createClaim, indexOf, makeCtx, NS } from '../../helpers/data.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
@@ -41,7 +41,7 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
 
   it('an allocation reads about one object per kind, none of the crowd', async () => {
     await createClaim(tc.client, 'first', 'mine');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'first')).toMatchObject({ kind: 'done' });
     expect(await indexOf(tc.client, 'first')).toBe(0);
     // Its own Metal3Data (none yet), the waiting claims (itself), the unrendered Metal3Data (none).
@@ -53,7 +53,7 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
   });
 
   it('a replay reuses the claim Metal3Data found by spec.claim.name', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'first')).toMatchObject({ kind: 'done' });
     expect(await indexOf(tc.client, 'first')).toBe(0);
     expect(client.stats.byResource.get('create metal3datas')).toBeUndefined();
@@ -68,7 +68,7 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
       spec: { index: 1, template: { name: 'mine' }, claim: { name: 'inflight' } },
     });
     await createClaim(tc.client, 'second', 'mine');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'second')).toMatchObject({ kind: 'done' });
     expect(await indexOf(tc.client, 'second')).toBe(2);
     // Planned from the reads: no failed create.
@@ -87,7 +87,7 @@ describe('with selectableFields (Kubernetes 1.31+)', () => {
     expect(await indexOf(tc.client, 'inflight')).toBe(1);
     // Named to rank before 'lost' among the waiting claims: its plan is index 3, taken.
     await createClaim(tc.client, 'a-third', 'mine');
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.Metal3DataClaim, 'a-third')).toMatchObject({ kind: 'done' });
     expect(await indexOf(tc.client, 'a-third')).toBe(4);
     expect(client.stats.conflicts).toBe(1); // the create of mine-3
@@ -121,7 +121,7 @@ describe('without selectableFields (a server before Kubernetes 1.31)', () => {
   });
 
   it('lists everything after one refused request, and allocates the same dense indexes', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const ctx = makeCtx(client);
     for (const name of ['a', 'b', 'c']) {
       await createClaim(tc.client, name, 'mine');
@@ -141,7 +141,7 @@ describe('without selectableFields (a server before Kubernetes 1.31)', () => {
 
   it('a release finds the claim Metal3Data in the full list', async () => {
     await tc.client.delete(R.Metal3DataClaim, NS, 'a');
-    const ctx = makeCtx(KubeClient.fromString(tc.kubeconfig));
+    const ctx = makeCtx(testClient(tc.kubeconfig));
     expect(await allocate(ctx, R.Metal3DataClaim, 'a')).toMatchObject({ kind: 'done' });
     expect(await tc.client.get(R.Metal3Data, NS, 'mine-0')).toBeUndefined();
   });

@@ -7,9 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { META_DATA_ANNOTATION, startBmoSimulator } from '../../../infra/local/sim/bmo.ts';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { startTestCluster, type TestCluster, testClient } from '../../helpers/cluster.ts';
 import { eventually, hostState, NS } from '../../helpers/hosts.ts';
 
 let tc: TestCluster;
@@ -18,12 +17,12 @@ let failing: ReturnType<typeof startBmoSimulator>;
 beforeAll(async () => {
   tc = await startTestCluster({ namespaces: ['flaky'] });
   ok = startBmoSimulator({
-    client: KubeClient.fromString(tc.kubeconfig),
+    client: testClient(tc.kubeconfig),
     namespace: NS,
     delays: { provisioningMs: 5, deprovisioningMs: 5, powerMs: 1 },
   });
   failing = startBmoSimulator({
-    client: KubeClient.fromString(tc.kubeconfig),
+    client: testClient(tc.kubeconfig),
     namespace: 'flaky',
     errorRate: 1,
     delays: { provisioningMs: 5 },

@@ -11,10 +11,9 @@ import { startBmoSimulator } from '../../../infra/local/sim/bmo.ts';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { startCapiSimulator } from '../../../infra/local/sim/capi.ts';
 import { apiVersionOf, R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { startTestCluster, type TestCluster, testClient } from '../../helpers/cluster.ts';
 import { deprovision, eventually, hostState, makeCtx, msg, NS, selectHost } from '../../helpers/hosts.ts';
 
 let tc: TestCluster;
@@ -31,7 +30,7 @@ const IMAGE = {
 
 beforeAll(async () => {
   tc = await startTestCluster();
-  const sims = KubeClient.fromString(tc.kubeconfig);
+  const sims = testClient(tc.kubeconfig);
   bmo = startBmoSimulator({
     client: sims,
     namespace: NS,
@@ -40,7 +39,7 @@ beforeAll(async () => {
   // The test cluster doubles as the workload cluster (Nodes are cluster-scoped).
   capi = startCapiSimulator({ client: sims, namespace: NS, workloadClient: async () => tc.client });
   await Promise.all([bmo.ready, capi.ready]);
-  ctx = makeCtx(KubeClient.fromString(tc.kubeconfig));
+  ctx = makeCtx(testClient(tc.kubeconfig));
   await createSampleHosts(tc.client, NS, 2, { labels: () => ({ role: 'control-plane' }) });
   await createSampleHosts(tc.client, NS, 3, { prefix: 'worker', labels: () => ({ role: 'worker' }) });
   const c = tc.client;

@@ -15,6 +15,7 @@ import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
 import {
+  CLUSTER,
   createCluster,
   createMachinePair,
   deprovision,
@@ -763,6 +764,11 @@ describe('host choice on the server', () => {
       }),
     });
     await setState('reuse-0001', 'deprovisioning');
+    // A real owner: the API server's garbage collector deletes a Machine whose MachineSet does not exist.
+    const ms = await tc.client.create<KubeObject>(R.MachineSet, {
+      metadata: { name: 'md-r-abc', namespace: NS },
+      spec: { clusterName: CLUSTER },
+    });
     await createMachinePair(tc.client, 'rm', {
       machineLabels: { 'cluster.x-k8s.io/deployment-name': 'md-r' },
       machineOwners: [
@@ -770,7 +776,7 @@ describe('host choice on the server', () => {
           apiVersion: 'cluster.x-k8s.io/v1beta1',
           kind: 'MachineSet',
           name: 'md-r-abc',
-          uid: 'ms-uid',
+          uid: ms.metadata.uid!,
           controller: true,
         },
       ],

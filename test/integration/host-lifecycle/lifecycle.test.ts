@@ -6,10 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBmoSimulator } from '../../../infra/local/sim/bmo.ts';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { apiVersionOf, R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { startTestCluster, type TestCluster, testClient } from '../../helpers/cluster.ts';
 import {
   CLUSTER,
   createCluster,
@@ -50,7 +49,7 @@ const cond = (o: KubeObject | undefined, type: string) =>
 
 describe('selectHost + deprovision lifecycle', () => {
   it('waits for bootstrap data, then associates, provisions, and releases the host on deletion', async () => {
-    const ctx = makeCtx(KubeClient.fromString(tc.kubeconfig));
+    const ctx = makeCtx(testClient(tc.kubeconfig));
     await createMachinePair(tc.client, 'm1', {
       bootstrap: false,
       m3mSpec: { hostSelector: { matchLabels: { rack: 'b' } } },

@@ -8,11 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBmoSimulator } from '../../../infra/local/sim/bmo.ts';
 import { createSampleHosts } from '../../../infra/local/sim/bmo-hosts.ts';
 import { R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
 import { KubeApiError } from '../../../shared/kube/errors.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { startTestCluster, type TestCluster, testClient } from '../../helpers/cluster.ts';
 import {
   createCluster,
   createMachinePair,
@@ -34,7 +33,7 @@ let bmo: ReturnType<typeof startBmoSimulator>;
 beforeAll(async () => {
   tc = await startTestCluster();
   bmo = startBmoSimulator({
-    client: KubeClient.fromString(tc.kubeconfig),
+    client: testClient(tc.kubeconfig),
     namespace: NS,
     delays: { provisioningMs: 5, deprovisioningMs: 5 },
   });
@@ -113,13 +112,13 @@ describe(`${MACHINES} machines racing for ${HOSTS} hosts with ${WORKERS} workers
   const names = Array.from({ length: MACHINES }, (_, i) => `m-${String(i).padStart(3, '0')}`);
 
   it('associates every machine with exactly one host under faults, and no host with two machines', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const ctx = makeCtx(client);
     // Every consumerRef transition seen on the watch: a host may go free -> machine -> free, never
     // straight from one machine to another.
     const lastConsumer = new Map<string, string | undefined>();
     const handovers: string[] = [];
-    const watcher = KubeClient.fromString(tc.kubeconfig);
+    const watcher = testClient(tc.kubeconfig);
     const stopWatch = await watcher.watch(
       R.BareMetalHost,
       NS,
@@ -182,7 +181,7 @@ describe(`${MACHINES} machines racing for ${HOSTS} hosts with ${WORKERS} workers
   }, 60_000);
 
   it('after deleting everything, every host is available, unclaimed, and no finalizer is left', async () => {
-    const client = KubeClient.fromString(tc.kubeconfig);
+    const client = testClient(tc.kubeconfig);
     const ctx = makeCtx(client);
     await runWorkers(names, WORKERS, async (n) => void (await tc.client.delete(R.Metal3Machine, NS, n)));
     const f = tc.server.faults;

@@ -4,9 +4,9 @@
  */
 import type { BareMetalHost } from '../../../shared/api/baremetalhost.ts';
 import { R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
+import { testClient } from '../../helpers/cluster.ts';
 import { createCluster, makeCtx, NS } from '../../helpers/hosts.ts';
 import { type ClusterWithCtx, useCluster } from '../../helpers/use-cluster.ts';
 
@@ -23,7 +23,7 @@ export function useHostCluster(): HostCluster {
     seed: async (c) => void (await createCluster(c.client)),
     timeout: 30_000,
   }) as HostCluster;
-  tc.freshCtx = () => makeCtx(KubeClient.fromString(tc.kubeconfig));
+  tc.freshCtx = () => makeCtx(testClient(tc.kubeconfig));
   tc.getHost = async (name) => (await tc.client.get(R.BareMetalHost, NS, name))!;
   tc.getSecret = (name) => tc.client.get(R.Secret, NS, name);
   return tc;

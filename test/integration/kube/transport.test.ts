@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiServerHandle, startApiServer } from '../../../infra/local/apiserver/index.ts';
 import { R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
 import { KubeApiError } from '../../../shared/kube/errors.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import { testClient } from '../../helpers/cluster.ts';
 
 let server: ApiServerHandle;
 beforeAll(async () => {
@@ -21,7 +21,7 @@ afterAll(() => server.stop());
 
 describe('client over https with RBAC', () => {
   it('verifies the server with the kubeconfig CA and authenticates with the token', async () => {
-    const admin = KubeClient.fromString(server.kubeconfig({ token: 'admin-token' }));
+    const admin = testClient(server.kubeconfig({ token: 'admin-token' }));
     const secret: KubeObject = {
       metadata: { name: 's1', namespace: 'default', labels: { a: 'b' } },
       stringData: { k: 'v' },
@@ -36,12 +36,12 @@ describe('client over https with RBAC', () => {
   });
 
   it('turns a refusal into a typed error with the status and the server message', async () => {
-    const reader = KubeClient.fromString(server.kubeconfig({ token: 'reader-token' }));
+    const reader = testClient(server.kubeconfig({ token: 'reader-token' }));
     const err = await reader.list(R.Secret, 'default').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(KubeApiError);
     expect((err as KubeApiError).code).toBe(403);
     expect((err as KubeApiError).message).toContain('reader');
-    const anon = KubeClient.fromString(server.kubeconfig({ token: 'wrong' }));
+    const anon = testClient(server.kubeconfig({ token: 'wrong' }));
     expect(((await anon.list(R.Secret, 'default').catch((e: unknown) => e)) as KubeApiError).code).toBe(401);
   });
 
@@ -50,7 +50,7 @@ describe('client over https with RBAC', () => {
     try {
       // The other server's address with this server's CA: the TLS handshake must fail.
       const yaml = server.kubeconfig({ token: 'admin-token' }).replace(server.url, other.url);
-      const client = KubeClient.fromString(yaml);
+      const client = testClient(yaml);
       const err = await client.get(R.Secret, 'default', 's1').catch((e: unknown) => e);
       expect(err).toBeInstanceOf(Error);
       expect(err).not.toBeInstanceOf(KubeApiError);
@@ -60,7 +60,7 @@ describe('client over https with RBAC', () => {
   });
 
   it('keeps answering through many concurrent calls on one pool', async () => {
-    const admin = KubeClient.fromString(server.kubeconfig({ token: 'admin-token' }));
+    const admin = testClient(server.kubeconfig({ token: 'admin-token' }));
     const names = Array.from({ length: 200 }, (_, i) => `many-${i}`);
     await Promise.all(
       names.map((name) => admin.create(R.ConfigMap, { metadata: { name, namespace: 'default' } })),

@@ -1,14 +1,14 @@
 /**
  * The relay against the embedded API server, through real SQS to a worker running a recording
- * function: under injected watch drops, a compaction (410 on resume) and a silent (black-holed)
- * watch connection, every object's final state still reaches a function, and the relay's cache
+ * function: under injected watch drops, a compaction (410 on resume: forced, and the server's own
+ * time-based one) and a silent (black-holed) watch connection, every object's final state still reaches a function, and the relay's cache
  * converges on the server's state (changes missed in the gap are synthesized from the re-list).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_NAMES, type FunctionName } from '../../../events/envelope.ts';
 import { type Relay, startRelay } from '../../../functions/relay/relay.ts';
+import { advanceableClock } from '../../../infra/local/apiserver/index.ts';
 import { envelopeOf, R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
 import { noEvents } from '../../../shared/observability/events.ts';
 import { silentLogger } from '../../../shared/observability/logger.ts';
 import { ensureQueues, type QueueUrls } from '../../../shared/queue/ensure.ts';
@@ -19,12 +19,16 @@ import {
 } from '../../../shared/reconcile/context.ts';
 import { done } from '../../../shared/reconcile/result.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { startTestCluster, type TestCluster, testClient } from '../../helpers/cluster.ts';
 import { startSqs } from '../../helpers/sqs.ts';
 import { until } from '../../helpers/wait.ts';
 import { type FreezableProxy, startFreezableProxy } from './proxy.ts';
 
 const NS = 'metal3';
+/** The API server's clock, advanced to let its compaction intervals pass (no sleeping). */
+const clock = advanceableClock();
+/** The embedded server's compaction interval (etcd's default, 5 minutes). */
+const COMPACTION_INTERVAL_MS = 5 * 60_000;
 let cluster: TestCluster;
 let proxy: FreezableProxy;
 let local: Awaited<ReturnType<typeof startSqs>>;
@@ -43,11 +47,11 @@ const recording: ReconcileFn = async (ctx, msg) => {
 };
 
 beforeAll(async () => {
-  cluster = await startTestCluster({ bookmarkIntervalMs: 250 });
+  cluster = await startTestCluster({ bookmarkIntervalMs: 250, clock });
   proxy = await startFreezableProxy(cluster.server.port);
   local = await startSqs();
   queues = await ensureQueues(local.sqs, { prefix: 'relay-it-' });
-  const viaProxy = KubeClient.fromString(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url));
+  const viaProxy = testClient(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url));
   relay = await startRelay({
     client: viaProxy,
     sqs: local.sqs,
@@ -97,6 +101,17 @@ async function bump(name: string, step: number): Promise<void> {
     metadata: { labels: { step: String(step) } },
   });
 }
+
+/** A second relay of its own (fresh counters) through the proxy: a quick watchdog, no resync. */
+const relayViaProxy = (listTimeoutMs: number, onMessages?: Parameters<typeof startRelay>[0]['onMessages']) =>
+  startRelay({
+    client: testClient(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url)),
+    sqs: local.sqs,
+    queues,
+    workloads: false,
+    watch: { silenceMs: 800, resyncMs: 0, listTimeoutMs },
+    onMessages,
+  });
 
 describe('relay under watch faults', () => {
   it('loses no change: drops, a 410 gap with deletions, and a silent connection', async () => {
@@ -170,17 +185,46 @@ describe('relay under watch faults', () => {
     expect(relay.sender.stats.sent).toBeGreaterThan(0);
   });
 
+  it("meets the server's own time-based compaction: a watch silent across two intervals resumes into 410 and re-lists", async () => {
+    const r = await relayViaProxy(3_000);
+    try {
+      const w = r.watchers.get('Metal3Machine')!;
+      for (const n of ['tc-a', 'tc-b', 'tc-c'])
+        await cluster.client.create(envelopeOf(R.Metal3Machine), machine(n));
+      await until(() => ['tc-a', 'tc-b', 'tc-c'].every((n) => r.cache.get('Metal3Machine', NS, n)), 10_000);
+      const relistsBefore = w.counts.relists;
+      // The watch goes silent; meanwhile objects change and two compaction intervals pass on the
+      // server's clock, so the window no longer reaches back to the relay's last resourceVersion.
+      expect(proxy.freezeWatches()).toBeGreaterThan(0);
+      await bump('tc-a', 7);
+      await cluster.client.delete(R.Metal3Machine, NS, 'tc-b');
+      await cluster.client.create(envelopeOf(R.Metal3Machine), machine('tc-d'));
+      clock.advance(2 * COMPACTION_INTERVAL_MS + 1_000);
+      const finalState = new Map(
+        (await cluster.client.list(envelopeOf(R.Metal3Machine), NS)).items.map((m) => [
+          m.metadata.name!,
+          m.metadata.resourceVersion!,
+        ]),
+      );
+      await until(() => {
+        const cached = new Map(
+          r.cache.list('Metal3Machine', NS).map((m) => [m.metadata.name!, m.metadata.resourceVersion!]),
+        );
+        return [...finalState].every(([n, rv]) => cached.get(n) === rv) && cached.size === finalState.size;
+      }, 20_000);
+      expect(r.cache.get('Metal3Machine', NS, 'tc-b')).toBeUndefined();
+      expect(w.counts.gones).toBeGreaterThanOrEqual(1);
+      expect(w.counts.relists).toBeGreaterThan(relistsBefore);
+    } finally {
+      await r.stop();
+    }
+  });
+
   it('recovers when every connection goes dead at once, a hung LIST included (list timeout)', async () => {
     const seenHere: string[] = [];
-    const r = await startRelay({
-      client: KubeClient.fromString(cluster.kubeconfig.replaceAll(cluster.server.url, proxy.url)),
-      sqs: local.sqs,
-      queues,
-      workloads: false,
-      watch: { silenceMs: 800, resyncMs: 0, listTimeoutMs: 1_000 },
-      onMessages: (msgs) =>
-        seenHere.push(...msgs.map((m) => `${m.msg.function} ${m.msg.name} ${m.msg.resourceVersion}`)),
-    });
+    const r = await relayViaProxy(1_000, (msgs) =>
+      seenHere.push(...msgs.map((m) => `${m.msg.function} ${m.msg.name} ${m.msg.resourceVersion}`)),
+    );
     try {
       const w = r.watchers.get('Metal3Machine')!;
       proxy.freezeAll();

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { reconcile } from '../../../functions/resolve-provider-id/core.ts';
 import { envelopeOf, R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
+import { testClient } from '../../helpers/cluster.ts';
 import {
   CLUSTER,
   createCluster,
@@ -612,7 +612,7 @@ describe('Nodes are read by label, not all of them (ADR 008)', () => {
     const { hostUid } = await createMachine(env.mgmt.client, { name: 'narrow', host: 'h-narrow' });
     for (let i = 0; i < 30; i++) await createNode(env.workload.client, `unrelated-${i}`);
     await createNode(env.workload.client, 'h-narrow', { uid: hostUid });
-    const workload = KubeClient.fromString(env.workload.kubeconfig);
+    const workload = testClient(env.workload.kubeconfig);
     const ctx = { ...env.ctx(), workloadClient: async () => workload };
     expect(await reconcile(ctx, msg('narrow'))).toMatchObject({ kind: 'done' });
     expect(await nodeProviderID(env.workload.client, 'h-narrow')).toBe(idOf('narrow', 'h-narrow'));
@@ -625,7 +625,7 @@ describe('Nodes are read by label, not all of them (ADR 008)', () => {
     await env.mgmt.client.patch(R.Metal3Cluster, NS, CLUSTER, { spec: { noCloudProvider: false } });
     try {
       await createMachine(env.mgmt.client, { name: 'cloud-all', host: 'h-cloud-all' });
-      const workload = KubeClient.fromString(env.workload.kubeconfig);
+      const workload = testClient(env.workload.kubeconfig);
       const ctx = { ...env.ctx(), workloadClient: async () => workload };
       const all = (await env.workload.client.list(R.Node)).items.length;
       expect(all).toBeGreaterThan(30);

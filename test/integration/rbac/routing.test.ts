@@ -31,14 +31,14 @@ import {
 } from '../../../scripts/rbac/routing-role.ts';
 import { grantKey, grantsOfRules, type PolicyRule } from '../../../scripts/rbac/rules.ts';
 import { envelopeOf, type KindName, R, type Resource, resourceFor } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
 import { done } from '../../../shared/reconcile/result.ts';
 import { ROUTES, type RoutingEvent } from '../../../shared/routing/index.ts';
 import { routeWithApi } from '../../../shared/routing/lookup.ts';
 import { createHttpApp } from '../../../shared/runtimes/http.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { startTestCluster, type TestCluster, testClient } from '../../helpers/cluster.ts';
 import { CLUSTER, converge, createMachine, makeCtx, NS } from '../../helpers/data.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -54,7 +54,7 @@ const ROUTED_KINDS = [...new Set(ROUTES.map((r) => r.on))];
 beforeAll(async () => {
   tc = await startTestCluster({ rbac: { tokens: { [TOKEN]: { user: FUNCTIONS_USER } } } });
   await applyRbacFile(tc.client, RBAC_FILES.functions);
-  fn = KubeClient.fromString(tc.server.kubeconfig({ token: TOKEN }));
+  fn = testClient(tc.server.kubeconfig({ token: TOKEN }));
   // The state the routes read: the sample (Cluster, Metal3Cluster, templates, pool, control
   // plane, workers), one machine with its host and claim, and what allocation and rendering make
   // of it (Metal3Data, IPClaim, IPAddress, the rendered Secrets), written by the admin.
