@@ -13,6 +13,7 @@ import {
   type ReconcileContext,
   type ReconcileMetrics,
 } from '../reconcile/context.ts';
+import { decodeKubeconfig } from './kubeconfig-source.ts';
 
 export interface RuntimeContextOptions {
   /** An existing client (tests, dev); otherwise one is built from `kubeconfig` or the defaults. */
@@ -40,13 +41,8 @@ export function buildContext(opts: RuntimeContextOptions = {}): RuntimeContext {
   const client =
     opts.client ??
     (inline && !opts.kubeconfig
-      ? // Lambda has no kubeconfig file: the whole kubeconfig in an env var (plain or base64).
-        KubeClient.fromString(
-          inline.trimStart().startsWith('apiVersion') || inline.includes('\n')
-            ? inline
-            : Buffer.from(inline, 'base64').toString('utf8'),
-          { fieldManager: component },
-        )
+      ? // The whole kubeconfig in an env var (plain or base64), where there is no file.
+        KubeClient.fromString(decodeKubeconfig(inline), { fieldManager: component })
       : undefined) ??
     (opts.kubeconfig
       ? KubeClient.fromFile(opts.kubeconfig, { fieldManager: component })
