@@ -5,7 +5,6 @@
  * one of a fixed set (a function, an outcome, a verb, a resource, a status code); nothing that names
  * an object ever becomes one, or the number of series would grow with the objects.
  */
-import { FUNCTION_NAMES } from '../../events/envelope.ts';
 import { K } from '../api/kinds.ts';
 import type { RequestObservation, Verb } from '../kube/stats.ts';
 
@@ -44,7 +43,6 @@ const VERBS: ReadonlySet<string> = new Set<Verb>([
   'watch',
 ]);
 const RESOURCES: ReadonlySet<string> = new Set(Object.values(K).map((t) => t.plural));
-const FUNCTIONS: ReadonlySet<string> = new Set(FUNCTION_NAMES);
 
 const oneOf = (set: ReadonlySet<string>, v: string): string => (set.has(v) ? v : OTHER);
 
@@ -53,8 +51,6 @@ export function codeLabel(code: number): string {
   if (code === 0) return NO_RESPONSE;
   return Number.isInteger(code) && code >= 100 && code <= 599 ? String(code) : OTHER;
 }
-
-export const functionLabel = (fn: string | undefined): string => (fn ? oneOf(FUNCTIONS, fn) : OTHER);
 
 /** The labels of rest_client_requests_total; rest_client_request_duration_seconds takes verb and resource. */
 export function restClientLabels(o: RequestObservation): { verb: string; resource: string; code: string } {

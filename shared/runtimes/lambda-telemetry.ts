@@ -44,12 +44,15 @@ export async function loadLambdaTelemetry(
   fn: FunctionName,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<LambdaTelemetry> {
-  const [{ Logger }, { Metrics }] = await Promise.all([
+  const [{ Logger, LogLevel }, { Metrics }] = await Promise.all([
     import('@aws-lambda-powertools/logger'),
     import('@aws-lambda-powertools/metrics'),
   ]);
   const serviceName = env.POWERTOOLS_SERVICE_NAME || SERVICE_NAME;
-  const logger = new Logger({ serviceName });
+  // LOG_LEVEL as every runtime reads it (lower case too; Powertools alone takes upper case only).
+  const named = (env.POWERTOOLS_LOG_LEVEL || env.LOG_LEVEL || '').toUpperCase();
+  const logLevel = Object.values(LogLevel).find((l) => l === named);
+  const logger = new Logger({ serviceName, ...(logLevel ? { logLevel } : {}) });
   const metrics = new Metrics({
     serviceName,
     namespace: env.POWERTOOLS_METRICS_NAMESPACE || METRICS_NAMESPACE,

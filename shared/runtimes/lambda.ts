@@ -34,7 +34,7 @@ import {
   retryBackoffSeconds,
 } from '../queue/redelivery.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
-import { type DispatchOutcome, dispatch, type FunctionTable } from './dispatch.ts';
+import { type DispatchOutcome, dispatch, type FunctionTable, messageLogFields } from './dispatch.ts';
 import type { Delivery } from './lambda-telemetry.ts';
 import type { PipelineMetrics } from './metrics.ts';
 
@@ -263,11 +263,12 @@ export function createSqsHandler(
     });
     const seconds = outcome.kind === 'malformed' ? undefined : (performance.now() - started) / 1000;
     opts.onOutcome?.(outcome, record);
+    const about = outcome.kind === 'malformed' ? log : log.child(messageLogFields(outcome.msg));
     let delivered: DeliveryOutcome = 'retry';
     try {
-      delivered = await settle(record, { source, owner }, outcome, log);
+      delivered = await settle(record, { source, owner }, outcome, about);
     } finally {
-      log.debug('handled', { outcome: delivered, ...(seconds === undefined ? {} : { seconds }) });
+      about.debug('handled', { outcome: delivered, ...(seconds === undefined ? {} : { seconds }) });
       opts.onDelivered?.({ outcome: delivered, seconds });
     }
   };
