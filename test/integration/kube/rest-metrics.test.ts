@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 /** The value of one series of the registry, by its labels. */
-async function valueOf(
+async function seriesValue(
   m: PipelineMetrics,
   name: string,
   labels: Record<string, string>,
@@ -53,11 +53,12 @@ describe('rest_client_* on Prometheus', () => {
       'list configmaps 200',
       'update configmaps 409',
     ]);
-    const total = 'rest_client_requests_total';
-    expect(await valueOf(metrics, total, { verb: 'get', resource: 'configmaps', code: '404' })).toBe(1);
-    expect(await valueOf(metrics, total, { verb: 'create', resource: 'configmaps', code: '201' })).toBe(1);
-    expect(await valueOf(metrics, total, { verb: 'list', resource: 'configmaps', code: '200' })).toBe(1);
-    expect(await valueOf(metrics, total, { verb: 'update', resource: 'configmaps', code: '409' })).toBe(1);
+    const count = (labels: Record<string, string>) =>
+      seriesValue(metrics, 'rest_client_requests_total', { resource: 'configmaps', ...labels });
+    expect(await count({ verb: 'get', code: '404' })).toBe(1);
+    expect(await count({ verb: 'create', code: '201' })).toBe(1);
+    expect(await count({ verb: 'list', code: '200' })).toBe(1);
+    expect(await count({ verb: 'update', code: '409' })).toBe(1);
     const text = await metrics.registry.metrics();
     expect(text).toContain('rest_client_request_duration_seconds_count{verb="get",resource="configmaps"} 1');
     expect(text).toContain(
@@ -78,7 +79,7 @@ describe('rest_client_* on Prometheus', () => {
     metrics.observeKubeRequests(client.stats);
     await expect(client.get(R.ConfigMap, 'default', 'x')).rejects.toThrow();
     expect(
-      await valueOf(metrics, 'rest_client_requests_total', {
+      await seriesValue(metrics, 'rest_client_requests_total', {
         verb: 'get',
         resource: 'configmaps',
         code: '<error>',
