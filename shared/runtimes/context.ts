@@ -4,6 +4,7 @@
  * client cache, the Event recorder, the logger and the product configuration.
  */
 import { KubeClient } from '../kube/client.ts';
+import { decodeKubeconfig } from '../kube/kubeconfig-text.ts';
 import { createWorkloadClientCache, type WorkloadClientCache } from '../kube/workload.ts';
 import { createEventRecorder, type EventRecorder, noEvents } from '../observability/events.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
@@ -13,7 +14,6 @@ import {
   type ReconcileContext,
   type ReconcileMetrics,
 } from '../reconcile/context.ts';
-import { decodeKubeconfig } from './kubeconfig-source.ts';
 
 export interface RuntimeContextOptions {
   /** An existing client (tests, dev); otherwise one is built from `kubeconfig` or the defaults. */

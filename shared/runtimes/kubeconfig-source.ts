@@ -12,6 +12,7 @@
  * JSON) as is, or base64 of it. A value is never logged.
  */
 import { messageOf } from '../api/json.ts';
+import { decodeKubeconfig } from '../kube/kubeconfig-text.ts';
 
 export const KUBECONFIG_ENV = {
   inline: 'METAL3FN_KUBECONFIG',
@@ -21,14 +22,6 @@ export const KUBECONFIG_ENV = {
 } as const;
 
 export const DEFAULT_KUBECONFIG_MAX_AGE_SECONDS = 300;
-
-/** A stored kubeconfig: YAML (or JSON) as is, anything else read as base64. */
-export function decodeKubeconfig(raw: string): string {
-  const text = raw.trimStart();
-  return text.startsWith('apiVersion') || text.startsWith('{') || raw.includes('\n')
-    ? raw
-    : Buffer.from(raw, 'base64').toString('utf8');
-}
 
 export interface KubeconfigSource {
   /** What it reads, for errors and logs (a name, never a value). */
