@@ -3,25 +3,21 @@
  * benchmarks, the dev summary) and observers, through which each runtime exports every request as
  * client-go's `rest_client_*` metrics (Prometheus on the long-running processes, EMF on Lambda).
  */
-export type Verb =
-  | 'get'
-  | 'list'
-  | 'create'
-  | 'update'
-  | 'update-status'
-  | 'patch'
-  | 'patch-status'
-  | 'delete'
-  | 'watch';
-
-const WRITE_VERBS: ReadonlySet<Verb> = new Set([
+export const VERBS = [
+  'get',
+  'list',
   'create',
   'update',
   'update-status',
   'patch',
   'patch-status',
   'delete',
-]);
+  'watch',
+] as const;
+export type Verb = (typeof VERBS)[number];
+
+/** Every other verb writes. */
+const READ_VERBS: ReadonlySet<Verb> = new Set(['get', 'list', 'watch']);
 
 /** One finished request, as an observer sees it. */
 export interface RequestObservation {
@@ -70,7 +66,7 @@ export class RequestStats {
     this.requests++;
     this.byVerb.set(verb, (this.byVerb.get(verb) ?? 0) + 1);
     if (verb !== 'watch') {
-      if (WRITE_VERBS.has(verb)) this.writes++;
+      if (!READ_VERBS.has(verb)) this.writes++;
       const key = `${verb} ${resource}`;
       this.byResource.set(key, (this.byResource.get(key) ?? 0) + 1);
       if (code === 409) this.conflicts++;

@@ -6,7 +6,7 @@
  * an object ever becomes one, or the number of series would grow with the objects.
  */
 import { K } from '../api/kinds.ts';
-import type { RequestObservation, Verb } from '../kube/stats.ts';
+import { type RequestObservation, VERBS } from '../kube/stats.ts';
 
 /** client-go's names (k8s.io/client-go/tools/metrics), labelled by our verb and resource. */
 export const REST_CLIENT_REQUESTS = 'rest_client_requests_total';
@@ -31,17 +31,7 @@ export const OTHER = 'other';
 /** client-go's code label for a request that got no response. */
 export const NO_RESPONSE = '<error>';
 
-const VERBS: ReadonlySet<string> = new Set<Verb>([
-  'get',
-  'list',
-  'create',
-  'update',
-  'update-status',
-  'patch',
-  'patch-status',
-  'delete',
-  'watch',
-]);
+const VERB_SET: ReadonlySet<string> = new Set(VERBS);
 const RESOURCES: ReadonlySet<string> = new Set(Object.values(K).map((t) => t.plural));
 
 const oneOf = (set: ReadonlySet<string>, v: string): string => (set.has(v) ? v : OTHER);
@@ -54,5 +44,5 @@ export function codeLabel(code: number): string {
 
 /** The labels of rest_client_requests_total; rest_client_request_duration_seconds takes verb and resource. */
 export function restClientLabels(o: RequestObservation): { verb: string; resource: string; code: string } {
-  return { verb: oneOf(VERBS, o.verb), resource: oneOf(RESOURCES, o.resource), code: codeLabel(o.code) };
+  return { verb: oneOf(VERB_SET, o.verb), resource: oneOf(RESOURCES, o.resource), code: codeLabel(o.code) };
 }

@@ -4,13 +4,13 @@
  * verb, resource and HTTP status as the embedded API server answered them, timed by verb and
  * resource; a request that got no answer is code `<error>`.
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import { isConflict } from '../../../shared/kube/errors.ts';
 import { PipelineMetrics } from '../../../shared/runtimes/metrics.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { offlineContext } from '../../helpers/context.ts';
 
 let tc: TestCluster;
 beforeAll(async () => {
@@ -68,14 +68,8 @@ describe('rest_client_* on Prometheus', () => {
 
   it('a request that got no answer is code <error>', async () => {
     const metrics = new PipelineMetrics();
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: 'http://127.0.0.1:9', skipTLSVerify: true }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    const client = new KubeClient(kc);
+    // A client of a closed port.
+    const { client } = offlineContext();
     metrics.observeKubeRequests(client.stats);
     await expect(client.get(R.ConfigMap, 'default', 'x')).rejects.toThrow();
     expect(
