@@ -228,7 +228,7 @@ export function createSqsHandler(
         // follow it into the DLQ at their next receive.
         const reason = retriesExhausted(count, outcome.error.message);
         await deadLetter(record, source, owner.fn, reason);
-        log.warn('dead-lettered', { reason });
+        log.warn('dead-lettered', { deadLetterReason: reason });
         return 'dead-letter';
       }
       case 'malformed': {
@@ -237,7 +237,7 @@ export function createSqsHandler(
           throw new RetryRecordError(`malformed message on a foreign queue: ${outcome.reason}`);
         }
         await deadLetter(record, source, owner.fn, outcome.reason);
-        log.warn('dead-lettered', { reason: outcome.reason });
+        log.warn('dead-lettered', { deadLetterReason: outcome.reason });
         return 'dead-letter';
       }
     }
