@@ -68,6 +68,7 @@ export async function run(argv: string[]): Promise<number> {
         ? { legacyProviderIds: parseLegacyProviderIds(v['legacy-provider-ids'] as string) }
         : {},
     });
+    metrics.observeKubeRequests(context.client.stats);
     const app = createHttpApp({
       fns: FUNCTIONS,
       functions: parseFunctions(v.functions as string | undefined),

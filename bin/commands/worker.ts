@@ -62,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
         ? { legacyProviderIds: parseLegacyProviderIds(v['legacy-provider-ids'] as string) }
         : {},
     });
+    metrics.observeKubeRequests(context.client.stats);
     const { sqs, queues } = await sqsFromOptions(v, functions);
     const worker = new Worker({
       sqs,

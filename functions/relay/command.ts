@@ -58,6 +58,7 @@ export async function run(argv: string[]): Promise<number> {
     const metrics = new PipelineMetrics();
     const kubeconfig = stringOf(v.kubeconfig);
     const client = kubeconfig ? KubeClient.fromFile(kubeconfig) : KubeClient.fromDefault();
+    metrics.observeKubeRequests(client.stats);
     const firstLine = (v: unknown) => {
       const f = stringOf(v);
       return f ? readFileSync(f, 'utf8').split('\n')[0]!.trim() : undefined;

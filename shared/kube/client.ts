@@ -68,6 +68,12 @@ const ListPageSchema = z.looseObject({
 export const parseAs = <T extends KubeObject>(t: Resource<T>, obj: unknown): T =>
   parseObject(t.schema, t.kind, obj);
 
+/** A 2xx answer: its status (200, 201, ...) for the request metrics, and its JSON body. */
+interface RawResponse {
+  status: number;
+  body: unknown;
+}
+
 /**
  * client-node's request plumbing (the KubeConfig's auth and its middleware, as
  * KubernetesObjectApi.requestPromise runs them, with the http library of ./transport.ts) for any
@@ -87,7 +93,7 @@ class RawApi {
     query: Record<string, string | undefined>,
     body?: unknown,
     contentType?: string,
-  ): Promise<unknown> {
+  ): Promise<RawResponse> {
     const ctx: RequestContext = this.configuration.baseServer.makeRequestContext(path, method);
     ctx.setHeaderParam('Accept', 'application/json');
     for (const [k, v] of Object.entries(query)) if (v !== undefined) ctx.setQueryParam(k, v);
@@ -98,7 +104,7 @@ class RawApi {
     return this.requestPromise(ctx);
   }
 
-  private async requestPromise(request: RequestContext): Promise<unknown> {
+  private async requestPromise(request: RequestContext): Promise<RawResponse> {
     const config = this.configuration;
     await config.authMethods.BearerToken?.applySecurityAuthentication(request);
     await config.authMethods.default?.applySecurityAuthentication(request);
@@ -109,11 +115,11 @@ class RawApi {
     return this.processResponse(response);
   }
 
-  private async processResponse(response: ResponseContext): Promise<unknown> {
+  private async processResponse(response: ResponseContext): Promise<RawResponse> {
     const text = await response.body.text();
     if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) {
       const body: unknown = text ? JSON.parse(text) : {};
-      return body;
+      return { status: response.httpStatusCode, body };
     }
     throw new ApiException(response.httpStatusCode, 'Unsuccessful HTTP Request', text, response.headers);
   }
@@ -196,20 +202,21 @@ export class KubeClient {
     return parts.join('/');
   }
 
-  private async call<R>(verb: Verb, t: ResourceType, fn: () => Promise<R>): Promise<R> {
+  /** One request, counted in `stats` with its status (0 when no answer came back) and duration. */
+  private async call(verb: Verb, t: ResourceType, fn: () => Promise<RawResponse>): Promise<unknown> {
     const started = performance.now();
+    let code = 0;
     try {
-      return await fn();
+      const r = await fn();
+      code = r.status;
+      return r.body;
     } catch (e) {
-      if (e instanceof ApiException) {
-        const err = kubeErrorFrom(e.code, e.body, e.headers);
-        this.stats.record(verb, t.plural, performance.now() - started, err.code);
-        throw err;
-      }
-      this.stats.record(verb, t.plural, performance.now() - started, 0);
-      throw e;
+      if (!(e instanceof ApiException)) throw e;
+      const err = kubeErrorFrom(e.code, e.body, e.headers);
+      code = err.code;
+      throw err;
     } finally {
-      this.stats.recordDone(verb, t.plural, performance.now() - started);
+      this.stats.recordRequest(verb, t.plural, code, performance.now() - started);
     }
   }
 
@@ -383,7 +390,7 @@ export class KubeClient {
     onEvent: (ev: WatchEvent) => void,
     done: (err: unknown) => void,
   ): Promise<AbortController> {
-    this.stats.record('watch', t.plural, 0, 200);
+    this.stats.recordRequest('watch', t.plural, 200);
     // Imported here, not at the top: only the relay watches, and a Lambda cold start then neither
     // parses Watch nor loads what it needs (node:readline, undici's fetch).
     const { Watch } = await import('@kubernetes/client-node/dist/watch.js');

@@ -1,23 +1,36 @@
-/** Per-verb and per-resource request counters, for metrics, benchmarks and the dev summary. */
-export type Verb =
-  | 'get'
-  | 'list'
-  | 'create'
-  | 'update'
-  | 'update-status'
-  | 'patch'
-  | 'patch-status'
-  | 'delete'
-  | 'watch';
-
-const WRITE_VERBS: ReadonlySet<Verb> = new Set([
+/**
+ * The one home of our kube client's request counting: per-verb and per-resource counters (metrics,
+ * benchmarks, the dev summary) and observers, through which each runtime exports every request as
+ * client-go's `rest_client_*` metrics (Prometheus on the long-running processes, EMF on Lambda).
+ */
+export const VERBS = [
+  'get',
+  'list',
   'create',
   'update',
   'update-status',
   'patch',
   'patch-status',
   'delete',
-]);
+  'watch',
+] as const;
+export type Verb = (typeof VERBS)[number];
+
+/** Every other verb writes. */
+const READ_VERBS: ReadonlySet<Verb> = new Set(['get', 'list', 'watch']);
+
+/** One finished request, as an observer sees it. */
+export interface RequestObservation {
+  verb: Verb;
+  /** Plural resource name (`metal3machines`). */
+  resource: string;
+  /** HTTP status; 0 when no response came back (connection refused, TLS, timeout). */
+  code: number;
+  /** Time to the response; absent for a watch, which lasts until it is closed. */
+  seconds?: number | undefined;
+}
+
+export type RequestObserver = (o: RequestObservation) => void;
 
 export interface RequestStatsSnapshot {
   requests: number;
@@ -40,25 +53,33 @@ export class RequestStats {
   readonly byResource = new Map<string, number>();
   /** Objects returned by lists, per resource. */
   readonly listedByResource = new Map<string, number>();
+  private readonly observers = new Set<RequestObserver>();
 
-  /** Records a failure (code != 2xx) as it happens; the request itself is counted by recordDone. */
-  record(verb: Verb, resource: string, _ms: number, code: number): void {
-    if (verb === 'watch') {
-      this.requests++;
-      this.byVerb.set(verb, (this.byVerb.get(verb) ?? 0) + 1);
-      return;
-    }
-    if (code === 409) this.conflicts++;
-    if (code >= 400 || code === 0) this.errors++;
-    void resource;
+  /** Calls `fn` with every request recorded from now on; returns the function that stops it. */
+  observe(fn: RequestObserver): () => void {
+    this.observers.add(fn);
+    return () => this.observers.delete(fn);
   }
 
-  recordDone(verb: Verb, resource: string, _ms: number): void {
+  /** One request, once its answer (or its failure) is in; a watch when it starts. */
+  recordRequest(verb: Verb, resource: string, code: number, ms?: number): void {
     this.requests++;
-    if (WRITE_VERBS.has(verb)) this.writes++;
     this.byVerb.set(verb, (this.byVerb.get(verb) ?? 0) + 1);
-    const key = `${verb} ${resource}`;
-    this.byResource.set(key, (this.byResource.get(key) ?? 0) + 1);
+    if (verb !== 'watch') {
+      if (!READ_VERBS.has(verb)) this.writes++;
+      const key = `${verb} ${resource}`;
+      this.byResource.set(key, (this.byResource.get(key) ?? 0) + 1);
+      if (code === 409) this.conflicts++;
+      if (code >= 400 || code === 0) this.errors++;
+    }
+    if (this.observers.size === 0) return;
+    const o: RequestObservation = {
+      verb,
+      resource,
+      code,
+      seconds: verb === 'watch' || ms === undefined ? undefined : ms / 1000,
+    };
+    for (const fn of this.observers) fn(o);
   }
 
   /** Counts the objects one list call returned. */

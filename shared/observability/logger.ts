@@ -53,7 +53,8 @@ export function redact(value: unknown, depth = 0): unknown {
   return isRecord(value) ? redactFields(value, depth) : value;
 }
 
-function redactFields(fields: Record<string, unknown>, depth = 0): Record<string, unknown> {
+/** `redact` of a field map (a log line's fields). */
+export function redactFields(fields: Record<string, unknown>, depth = 0): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(fields)) {
     out[k] = REDACT_KEYS.test(k) && !isReference(v) && v !== undefined ? '[redacted]' : redact(v, depth + 1);

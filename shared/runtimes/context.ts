@@ -4,6 +4,7 @@
  * client cache, the Event recorder, the logger and the product configuration.
  */
 import { KubeClient } from '../kube/client.ts';
+import { decodeKubeconfig } from '../kube/kubeconfig-text.ts';
 import { createWorkloadClientCache, type WorkloadClientCache } from '../kube/workload.ts';
 import { createEventRecorder, type EventRecorder, noEvents } from '../observability/events.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
@@ -40,13 +41,8 @@ export function buildContext(opts: RuntimeContextOptions = {}): RuntimeContext {
   const client =
     opts.client ??
     (inline && !opts.kubeconfig
-      ? // Lambda has no kubeconfig file: the whole kubeconfig in an env var (plain or base64).
-        KubeClient.fromString(
-          inline.trimStart().startsWith('apiVersion') || inline.includes('\n')
-            ? inline
-            : Buffer.from(inline, 'base64').toString('utf8'),
-          { fieldManager: component },
-        )
+      ? // The whole kubeconfig in an env var (plain or base64), where there is no file.
+        KubeClient.fromString(decodeKubeconfig(inline), { fieldManager: component })
       : undefined) ??
     (opts.kubeconfig
       ? KubeClient.fromFile(opts.kubeconfig, { fieldManager: component })

@@ -47,6 +47,14 @@ export interface DispatchOptions {
   exclusion?: KeyedExclusion | undefined;
 }
 
+/** What every log line about a message names: its function, and its object (`kind` + `ns/name`). */
+export const messageLogFields = (msg: MessageEnvelope): Record<string, string> => ({
+  function: msg.function,
+  kind: msg.kind,
+  key: msg.namespace ? `${msg.namespace}/${msg.name}` : msg.name,
+  reason: msg.reason,
+});
+
 /** Messages a little early (clock skew, whole-second hops) still run. */
 const EARLY_SLACK_MS = 1_000;
 
@@ -101,8 +109,7 @@ async function dispatchInner(
     };
   }
 
-  const key = msg.namespace ? `${msg.namespace}/${msg.name}` : msg.name;
-  const log = ctx.log.child({ function: msg.function, kind: msg.kind, key, reason: msg.reason });
+  const log = ctx.log.child(messageLogFields(msg));
   const runCtx: ReconcileContext = {
     ...ctx,
     log,

@@ -22,6 +22,8 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type FunctionName, isFunctionName } from '../../events/envelope.ts';
 import { messageOf, recordOf, stringOf } from '../api/json.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { DeliveryOutcome } from '../observability/metric-names.ts';
 import { ATTR_GROUP } from '../queue/message.ts';
 import { dlqName, functionOfQueue, parseQueueArn, type QueueNaming, queueName } from '../queue/names.ts';
 import {
@@ -32,7 +34,8 @@ import {
   retryBackoffSeconds,
 } from '../queue/redelivery.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
-import { type DispatchOutcome, dispatch, type FunctionTable } from './dispatch.ts';
+import { type DispatchOutcome, dispatch, type FunctionTable, messageLogFields } from './dispatch.ts';
+import type { Delivery } from './lambda-telemetry.ts';
 import type { PipelineMetrics } from './metrics.ts';
 
 /**
@@ -109,7 +112,12 @@ export interface SqsHandlerOptions {
   retryBackoffSeconds?: ((receiveCount: number) => number) | undefined;
   /** Observes every record's outcome (tests). */
   onOutcome?: ((outcome: DispatchOutcome, record: SQSRecord) => void) | undefined;
+  /** Told what became of each record and how long its function ran (the Lambda's EMF metrics). */
+  onDelivered?: ((d: Delivery) => void) | undefined;
 }
+
+type QueueArn = NonNullable<ReturnType<typeof parseQueueArn>>;
+type QueueOwner = NonNullable<ReturnType<typeof functionOfQueue>>;
 
 /** Thrown into Powertools to fail a record (the queue redelivers it with backoff). */
 export class RetryRecordError extends Error {
@@ -183,21 +191,18 @@ export function createSqsHandler(
     }
   };
 
-  const recordHandler = async (record: SQSRecord): Promise<void> => {
-    const source = parseQueueArn(record.eventSourceARN);
-    const owner = source ? functionOfQueue(source.name, opts.naming) : undefined;
-    const group = record.attributes.MessageGroupId;
-    const outcome = await dispatch(opts.fns, opts.context(), record.body, {
-      expect: owner && !owner.dlq ? owner.fn : undefined,
-      metrics: opts.metrics,
-      // A FIFO queue's event source runs one batch of a group at a time, in order.
-      group: source?.name.endsWith('.fifo') ? group : undefined,
-    });
-    opts.onOutcome?.(outcome, record);
+  /** What the transport does with a dispatched record; throws RetryRecordError to leave it to the queue. */
+  const settle = async (
+    record: SQSRecord,
+    from: { source: QueueArn | undefined; owner: QueueOwner | undefined },
+    outcome: DispatchOutcome,
+    log: Logger,
+  ): Promise<DeliveryOutcome> => {
+    const { source, owner } = from;
     switch (outcome.kind) {
       case 'done':
       case 'terminal':
-        return;
+        return outcome.kind;
       case 'requeue': {
         const url = await requeueUrl();
         // Misconfigured (no REQUEUE_QUEUE_URL): fall back to a redelivery after the visibility timeout.
@@ -206,8 +211,14 @@ export function createSqsHandler(
             `requeue requested (${outcome.reason}) but no requeue queue is configured`,
           );
         const [client, { scheduleRequeue }] = await Promise.all([sqs(), sqsParts()]);
-        await scheduleRequeue(client, url, outcome.msg, group, outcome.afterSeconds);
-        return;
+        await scheduleRequeue(
+          client,
+          url,
+          outcome.msg,
+          record.attributes.MessageGroupId,
+          outcome.afterSeconds,
+        );
+        return 'requeue';
       }
       case 'retry': {
         const count = receiveCountOf(record.attributes.ApproximateReceiveCount);
@@ -215,8 +226,10 @@ export function createSqsHandler(
           throw new RetryRecordError(outcome.error.message);
         // Its last receive: dead-lettered here, so the rest of its group runs now rather than
         // follow it into the DLQ at their next receive.
-        await deadLetter(record, source, owner.fn, retriesExhausted(count, outcome.error.message));
-        return;
+        const reason = retriesExhausted(count, outcome.error.message);
+        await deadLetter(record, source, owner.fn, reason);
+        log.warn('dead-lettered', { deadLetterReason: reason });
+        return 'dead-letter';
       }
       case 'malformed': {
         if (!source || !owner) {
@@ -224,8 +237,39 @@ export function createSqsHandler(
           throw new RetryRecordError(`malformed message on a foreign queue: ${outcome.reason}`);
         }
         await deadLetter(record, source, owner.fn, outcome.reason);
-        return;
+        log.warn('dead-lettered', { deadLetterReason: outcome.reason });
+        return 'dead-letter';
       }
+    }
+  };
+
+  const recordHandler = async (record: SQSRecord): Promise<void> => {
+    const source = parseQueueArn(record.eventSourceARN);
+    const owner = source ? functionOfQueue(source.name, opts.naming) : undefined;
+    const group = record.attributes.MessageGroupId;
+    const ctx = opts.context();
+    // Every line of this record's processing names the delivery (dispatch adds the function and object).
+    const log = ctx.log.child({
+      messageId: record.messageId,
+      ...(group ? { messageGroupId: group } : {}),
+      receiveCount: receiveCountOf(record.attributes.ApproximateReceiveCount),
+    });
+    const started = performance.now();
+    const outcome = await dispatch(opts.fns, { ...ctx, log }, record.body, {
+      expect: owner && !owner.dlq ? owner.fn : undefined,
+      metrics: opts.metrics,
+      // A FIFO queue's event source runs one batch of a group at a time, in order.
+      group: source?.name.endsWith('.fifo') ? group : undefined,
+    });
+    const seconds = outcome.kind === 'malformed' ? undefined : (performance.now() - started) / 1000;
+    opts.onOutcome?.(outcome, record);
+    const about = outcome.kind === 'malformed' ? log : log.child(messageLogFields(outcome.msg));
+    let delivered: DeliveryOutcome = 'retry';
+    try {
+      delivered = await settle(record, { source, owner }, outcome, about);
+    } finally {
+      about.debug('handled', { outcome: delivered, ...(seconds === undefined ? {} : { seconds }) });
+      opts.onDelivered?.({ outcome: delivered, seconds });
     }
   };
 

@@ -1,8 +1,18 @@
 /**
  * Prometheus metrics of the pipeline (prom-client), one registry per process: the HTTP runtime
- * serves it on /metrics, the relay and worker commands on their --metrics-port.
+ * serves it on /metrics, the relay and worker commands on their --metrics-port. The names shared
+ * with Lambda's EMF metrics come from shared/observability/metric-names.ts.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RequestStats } from '../kube/stats.ts';
+import {
+  MESSAGES,
+  RECONCILE_DURATION,
+  REST_CLIENT_BUCKETS,
+  REST_CLIENT_DURATION,
+  REST_CLIENT_REQUESTS,
+  restClientLabels,
+} from '../observability/metric-names.ts';
 import type { AllocationEvent, ReconcileMetrics } from '../reconcile/context.ts';
 
 export class PipelineMetrics implements ReconcileMetrics {
@@ -22,18 +32,21 @@ export class PipelineMetrics implements ReconcileMetrics {
   readonly inFlightMessages: Gauge;
   /** What allocateIndex decided per allocation: created, alreadyExists, duplicateCreate, reused. */
   readonly allocations: Counter<'resource' | 'event'>;
+  /** Our kube client's requests, by verb, resource and HTTP status (client-go's metric). */
+  readonly restRequests: Counter<'verb' | 'resource' | 'code'>;
+  readonly restDuration: Histogram<'verb' | 'resource'>;
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
     const registers = [registry];
     this.messages = new Counter({
-      name: 'metal3fn_messages_total',
+      name: MESSAGES,
       help: 'Messages dispatched to a function, by outcome',
       labelNames: ['function', 'outcome'],
       registers,
     });
     this.duration = new Histogram({
-      name: 'metal3fn_reconcile_duration_seconds',
+      name: RECONCILE_DURATION,
       help: 'Time a function took for one message',
       labelNames: ['function'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
@@ -101,9 +114,32 @@ export class PipelineMetrics implements ReconcileMetrics {
       labelNames: ['resource', 'event'],
       registers,
     });
+    this.restRequests = new Counter({
+      name: REST_CLIENT_REQUESTS,
+      help: 'Kubernetes API requests of the kube client, by verb, resource and HTTP status (<error>: no response)',
+      labelNames: ['verb', 'resource', 'code'],
+      registers,
+    });
+    this.restDuration = new Histogram({
+      name: REST_CLIENT_DURATION,
+      help: 'Kubernetes API request latency of the kube client, by verb and resource (watches not timed)',
+      labelNames: ['verb', 'resource'],
+      buckets: REST_CLIENT_BUCKETS,
+      registers,
+    });
   }
 
   allocation(resource: 'Metal3Data' | 'IPAddress', event: AllocationEvent): void {
     this.allocations.inc({ resource, event });
+  }
+
+  /** Exports every request `stats` records from now on (the process's kube clients share one). */
+  observeKubeRequests(stats: RequestStats): () => void {
+    return stats.observe((o) => {
+      const labels = restClientLabels(o);
+      this.restRequests.inc(labels);
+      if (o.seconds !== undefined)
+        this.restDuration.observe({ verb: labels.verb, resource: labels.resource }, o.seconds);
+    });
   }
 }

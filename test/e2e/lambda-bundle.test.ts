@@ -62,11 +62,20 @@ afterAll(async () => {
 });
 
 describe('the Lambda bundles, each in a fresh process', () => {
-  it.each(FUNCTION_NAMES)('%s handles an event over https with a token', async (fn) => {
-    const r = await handleOne(fn, 'absent', server.kubeconfig({ token: TOKEN }));
-    expect(r.code, r.out).toBe(0);
-    expect(JSON.parse(r.out.trim().split('\n').at(-1)!)).toEqual({ batchItemFailures: [] });
-  });
+  it.each(FUNCTION_NAMES)(
+    '%s handles an event over https with a token, and writes its EMF metrics',
+    async (fn) => {
+      const r = await handleOne(fn, 'absent', server.kubeconfig({ token: TOKEN }));
+      expect(r.code, r.out).toBe(0);
+      const lines = r.out.trim().split('\n');
+      expect(JSON.parse(lines.at(-1)!)).toEqual({ batchItemFailures: [] });
+      // Powertools Metrics, loaded from its chunk on the first event: the outcome, as EMF.
+      const emf = lines.filter((l) => l.startsWith('{"_aws"')).map((l) => JSON.parse(l));
+      expect(emf).toContainEqual(
+        expect.objectContaining({ function: fn, outcome: 'done', metal3fn_messages_total: 1 }),
+      );
+    },
+  );
 
   it('a wrong token fails the record (the check above means something)', async () => {
     const r = await handleOne('renderData', 'absent', server.kubeconfig({ token: 'wrong' }));

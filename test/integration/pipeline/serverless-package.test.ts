@@ -38,7 +38,10 @@ describe.skipIf(cliMissing)(
         SLS_TELEMETRY_DISABLED: '1',
         SLS_NOTIFICATIONS_MODE: 'off',
         HOME: dir,
+        // The kubeconfig kept in Secrets Manager (ADR 020): the roles may read that secret only.
+        METAL3FN_KUBECONFIG_SECRET: 'metal3fn/management-kubeconfig',
       } as NodeJS.ProcessEnv;
+      delete env.METAL3FN_KUBECONFIG_PARAMETER;
       for (const k of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE'])
         delete env[k];
       const r = spawnSync(process.execPath, [OSLS, 'package', '--stage', 'ci'], {
@@ -100,6 +103,44 @@ describe.skipIf(cliMissing)(
         expect(own.flatMap((s: any) => [s.Action].flat())).toEqual(
           expect.arrayContaining(['sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl']),
         );
+      }
+      // Reading the kubeconfig: one managed policy, on the six function roles, for that one secret.
+      expect(tpl.Conditions.KubeconfigInSecretsManager).toEqual({
+        'Fn::Not': [{ 'Fn::Equals': ['metal3fn/management-kubeconfig', ''] }],
+      });
+      expect(tpl.Conditions.KubeconfigInParameterStore).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+      const read = res.KubeconfigReadPolicy as { Condition?: string; Properties: any };
+      expect(read.Condition).toBe('KubeconfigInStore');
+      const [secret, parameter] = read.Properties.PolicyDocument.Statement;
+      expect(secret['Fn::If'][1]).toEqual({
+        Effect: 'Allow',
+        Action: ['secretsmanager:GetSecretValue'],
+        Resource: {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              { Ref: 'AWS::Partition' },
+              ':secretsmanager:',
+              { Ref: 'AWS::Region' },
+              ':',
+              { Ref: 'AWS::AccountId' },
+              ':secret:',
+              'metal3fn/management-kubeconfig',
+              '-??????',
+            ],
+          ],
+        },
+      });
+      expect(parameter['Fn::If'][0]).toBe('KubeconfigInParameterStore');
+      for (const fn of FUNCTION_NAMES) {
+        const C = cap(fn);
+        expect(res[`${C}Role`]!.Properties.ManagedPolicyArns).toContainEqual({
+          'Fn::If': ['KubeconfigInStore', { Ref: 'KubeconfigReadPolicy' }, { Ref: 'AWS::NoValue' }],
+        });
+        const vars = res[`${C}LambdaFunction`]!.Properties.Environment.Variables;
+        expect(vars.METAL3FN_KUBECONFIG_SECRET).toBe('metal3fn/management-kubeconfig');
+        expect(String(vars.METAL3FN_KUBECONFIG_MAX_AGE)).toBe('300');
       }
       expect(res.RequeueQueue!.Properties.FifoQueue).toBeUndefined();
       const zip = readFileSync(join(dir, '.serverless/selectHost.zip'));
