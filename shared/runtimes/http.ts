@@ -13,7 +13,7 @@
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { FUNCTION_NAMES, type FunctionName, MessageEnvelope } from '../../events/envelope.ts';
+import { FUNCTION_NAMES, type FunctionName, type MessageEnvelope } from '../../events/envelope.ts';
 import { isRecord, messageOf, stringOf } from '../api/json.ts';
 import { KubeObjectSchema } from '../api/meta.ts';
 import { envelopeOf, resourceFor } from '../api/resources.ts';
@@ -25,6 +25,7 @@ import {
   apiServerEventType,
   type CloudEvent,
   CloudEventError,
+  extensionOf,
   MESSAGE_EVENT_TYPE,
   parseCloudEvent,
   WATCH_TYPE_OF,
@@ -97,7 +98,7 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
 
   /** The watch-style event an ApiServerSource CloudEvent stands for. */
   const apiServerEvent = async (
-    ce: CloudEvent,
+    ce: CloudEvent<unknown>,
     mode: 'resource' | 'ref',
     type: RoutingEvent['type'],
   ): Promise<RoutingEvent> => {
@@ -111,10 +112,10 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
     }
     // Reference mode: the data names the object; read it back (a deleted one becomes a stub).
     const ref = {
-      apiVersion: stringOf(data.apiVersion) ?? ce.extensions.apiversion,
-      kind: stringOf(data.kind) ?? ce.extensions.kind,
-      name: stringOf(data.name) ?? ce.extensions.name,
-      namespace: stringOf(data.namespace) ?? ce.extensions.namespace,
+      apiVersion: stringOf(data.apiVersion) ?? extensionOf(ce, 'apiversion'),
+      kind: stringOf(data.kind) ?? extensionOf(ce, 'kind'),
+      name: stringOf(data.name) ?? extensionOf(ce, 'name'),
+      namespace: stringOf(data.namespace) ?? extensionOf(ce, 'namespace'),
     };
     if (!ref.kind || !ref.name) throw new CloudEventError('Reference-mode data must name kind and name');
     const t = resourceFor(ref.apiVersion ?? '', ref.kind);
@@ -153,7 +154,7 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
       if (!opts.auth.allowUnauthenticated && !authenticate(opts.auth, c.req.raw.headers, body)) {
         return c.json({ error: 'unauthenticated' }, 401, { 'www-authenticate': 'Bearer' });
       }
-      let ce: CloudEvent;
+      let ce: CloudEvent<unknown>;
       try {
         ce = parseCloudEvent(c.req.raw.headers, body);
       } catch (e) {
@@ -185,19 +186,4 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
     },
   );
   return app;
-}
-
-/** A message envelope as a structured CloudEvent (what a Broker-based relay would send). */
-export function messageCloudEvent(msg: MessageEnvelope, source = 'metal3fn/relay'): Record<string, unknown> {
-  const parsed = MessageEnvelope.parse(msg);
-  return {
-    specversion: '1.0',
-    type: MESSAGE_EVENT_TYPE,
-    id: `${parsed.uid ?? parsed.name}/${parsed.resourceVersion ?? '0'}/${parsed.function}`,
-    source,
-    subject: `${parsed.kind}/${parsed.namespace ?? ''}/${parsed.name}`,
-    datacontenttype: 'application/json',
-    function: parsed.function,
-    data: parsed,
-  };
 }
