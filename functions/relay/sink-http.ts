@@ -15,7 +15,8 @@ import { cloudEventRequest, type HttpMode, messageCloudEvent } from '../../share
 
 export interface HttpSinkOptions {
   url: string;
-  bearerToken?: string | undefined;
+  /** A fixed token, or a reader called for each request (a rotated projected token file). */
+  bearerToken?: string | (() => string | undefined) | undefined;
   hmacSecret?: string | undefined;
   /** Requests in flight (default 16). */
   concurrency?: number | undefined;
@@ -92,11 +93,13 @@ export class HttpCloudEventSink implements MessageSink {
 
   private async post(key: string, item: { r: RoutedMessage; attempt: number }): Promise<void> {
     const { headers, body } = cloudEventRequest(messageCloudEvent(item.r.msg), this.o.mode ?? 'structured');
-    if (this.o.bearerToken) headers.authorization = `Bearer ${this.o.bearerToken}`;
     if (this.o.hmacSecret) headers[SIGNATURE_HEADER] = signBody(this.o.hmacSecret, body);
     this.stats.batches++;
     let retry = false;
     try {
+      // Read per request (inside the try: an unreadable token file is retried like a network error).
+      const token = typeof this.o.bearerToken === 'function' ? this.o.bearerToken() : this.o.bearerToken;
+      if (token) headers.authorization = `Bearer ${token}`;
       const res = await fetch(this.o.url, { method: 'POST', headers, body });
       await res.arrayBuffer();
       if (res.ok) {

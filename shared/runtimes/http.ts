@@ -4,7 +4,8 @@
  * ApiServerSource events (Resource or Reference mode), which are routed through the relay's table.
  *
  *   POST /        one CloudEvent; 200 all done, 400 malformed, 401 unauthenticated, 413 too large,
- *                 500 when a function failed transiently (the Broker retries with its backoff)
+ *                 500 when a function failed transiently (the Broker retries with its backoff),
+ *                 503 when the OIDC issuer cannot be reached to check the sender (retried too)
  *   GET /healthz  liveness
  *   GET /metrics  Prometheus (prom-client)
  *
@@ -20,7 +21,7 @@ import { envelopeOf, resourceFor } from '../api/resources.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import type { RoutingEvent } from '../routing/index.ts';
 import { routeWithApi } from '../routing/lookup.ts';
-import { type AuthOptions, authConfigured, authenticate } from './auth.ts';
+import { type AuthOptions, authConfigured, verifyRequest } from './auth.ts';
 import {
   apiServerEventType,
   type CloudEvent,
@@ -59,7 +60,7 @@ interface Invocation {
 export function createHttpApp(opts: HttpRuntimeOptions): Hono {
   if (!authConfigured(opts.auth) && !opts.auth.allowUnauthenticated) {
     throw new Error(
-      'the HTTP runtime needs a bearer token or an HMAC secret (or an explicit --allow-unauthenticated)',
+      'the HTTP runtime needs an OIDC audience, a bearer token or an HMAC secret (or an explicit --allow-unauthenticated)',
     );
   }
   const metrics = opts.metrics ?? new PipelineMetrics();
@@ -151,8 +152,11 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
     }),
     async (c) => {
       const body = await c.req.text();
-      if (!opts.auth.allowUnauthenticated && !authenticate(opts.auth, c.req.raw.headers, body)) {
-        return c.json({ error: 'unauthenticated' }, 401, { 'www-authenticate': 'Bearer' });
+      if (!opts.auth.allowUnauthenticated) {
+        const verdict = await verifyRequest(opts.auth, c.req.raw.headers, body);
+        if (!verdict.ok && verdict.status === 401)
+          return c.json({ error: verdict.error }, 401, { 'www-authenticate': 'Bearer' });
+        if (!verdict.ok) return c.json({ error: verdict.error }, 503);
       }
       let ce: CloudEvent<unknown>;
       try {
