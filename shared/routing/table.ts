@@ -97,6 +97,7 @@ export const ROUTES: readonly Route[] = [
     on: 'BareMetalHost',
     fn: 'selectHost',
     reads: ['Metal3Machine'],
+    lists: ['Metal3Machine'],
     when: (ev) => live(ev) && isFreeHost(ev.object) && (!ev.old || ev.resync === true || !isFreeHost(ev.old)),
     targets: (ev, c) =>
       machines(
@@ -117,6 +118,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Cluster',
     fn: 'selectHost',
     reads: ['Metal3Machine'],
+    lists: ['Metal3Machine'],
     when: changed(clusterForSelectHost),
     targets: (ev, c) =>
       machines(
@@ -145,6 +147,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Secret',
     fn: 'selectHost',
     reads: ['Metal3Machine', 'Machine'],
+    lists: ['Metal3Machine', 'Machine'],
     targets: (ev, c) => {
       const ns = nsOf(ev.object);
       const name = ev.object.metadata.name;
@@ -224,6 +227,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Metal3DataTemplate',
     fn: 'allocateIndex',
     reads: ['Metal3DataClaim'],
+    lists: ['Metal3DataClaim'],
     // A template created under a name claims wait for (they came first: "not found"). Not on
     // resyncs: a claim with an error would only repeat it.
     when: (ev) => liveNotDeleting(ev) && ev.resync !== true && changed((o) => md(o).uid)(ev),
@@ -291,6 +295,7 @@ export const ROUTES: readonly Route[] = [
     on: 'IPPool',
     fn: 'allocateIndex',
     reads: ['IPClaim'],
+    lists: ['IPClaim'],
     // Not its status (allocateIndex's own bookkeeping of allocations): addresses freed reach the
     // pending claims through the IPAddress deletion route.
     when: changed((o) => [spec(o), o.metadata.labels, o.metadata.annotations]),
@@ -302,6 +307,7 @@ export const ROUTES: readonly Route[] = [
     on: 'IPAddress',
     fn: 'allocateIndex',
     reads: ['IPClaim'],
+    lists: ['IPClaim'],
     when: (ev) => ev.type === 'DELETED',
     targets: (ev, c) => {
       const p = poolKey(ev.object);
@@ -377,6 +383,7 @@ export const ROUTES: readonly Route[] = [
     scope: 'workload',
     fn: 'resolveProviderID',
     reads: ['BareMetalHost', 'Metal3Machine'],
+    lists: ['BareMetalHost', 'Metal3Machine'],
     // spec.providerID appearing is resolveProviderID's own patch; its change or loss still wakes it.
     when: changedOrOwnLost(
       (o) => [o.metadata.labels?.[NODE_UUID_LABEL], o.metadata.labels?.[HOSTNAME_LABEL]],

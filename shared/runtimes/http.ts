@@ -20,7 +20,8 @@ import { KubeObjectSchema } from '../api/meta.ts';
 import { envelopeOf, resourceFor } from '../api/resources.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import type { RoutingEvent } from '../routing/index.ts';
-import { routeWithApi } from '../routing/lookup.ts';
+import { ROUTES } from '../routing/index.ts';
+import { RoutingMemory, routeWithApi } from '../routing/lookup.ts';
 import { type AuthOptions, authConfigured, verifyRequest } from './auth.ts';
 import {
   apiServerEventType,
@@ -47,6 +48,8 @@ export interface HttpRuntimeOptions {
   onRequeue?: ((msg: MessageEnvelope, afterSeconds: number) => void | Promise<void>) | undefined;
   /** Longest in-process requeue timer (default 900 s). */
   maxRequeueSeconds?: number | undefined;
+  /** Objects whose last routed state is remembered for ApiServerSource events (default 10,000). */
+  routingMemory?: number | undefined;
 }
 
 interface Invocation {
@@ -67,6 +70,10 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
   const served = new Set<FunctionName>(opts.functions ?? FUNCTION_NAMES.filter((fn) => opts.fns[fn]));
   const maxBody = opts.maxBodyBytes ?? 64 * 1024;
   const timers = new Set<NodeJS.Timeout>();
+  // ApiServerSource events: only this Service's routes (no reads for another function's), and
+  // the previous state of each object, so the relay's change predicates apply (shared/routing/lookup.ts).
+  const routes = ROUTES.filter((r) => served.has(r.fn));
+  const memory = new RoutingMemory(opts.routingMemory);
 
   const requeue =
     opts.onRequeue ??
@@ -173,12 +180,12 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
         } else {
           const api = apiServerEventType(ce.type);
           if (!api) return c.json({ error: `unsupported event type '${ce.type}'` }, 400);
-          const ev = await apiServerEvent(ce, api.mode, WATCH_TYPE_OF[api.verb]);
-          const routed = (await routeWithApi(opts.context.client, ev)).filter((r) =>
-            served.has(r.msg.function),
-          );
+          const ev = memory.withPrevious(await apiServerEvent(ce, api.mode, WATCH_TYPE_OF[api.verb]));
+          const routed = await routeWithApi(opts.context.client, ev, routes);
           const outs = await Promise.all(routed.map((r) => run(r.msg)));
           for (const o of outs) if (o.outcome !== 'malformed') results.push(o as Invocation);
+          // Remembered once handled: a delivery answered 500 is retried and must route again.
+          if (!results.some((r) => r.outcome === 'retry')) memory.remember(ev);
         }
       } catch (e) {
         if (e instanceof CloudEventError) return c.json({ error: e.message }, 400);

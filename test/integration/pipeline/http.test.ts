@@ -178,7 +178,7 @@ describe('HTTP runtime', () => {
     };
     const r = await binary('dev.knative.apiserver.resource.update', host);
     expect(r.status).toBe(200);
-    // The host's consumer machine, found by listing machines in the namespace (no relay cache here).
+    // The host's consumer machine, read by name (no relay cache here: shared/routing/lookup.ts).
     expect(calls.slice(before).map((m) => `${m.function} ${m.name} ${m.reason}`)).toEqual([
       'selectHost m-http related',
     ]);

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { R, resourceFor } from '../../../shared/api/resources.ts';
-import { kindsReadFor, watchedKinds } from '../../../shared/routing/index.ts';
+import { ROUTES, watchedKinds } from '../../../shared/routing/index.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const KUBECTL = ['/usr/bin/kubectl', '/usr/local/bin/kubectl'].find((p) => existsSync(p));
@@ -122,8 +122,9 @@ describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not fou
     expect(docs.filter((d) => d.kind === 'Deployment')).toEqual([]); // the source replaces our relay
 
     // No relay: the function Services route the source's events themselves (routeWithApi), as
-    // the functions' ServiceAccount, listing what the routes on each delivered kind read. The
-    // ClusterRoles bound to that account (its own + the generated routing role) must allow it.
+    // the functions' ServiceAccount: a GET of what the routes on each delivered kind read, a LIST
+    // of what they list. The ClusterRoles bound to that account (its own + the generated routing
+    // role) must allow it.
     const bindings = bindingsOf(docs, 'metal3fn-functions', 'metal3fn-system');
     expect(bindings.map((b) => b.roleRef.name).sort()).toEqual([
       'metal3fn-functions',
@@ -133,9 +134,15 @@ describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not fou
     const missing: string[] = [];
     for (const res of source.spec.resources as { apiVersion: string; kind: string }[]) {
       expect(resourceFor(res.apiVersion, res.kind), `${res.kind} is a kind we know`).toBeDefined();
-      for (const k of kindsReadFor(res.kind))
-        if (!allows(rules, R[k].group, R[k].plural, 'list'))
-          missing.push(`${res.kind} -> list ${R[k].plural}`);
+      for (const r of ROUTES.filter((r) => r.on === res.kind && r.scope !== 'workload')) {
+        const needs = [
+          ...r.reads.map((k) => [k, 'get'] as const),
+          ...(r.lists ?? []).map((k) => [k, 'list'] as const),
+        ];
+        for (const [k, verb] of needs)
+          if (!allows(rules, R[k].group, R[k].plural, verb))
+            missing.push(`${res.kind} -> ${verb} ${R[k].plural}`);
+      }
     }
     expect(missing).toEqual([]);
   });
