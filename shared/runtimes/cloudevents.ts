@@ -70,7 +70,8 @@ export function parseCloudEvent(headers: Headers, body: string): CloudEvent<unkn
   // The SDK parses JSON data only for the exact media types it knows (not e.g. `application/json;charset=utf-8`).
   if (typeof ce.data === 'string' && /[/+]json\b/i.test(ce.datacontenttype ?? '')) {
     try {
-      return ce.cloneWith({ data: ce.data.length ? JSON.parse(ce.data) : undefined }, false);
+      const data: unknown = ce.data.length ? JSON.parse(ce.data) : undefined;
+      return ce.cloneWith({ data }, false);
     } catch (e) {
       throw new CloudEventError(`event data is not JSON: ${messageOf(e)}`);
     }

@@ -76,6 +76,18 @@ describe('CloudEvents (SDK)', () => {
     expect(extensionOf(ce, 'kind')).toBe('BareMetalHost');
   });
 
+  it('parses JSON data under a JSON media type the SDK does not know by name', () => {
+    const ok = cloudEventRequest(messageCloudEvent(msg()), 'binary');
+    const ce = read({
+      headers: { ...ok.headers, 'content-type': 'application/json;charset=utf-8' },
+      body: ok.body,
+    });
+    expect(ce.data).toEqual(msg());
+    expect(() =>
+      read({ headers: { ...ok.headers, 'content-type': 'application/json;charset=utf-8' }, body: '{x' }),
+    ).toThrow(/event data is not JSON/);
+  });
+
   it('gives distinct messages of one object version distinct ids, and one message one id', () => {
     const ids = [
       msg(),
