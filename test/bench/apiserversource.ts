@@ -14,10 +14,9 @@
 import { FUNCTION_NAMES } from '../../events/envelope.ts';
 import { apiVersionOf, envelopeOf, R } from '../../shared/api/resources.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
-import type { KubeObject } from '../../shared/kube/types.ts';
 import { done } from '../../shared/reconcile/result.ts';
-import { CloudEvent, cloudEventRequest } from '../../shared/runtimes/cloudevents.ts';
 import { createHttpApp } from '../../shared/runtimes/http.ts';
+import { powerHeartbeat, resourceUpdateEvent } from '../helpers/apiserversource.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
 import { clusterContext } from '../helpers/context.ts';
 import { runWorkers } from '../helpers/workers.ts';
@@ -88,22 +87,7 @@ export async function benchApiServerSource(
     );
     const sample = Array.from({ length: events }, (_, k) => names[Math.floor((k * hosts) / events)]!);
     const heartbeat = async (n: string): Promise<void> => {
-      const h = (await tc.client.get(envelopeOf(R.BareMetalHost), NS, `h-${n}`))!;
-      const status = (h.status ?? {}) as Record<string, unknown>;
-      const object: KubeObject = await tc.client.replaceStatus(envelopeOf(R.BareMetalHost), {
-        ...h,
-        status: { ...status, poweredOn: !status.poweredOn },
-      });
-      const { headers, body } = cloudEventRequest(
-        new CloudEvent({
-          type: 'dev.knative.apiserver.resource.update',
-          source: 'https://kubernetes.default.svc',
-          id: `${object.metadata.uid}/${object.metadata.resourceVersion}`,
-          datacontenttype: 'application/json',
-          data: object,
-        }),
-        'binary',
-      );
+      const { headers, body } = resourceUpdateEvent(await powerHeartbeat(tc.client, NS, `h-${n}`));
       for (const app of apps) {
         const r = await app.request('/', { method: 'POST', headers, body });
         if (r.status !== 200) throw new Error(`heartbeat of h-${n}: ${r.status} ${await r.text()}`);

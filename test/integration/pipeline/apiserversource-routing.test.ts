@@ -20,8 +20,8 @@ import { TransientError } from '../../../shared/reconcile/errors.ts';
 import { done } from '../../../shared/reconcile/result.ts';
 import { ROUTES, type Route } from '../../../shared/routing/index.ts';
 import { routeWithApi } from '../../../shared/routing/lookup.ts';
-import { CloudEvent, cloudEventRequest } from '../../../shared/runtimes/cloudevents.ts';
 import { createHttpApp } from '../../../shared/runtimes/http.ts';
+import { powerHeartbeat, resourceUpdateEvent } from '../../helpers/apiserversource.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
 import { clusterContext } from '../../helpers/context.ts';
 
@@ -75,23 +75,11 @@ const service = (fn: 'selectHost' | 'deprovision') =>
     auth: { allowUnauthenticated: true },
   });
 
-const resourceEvent = (object: KubeObject) =>
-  cloudEventRequest(
-    new CloudEvent({
-      type: 'dev.knative.apiserver.resource.update',
-      source: 'https://kubernetes.default.svc',
-      id: `${object.metadata.uid}/${object.metadata.resourceVersion}`,
-      datacontenttype: 'application/json',
-      data: object,
-    }),
-    'binary',
-  );
-
 /** Delivers the event; the status, the functions run, and what routing read. */
 async function deliver(app: ReturnType<typeof service>, object: KubeObject) {
   const before = router.stats.snapshot();
   const since = calls.length;
-  const r = await app.request('/', { method: 'POST', ...resourceEvent(object) });
+  const r = await app.request('/', { method: 'POST', ...resourceUpdateEvent(object) });
   const after = router.stats.snapshot();
   return {
     status: r.status,
@@ -101,12 +89,7 @@ async function deliver(app: ReturnType<typeof service>, object: KubeObject) {
   };
 }
 
-/** The host with a status change no function reads (a power heartbeat). */
-async function heartbeat(): Promise<KubeObject> {
-  const h = (await tc.client.get(bmh, NS, 'h-hb'))!;
-  const status = (h.status ?? {}) as Record<string, unknown>;
-  return tc.client.replaceStatus(bmh, { ...h, status: { ...status, poweredOn: !status.poweredOn } });
-}
+const heartbeat = () => powerHeartbeat(tc.client, NS, 'h-hb');
 
 describe('ApiServerSource routing: bounded reads, remembered state', () => {
   it('a heartbeat seen before routes nothing for selectHost and reads nothing; a label change routes', async () => {
