@@ -10,7 +10,7 @@
  *   infra/deploy/workload-rbac.yaml            Nodes in each workload cluster
  * and, from the routing table alone (pure: no scenario involved, scripts/rbac/routing-role.ts),
  *   infra/knative/apiserversource/rbac-functions-routing.yaml
- *                                              the lists routing by lookup needs (no relay)
+ *                                              the gets and lists routing by lookup needs (no relay)
  * `--check`: exit 1 when a committed file differs from what the COMMITTED observation (and the
  * routing table) renders to (no scenarios run). `--from-observation`: re-render from the committed
  * observation only.

@@ -5,6 +5,7 @@ import { createLogger } from '../../shared/observability/logger.ts';
 import { buildContext, parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
 import { createHttpApp } from '../../shared/runtimes/http.ts';
 import { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
+import { oidcVerifierFor } from '../../shared/runtimes/oidc.ts';
 import {
   parseCommandArgs,
   parseFunctions,
@@ -18,6 +19,11 @@ const HELP = `usage: metal3fn http [options]
   --port N                  listen port (default PORT or 8080)
   --host H                  listen address (default 127.0.0.1; 0.0.0.0 in a pod)
   --functions a,b           the functions this service runs (default all)
+  --oidc-audience AUD       accept Knative's OIDC sender identity: service-account JWTs for this
+                            audience (the Service's; its Trigger's subscriber.audience), verified
+                            against the cluster's issuer (docs/adr/021-knative-oidc-cloudevents.md)
+  --oidc-discovery-url URL  where the issuer's /.well-known/openid-configuration is (default: the
+                            API server of the kubeconfig, fetched with its CA and credentials)
   --token-file F            accepted bearer tokens, one per line (or METAL3FN_HTTP_TOKENS, comma-separated)
   --hmac-secret-file F      shared secret for X-Metal3fn-Signature (or METAL3FN_HMAC_SECRET)
   --allow-unauthenticated   accept requests without credentials (never on a reachable network)
@@ -34,6 +40,8 @@ export async function run(argv: string[]): Promise<number> {
       port: { type: 'string' },
       host: { type: 'string' },
       functions: { type: 'string' },
+      'oidc-audience': { type: 'string' },
+      'oidc-discovery-url': { type: 'string' },
       'token-file': { type: 'string' },
       'hmac-secret-file': { type: 'string' },
       'allow-unauthenticated': { type: 'boolean' },
@@ -73,7 +81,17 @@ export async function run(argv: string[]): Promise<number> {
       fns: FUNCTIONS,
       functions: parseFunctions(v.functions as string | undefined),
       context,
-      auth: { bearerTokens: tokens, hmacSecret, allowUnauthenticated: Boolean(v['allow-unauthenticated']) },
+      auth: {
+        bearerTokens: tokens,
+        hmacSecret,
+        oidc: v['oidc-audience']
+          ? oidcVerifierFor(context.client, {
+              audience: v['oidc-audience'] as string,
+              discoveryUrl: v['oidc-discovery-url'] as string | undefined,
+            })
+          : undefined,
+        allowUnauthenticated: Boolean(v['allow-unauthenticated']),
+      },
       maxBodyBytes: parsePositiveInt('max-body', v['max-body'], 64 * 1024),
       metrics,
     });

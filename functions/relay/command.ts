@@ -28,7 +28,9 @@ const HELP = `usage: metal3fn relay [options]
   --silence S           reconnect a watch silent for S seconds (default 90)
   --no-workload         do not watch Nodes in workload clusters
   --sink URL            send CloudEvents to this URL (a Knative Broker) instead of SQS
-  --sink-token-file F   bearer token for the sink (first line)
+  --sink-token-file F   bearer token for the sink (first line), read again for every request: a
+                        projected service-account token for the Broker's audience, which the
+                        kubelet rotates (Knative's OIDC sender identity, docs/adr/021)
   --sink-hmac-secret-file F  sign the sink's requests (X-Metal3fn-Signature)
 ${METRICS_HELP}${SQS_HELP}`;
 
@@ -68,7 +70,7 @@ export async function run(argv: string[]): Promise<number> {
     const sink = sinkUrl
       ? new HttpCloudEventSink({
           url: sinkUrl,
-          bearerToken: firstLine(v['sink-token-file']),
+          bearerToken: v['sink-token-file'] ? () => firstLine(v['sink-token-file']) : undefined,
           hmacSecret: firstLine(v['sink-hmac-secret-file']),
           functions,
           log,

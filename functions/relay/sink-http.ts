@@ -1,6 +1,6 @@
 /**
- * The relay's other way out, for Knative: each message POSTed as a structured CloudEvent
- * (`io.metal3fn.message`, extension `function`) to a Broker (or straight to `metal3fn http`), with
+ * The relay's other way out, for Knative: each message POSTed as a CloudEvent (structured mode by
+ * default; `io.metal3fn.message`, extension `function`, built in shared/runtimes/cloudevents.ts) to a Broker (or straight to `metal3fn http`), with
  * a bearer token or an HMAC signature of the body. Same coalescing per function and key as the SQS
  * sender, a bounded number of requests in flight, retries with backoff on 5xx, 429 and network
  * errors; a 4xx other than 429 drops the message (logged: the receiver refused it for good).
@@ -11,11 +11,12 @@ import { type Logger, silentLogger } from '../../shared/observability/logger.ts'
 import { coalesceKey, type RoutedMessage } from '../../shared/queue/message.ts';
 import type { MessageSink, SenderStats } from '../../shared/queue/sender.ts';
 import { SIGNATURE_HEADER, signBody } from '../../shared/runtimes/auth.ts';
-import { messageCloudEvent } from '../../shared/runtimes/http.ts';
+import { cloudEventRequest, type HttpMode, messageCloudEvent } from '../../shared/runtimes/cloudevents.ts';
 
 export interface HttpSinkOptions {
   url: string;
-  bearerToken?: string | undefined;
+  /** A fixed token, or a reader called for each request (a rotated projected token file). */
+  bearerToken?: string | (() => string | undefined) | undefined;
   hmacSecret?: string | undefined;
   /** Requests in flight (default 16). */
   concurrency?: number | undefined;
@@ -23,6 +24,8 @@ export interface HttpSinkOptions {
   maxAttempts?: number | undefined;
   retryBaseMs?: number | undefined;
   functions?: readonly FunctionName[] | undefined;
+  /** CloudEvents HTTP content mode (default structured). */
+  mode?: HttpMode | undefined;
   log?: Logger | undefined;
 }
 
@@ -89,13 +92,14 @@ export class HttpCloudEventSink implements MessageSink {
   }
 
   private async post(key: string, item: { r: RoutedMessage; attempt: number }): Promise<void> {
-    const body = JSON.stringify(messageCloudEvent(item.r.msg));
-    const headers: Record<string, string> = { 'content-type': 'application/cloudevents+json' };
-    if (this.o.bearerToken) headers.authorization = `Bearer ${this.o.bearerToken}`;
+    const { headers, body } = cloudEventRequest(messageCloudEvent(item.r.msg), this.o.mode ?? 'structured');
     if (this.o.hmacSecret) headers[SIGNATURE_HEADER] = signBody(this.o.hmacSecret, body);
     this.stats.batches++;
     let retry = false;
     try {
+      // Read per request (inside the try: an unreadable token file is retried like a network error).
+      const token = typeof this.o.bearerToken === 'function' ? this.o.bearerToken() : this.o.bearerToken;
+      if (token) headers.authorization = `Bearer ${token}`;
       const res = await fetch(this.o.url, { method: 'POST', headers, body });
       await res.arrayBuffer();
       if (res.ok) {

@@ -8,7 +8,7 @@ import {
   type Configuration,
   HttpMethod,
   KubeConfig,
-  type RequestContext,
+  RequestContext,
   type ResponseContext,
 } from '@kubernetes/client-node';
 import { z } from 'zod';
@@ -189,6 +189,19 @@ export class KubeClient {
     const kc = new KubeConfig();
     kc.loadFromDefault();
     return new KubeClient(kc, opts);
+  }
+
+  /**
+   * GET of a non-resource URL with this cluster's credentials and CA: the service-account issuer's
+   * OIDC discovery document and JWKS, which Knative's own receivers also fetch this way (the
+   * issuer's jwks_uri may name another address of the same API server). Status and body as they came.
+   */
+  async getUrl(url: string): Promise<{ status: number; body: string }> {
+    const ctx = new RequestContext(url, HttpMethod.GET);
+    ctx.setHeaderParam('Accept', 'application/json');
+    await this.kc.applySecurityAuthentication(ctx);
+    const res = await undiciRequestLibrary.send(ctx).toPromise();
+    return { status: res.httpStatusCode, body: await res.body.text() };
   }
 
   /** Path of a collection (ns undefined for all namespaces or a cluster-scoped kind) or an object. */

@@ -1,7 +1,6 @@
 /**
  * The routing engine: one event against the table, the messages it causes (one per function and
- * object at most); and what the table implies for watching (the kinds to watch, the kinds a
- * cache-less runtime must pre-load).
+ * object at most); and what the table implies for watching (the kinds to watch).
  */
 import { MessageEnvelope } from '../../events/envelope.ts';
 import { apiVersionOf, type KindName, R } from '../api/resources.ts';
@@ -22,11 +21,6 @@ export function watchedKinds(routes: readonly Route[] = ROUTES): {
     for (const k of r.reads) mgmt.add(k);
   }
   return { management: [...mgmt], workload: [...workload] };
-}
-
-/** Kinds the routes on `kind` read from the cache (what a cache-less runtime must pre-load). */
-export function kindsReadFor(kind: string, routes: readonly Route[] = ROUTES): KindName[] {
-  return [...new Set(routes.filter((r) => r.on === kind).flatMap((r) => r.reads))];
 }
 
 const REASON_OF: Record<RoutingEventType, 'added' | 'modified' | 'deleted'> = {

@@ -99,6 +99,7 @@ export const ROUTES: readonly Route[] = [
     on: 'BareMetalHost',
     fn: 'selectHost',
     reads: ['Metal3Machine'],
+    lists: ['Metal3Machine'],
     when: (ev) => live(ev) && isFreeHost(ev.object) && (!ev.old || ev.resync === true || !isFreeHost(ev.old)),
     targets: (ev, c) =>
       machines(
@@ -119,6 +120,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Cluster',
     fn: 'selectHost',
     reads: ['Metal3Machine'],
+    lists: ['Metal3Machine'],
     when: changed(clusterForSelectHost),
     targets: (ev, c) =>
       machines(
@@ -147,6 +149,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Secret',
     fn: 'selectHost',
     reads: ['Metal3Machine', 'Machine'],
+    lists: ['Metal3Machine', 'Machine'],
     targets: (ev, c) => {
       const ns = nsOf(ev.object);
       const name = ev.object.metadata.name;
@@ -170,6 +173,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Cluster',
     fn: 'selectHost',
     reads: ['Metal3MachineTemplate'],
+    lists: ['Metal3MachineTemplate'],
     when: unpaused,
     targets: (ev, c) => objectsOfCluster(ev.object, c, ['Metal3MachineTemplate'], (o) => !isDeleting(o)),
   },
@@ -235,6 +239,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Metal3DataTemplate',
     fn: 'allocateIndex',
     reads: ['Metal3DataClaim'],
+    lists: ['Metal3DataClaim'],
     // A template created under a name claims wait for (they came first: "not found"). Not on
     // resyncs: a claim with an error would only repeat it.
     when: (ev) => liveNotDeleting(ev) && ev.resync !== true && changed((o) => md(o).uid)(ev),
@@ -302,6 +307,7 @@ export const ROUTES: readonly Route[] = [
     on: 'IPPool',
     fn: 'allocateIndex',
     reads: ['IPClaim'],
+    lists: ['IPClaim'],
     // Not its status (allocateIndex's own bookkeeping of allocations): addresses freed reach the
     // pending claims through the IPAddress deletion route.
     when: changed((o) => [spec(o), o.metadata.labels, o.metadata.annotations]),
@@ -313,6 +319,7 @@ export const ROUTES: readonly Route[] = [
     on: 'IPAddress',
     fn: 'allocateIndex',
     reads: ['IPClaim'],
+    lists: ['IPClaim'],
     when: (ev) => ev.type === 'DELETED',
     targets: (ev, c) => {
       const p = poolKey(ev.object);
@@ -326,6 +333,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Cluster',
     fn: 'allocateIndex',
     reads: ['Metal3DataClaim', 'IPClaim', 'Metal3DataTemplate', 'IPPool'],
+    lists: ['Metal3DataClaim', 'IPClaim', 'Metal3DataTemplate', 'IPPool'],
     when: unpaused,
     targets: (ev, c) =>
       objectsOfCluster(ev.object, c, ['Metal3DataClaim', 'IPClaim', 'Metal3DataTemplate', 'IPPool']),
@@ -377,6 +385,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Cluster',
     fn: 'renderData',
     reads: ['Metal3Data'],
+    lists: ['Metal3Data'],
     when: unpaused,
     targets: (ev, c) => objectsOfCluster(ev.object, c, ['Metal3Data'], (o) => !isDeleting(o)),
   },
@@ -408,6 +417,7 @@ export const ROUTES: readonly Route[] = [
     scope: 'workload',
     fn: 'resolveProviderID',
     reads: ['BareMetalHost', 'Metal3Machine'],
+    lists: ['BareMetalHost', 'Metal3Machine'],
     // spec.providerID appearing is resolveProviderID's own patch; its change or loss still wakes it.
     when: changedOrOwnLost(
       (o) => [o.metadata.labels?.[NODE_UUID_LABEL], o.metadata.labels?.[HOSTNAME_LABEL]],
@@ -421,6 +431,7 @@ export const ROUTES: readonly Route[] = [
     on: 'Cluster',
     fn: 'resolveProviderID',
     reads: ['Metal3Machine'],
+    lists: ['Metal3Machine'],
     when: unpaused,
     targets: (ev, c) =>
       objectsOfCluster(

@@ -33,8 +33,13 @@ export interface Route {
   /** Where `on` lives (default management). */
   scope?: 'management' | 'workload';
   fn: FunctionName;
-  /** Kinds this route reads from the cache (the HTTP runtime pre-loads them). */
+  /** Kinds this route reads from the cache (the relay watches them). */
   reads: readonly KindName[];
+  /**
+   * Of `reads`, the kinds it looks at a namespace's (or every) object of, not one by name: routing
+   * by lookup LISTs these and GETs the others (shared/routing/lookup.ts; the routing RBAC role).
+   */
+  lists?: readonly KindName[];
   /** `self`: the event's object; otherwise the related objects that get a message. */
   targets: 'self' | ((ev: RoutingEvent, cache: CacheView) => Target[]);
   /** Only when this holds (default: always). */

@@ -1,64 +1,47 @@
 /**
- * CloudEvents 1.0 over HTTP, binary and structured mode, and what our HTTP runtime makes of them:
- *   - `io.metal3fn.message`: data is a message envelope (what the relay would have queued);
+ * The one home of CloudEvent conversion (the `cloudevents` SDK does the reading and writing, binary
+ * and structured mode over HTTP), and what our runtimes make of the event types:
+ *   - `io.metal3fn.message`: data is a message envelope (what the relay would have queued); its id
+ *     is the envelope's deduplication id, so two distinct messages never share (source, id), which
+ *     CloudEvents defines as duplicates;
  *   - Knative ApiServerSource `dev.knative.apiserver.resource.{add,update,delete}` (Resource mode:
  *     data is the whole object) and `dev.knative.apiserver.ref.{add,update,delete}` (Reference mode:
  *     data is an ObjectReference, the object is read back), both routed through the relay's table.
  */
-import { isRecord, messageOf, stringOf } from '../api/json.ts';
+import { CloudEvent, HTTP } from 'cloudevents';
+import { deduplicationId, MessageEnvelope } from '../../events/envelope.ts';
+import { isRecord, messageOf } from '../api/json.ts';
 
+export { CloudEvent };
 export const MESSAGE_EVENT_TYPE = 'io.metal3fn.message';
+export const RELAY_SOURCE = 'metal3fn/relay';
 const APISERVER_PREFIX = 'dev.knative.apiserver.';
-
-export interface CloudEvent {
-  specversion: string;
-  type: string;
-  id: string;
-  source: string;
-  subject?: string | undefined;
-  datacontenttype?: string | undefined;
-  data?: unknown;
-  /** Extension attributes (ApiServerSource sets kind, name, namespace, apiversion). */
-  extensions: Record<string, string>;
-}
 
 export class CloudEventError extends Error {
   override readonly name = 'CloudEventError';
 }
 
-const REQUIRED = ['specversion', 'type', 'id', 'source'] as const;
-const CORE = new Set([
-  'specversion',
-  'type',
-  'id',
-  'source',
-  'subject',
-  'datacontenttype',
-  'data',
-  'data_base64',
-  'time',
-  'dataschema',
-]);
-
-function parseData(text: string, contentType: string | undefined): unknown {
-  if (!contentType || /json/i.test(contentType)) {
-    if (text.length === 0) return undefined;
-    try {
-      return JSON.parse(text);
-    } catch (e) {
-      throw new CloudEventError(`event data is not JSON: ${messageOf(e)}`);
-    }
-  }
-  return text;
+/** An extension attribute (ApiServerSource sets kind, name, namespace, apiversion; we set function). */
+export function extensionOf(ce: CloudEvent<unknown>, name: string): string | undefined {
+  const v: unknown = Reflect.get(ce, name);
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined;
 }
 
-/** Reads a CloudEvent from an HTTP request (headers + raw body). */
-export function parseCloudEvent(headers: Headers, body: string): CloudEvent {
-  const contentType = headers.get('content-type') ?? undefined;
-  if (contentType?.startsWith('application/cloudevents-batch')) {
+/**
+ * Reads a CloudEvent from an HTTP request (headers + raw body) with the SDK, validated against the
+ * CloudEvents 1.0 schema. The SDK fills a missing `id` (structured) or `specversion` (binary) with
+ * defaults; both are REQUIRED attributes, so their absence is refused here instead.
+ */
+export function parseCloudEvent(headers: Headers, body: string): CloudEvent<unknown> {
+  const h: Record<string, string> = {};
+  headers.forEach((v, k) => {
+    h[k.toLowerCase()] = v;
+  });
+  const contentType = h['content-type'] ?? '';
+  if (contentType.startsWith('application/cloudevents-batch'))
     throw new CloudEventError('batched CloudEvents are not supported; send one event per request');
-  }
-  if (contentType?.startsWith('application/cloudevents')) {
+  let message: { headers: Record<string, string>; body: unknown };
+  if (contentType.startsWith('application/cloudevents')) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
@@ -66,51 +49,63 @@ export function parseCloudEvent(headers: Headers, body: string): CloudEvent {
       throw new CloudEventError(`structured event is not JSON: ${messageOf(e)}`);
     }
     if (!isRecord(parsed)) throw new CloudEventError('structured event must be a JSON object');
-    const raw = parsed;
-    for (const k of REQUIRED) {
-      if (typeof raw[k] !== 'string' || !raw[k]) throw new CloudEventError(`structured event lacks '${k}'`);
-    }
-    let data = raw.data;
-    if (data === undefined && typeof raw.data_base64 === 'string') {
-      data = parseData(
-        Buffer.from(raw.data_base64, 'base64').toString('utf8'),
-        stringOf(raw.datacontenttype),
-      );
-    } else if (typeof data === 'string' && /json/i.test(String(raw.datacontenttype ?? ''))) {
-      data = parseData(data, 'application/json');
-    }
-    const extensions: Record<string, string> = {};
-    for (const [k, v] of Object.entries(raw))
-      if (!CORE.has(k) && typeof v !== 'object') extensions[k] = String(v);
-    return {
-      specversion: String(raw.specversion),
-      type: String(raw.type),
-      id: String(raw.id),
-      source: String(raw.source),
-      subject: stringOf(raw.subject),
-      datacontenttype: stringOf(raw.datacontenttype),
-      data,
-      extensions,
-    };
+    for (const k of ['specversion', 'id'])
+      if (typeof parsed[k] !== 'string' || !parsed[k])
+        throw new CloudEventError(`structured event lacks '${k}'`);
+    message = { headers: h, body: parsed };
+  } else {
+    for (const k of ['ce-specversion', 'ce-id'])
+      if (!h[k]) throw new CloudEventError(`binary event lacks header '${k}'`);
+    message = { headers: h, body };
   }
-  // Binary mode: attributes in ce-* headers, data in the body.
-  const attr = (k: string) => headers.get(`ce-${k}`) ?? undefined;
-  for (const k of REQUIRED) if (!attr(k)) throw new CloudEventError(`binary event lacks header 'ce-${k}'`);
-  const extensions: Record<string, string> = {};
-  headers.forEach((v, k) => {
-    const name = k.toLowerCase();
-    if (name.startsWith('ce-') && !CORE.has(name.slice(3))) extensions[name.slice(3)] = v;
+  let ce: CloudEvent<unknown>;
+  try {
+    const read = HTTP.toEvent<unknown>(message);
+    if (!(read instanceof CloudEvent)) throw new CloudEventError('batched CloudEvents are not supported');
+    ce = read;
+    ce.validate();
+  } catch (e) {
+    throw e instanceof CloudEventError ? e : new CloudEventError(`invalid CloudEvent: ${messageOf(e)}`);
+  }
+  // The SDK parses JSON data only for the exact media types it knows (not e.g. `application/json;charset=utf-8`).
+  if (typeof ce.data === 'string' && /[/+]json\b/i.test(ce.datacontenttype ?? '')) {
+    try {
+      const data: unknown = ce.data.length ? JSON.parse(ce.data) : undefined;
+      return ce.cloneWith({ data }, false);
+    } catch (e) {
+      throw new CloudEventError(`event data is not JSON: ${messageOf(e)}`);
+    }
+  }
+  return ce;
+}
+
+/** A message envelope as a CloudEvent (what the relay sends to a Broker, and a Trigger delivers). */
+export function messageCloudEvent(msg: MessageEnvelope, source = RELAY_SOURCE): CloudEvent<MessageEnvelope> {
+  const parsed = MessageEnvelope.parse(msg);
+  return new CloudEvent<MessageEnvelope>({
+    specversion: '1.0',
+    type: MESSAGE_EVENT_TYPE,
+    id: deduplicationId(parsed),
+    source,
+    subject: `${parsed.kind}/${parsed.namespace ?? ''}/${parsed.name}`,
+    datacontenttype: 'application/json',
+    // Extension attribute: the per-function Triggers filter on it.
+    function: parsed.function,
+    data: parsed,
   });
-  return {
-    specversion: attr('specversion')!,
-    type: attr('type')!,
-    id: attr('id')!,
-    source: attr('source')!,
-    subject: attr('subject'),
-    datacontenttype: contentType,
-    data: parseData(body, contentType),
-    extensions,
-  };
+}
+
+export type HttpMode = 'binary' | 'structured';
+
+/** A CloudEvent as an HTTP request's headers and body, in either mode. */
+export function cloudEventRequest(
+  ce: CloudEvent<unknown>,
+  mode: HttpMode,
+): { headers: Record<string, string>; body: string } {
+  const m = mode === 'binary' ? HTTP.binary(ce) : HTTP.structured(ce);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m.headers)) if (v !== undefined) headers[k] = String(v);
+  return { headers, body: typeof m.body === 'string' ? m.body : JSON.stringify(m.body ?? null) };
 }
 
 export type ApiServerMode = 'resource' | 'ref';

@@ -4,7 +4,8 @@
  * ApiServerSource events (Resource or Reference mode), which are routed through the relay's table.
  *
  *   POST /        one CloudEvent; 200 all done, 400 malformed, 401 unauthenticated, 413 too large,
- *                 500 when a function failed transiently (the Broker retries with its backoff)
+ *                 500 when a function failed transiently (the Broker retries with its backoff),
+ *                 503 when the OIDC issuer cannot be reached to check the sender (retried too)
  *   GET /healthz  liveness
  *   GET /metrics  Prometheus (prom-client)
  *
@@ -13,18 +14,20 @@
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { FUNCTION_NAMES, type FunctionName, MessageEnvelope } from '../../events/envelope.ts';
+import { FUNCTION_NAMES, type FunctionName, type MessageEnvelope } from '../../events/envelope.ts';
 import { isRecord, messageOf, stringOf } from '../api/json.ts';
 import { KubeObjectSchema } from '../api/meta.ts';
 import { envelopeOf, resourceFor } from '../api/resources.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import type { RoutingEvent } from '../routing/index.ts';
-import { routeWithApi } from '../routing/lookup.ts';
-import { type AuthOptions, authConfigured, authenticate } from './auth.ts';
+import { ROUTES } from '../routing/index.ts';
+import { RoutingMemory, routeWithApi } from '../routing/lookup.ts';
+import { type AuthOptions, authConfigured, verifyRequest } from './auth.ts';
 import {
   apiServerEventType,
   type CloudEvent,
   CloudEventError,
+  extensionOf,
   MESSAGE_EVENT_TYPE,
   parseCloudEvent,
   WATCH_TYPE_OF,
@@ -45,6 +48,8 @@ export interface HttpRuntimeOptions {
   onRequeue?: ((msg: MessageEnvelope, afterSeconds: number) => void | Promise<void>) | undefined;
   /** Longest in-process requeue timer (default 900 s). */
   maxRequeueSeconds?: number | undefined;
+  /** Objects whose last routed state is remembered for ApiServerSource events (default 10,000). */
+  routingMemory?: number | undefined;
 }
 
 interface Invocation {
@@ -58,13 +63,17 @@ interface Invocation {
 export function createHttpApp(opts: HttpRuntimeOptions): Hono {
   if (!authConfigured(opts.auth) && !opts.auth.allowUnauthenticated) {
     throw new Error(
-      'the HTTP runtime needs a bearer token or an HMAC secret (or an explicit --allow-unauthenticated)',
+      'the HTTP runtime needs an OIDC audience, a bearer token or an HMAC secret (or an explicit --allow-unauthenticated)',
     );
   }
   const metrics = opts.metrics ?? new PipelineMetrics();
   const served = new Set<FunctionName>(opts.functions ?? FUNCTION_NAMES.filter((fn) => opts.fns[fn]));
   const maxBody = opts.maxBodyBytes ?? 64 * 1024;
   const timers = new Set<NodeJS.Timeout>();
+  // ApiServerSource events: only this Service's routes (no reads for another function's), and
+  // the previous state of each object, so the relay's change predicates apply (shared/routing/lookup.ts).
+  const routes = ROUTES.filter((r) => served.has(r.fn));
+  const memory = new RoutingMemory(opts.routingMemory);
 
   const requeue =
     opts.onRequeue ??
@@ -97,7 +106,7 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
 
   /** The watch-style event an ApiServerSource CloudEvent stands for. */
   const apiServerEvent = async (
-    ce: CloudEvent,
+    ce: CloudEvent<unknown>,
     mode: 'resource' | 'ref',
     type: RoutingEvent['type'],
   ): Promise<RoutingEvent> => {
@@ -111,10 +120,10 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
     }
     // Reference mode: the data names the object; read it back (a deleted one becomes a stub).
     const ref = {
-      apiVersion: stringOf(data.apiVersion) ?? ce.extensions.apiversion,
-      kind: stringOf(data.kind) ?? ce.extensions.kind,
-      name: stringOf(data.name) ?? ce.extensions.name,
-      namespace: stringOf(data.namespace) ?? ce.extensions.namespace,
+      apiVersion: stringOf(data.apiVersion) ?? extensionOf(ce, 'apiversion'),
+      kind: stringOf(data.kind) ?? extensionOf(ce, 'kind'),
+      name: stringOf(data.name) ?? extensionOf(ce, 'name'),
+      namespace: stringOf(data.namespace) ?? extensionOf(ce, 'namespace'),
     };
     if (!ref.kind || !ref.name) throw new CloudEventError('Reference-mode data must name kind and name');
     const t = resourceFor(ref.apiVersion ?? '', ref.kind);
@@ -150,10 +159,13 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
     }),
     async (c) => {
       const body = await c.req.text();
-      if (!opts.auth.allowUnauthenticated && !authenticate(opts.auth, c.req.raw.headers, body)) {
-        return c.json({ error: 'unauthenticated' }, 401, { 'www-authenticate': 'Bearer' });
+      if (!opts.auth.allowUnauthenticated) {
+        const verdict = await verifyRequest(opts.auth, c.req.raw.headers, body);
+        if (!verdict.ok && verdict.status === 401)
+          return c.json({ error: verdict.error }, 401, { 'www-authenticate': 'Bearer' });
+        if (!verdict.ok) return c.json({ error: verdict.error }, 503);
       }
-      let ce: CloudEvent;
+      let ce: CloudEvent<unknown>;
       try {
         ce = parseCloudEvent(c.req.raw.headers, body);
       } catch (e) {
@@ -168,12 +180,12 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
         } else {
           const api = apiServerEventType(ce.type);
           if (!api) return c.json({ error: `unsupported event type '${ce.type}'` }, 400);
-          const ev = await apiServerEvent(ce, api.mode, WATCH_TYPE_OF[api.verb]);
-          const routed = (await routeWithApi(opts.context.client, ev)).filter((r) =>
-            served.has(r.msg.function),
-          );
+          const ev = memory.withPrevious(await apiServerEvent(ce, api.mode, WATCH_TYPE_OF[api.verb]));
+          const routed = await routeWithApi(opts.context.client, ev, routes);
           const outs = await Promise.all(routed.map((r) => run(r.msg)));
           for (const o of outs) if (o.outcome !== 'malformed') results.push(o as Invocation);
+          // Remembered once handled: a delivery answered 500 is retried and must route again.
+          if (!results.some((r) => r.outcome === 'retry')) memory.remember(ev);
         }
       } catch (e) {
         if (e instanceof CloudEventError) return c.json({ error: e.message }, 400);
@@ -185,19 +197,4 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
     },
   );
   return app;
-}
-
-/** A message envelope as a structured CloudEvent (what a Broker-based relay would send). */
-export function messageCloudEvent(msg: MessageEnvelope, source = 'metal3fn/relay'): Record<string, unknown> {
-  const parsed = MessageEnvelope.parse(msg);
-  return {
-    specversion: '1.0',
-    type: MESSAGE_EVENT_TYPE,
-    id: `${parsed.uid ?? parsed.name}/${parsed.resourceVersion ?? '0'}/${parsed.function}`,
-    source,
-    subject: `${parsed.kind}/${parsed.namespace ?? ''}/${parsed.name}`,
-    datacontenttype: 'application/json',
-    function: parsed.function,
-    data: parsed,
-  };
 }

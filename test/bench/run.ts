@@ -30,6 +30,7 @@ const BENCHES: Bench[] = [
   { name: 'pipeline', module: './pipeline.ts', fn: 'benchPipeline' },
   { name: 'cold start', module: './coldstart.ts', fn: 'benchColdStart' },
   { name: 'API server', module: './apiserver.ts', fn: 'benchApiServer' },
+  { name: 'apiserversource', module: './apiserversource.ts', fn: 'benchApiServerSource' },
 ];
 
 const measured: Record<string, number> = {};

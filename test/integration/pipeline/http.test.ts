@@ -21,7 +21,8 @@ import {
 import { TransientError } from '../../../shared/reconcile/errors.ts';
 import { done } from '../../../shared/reconcile/result.ts';
 import { signBody } from '../../../shared/runtimes/auth.ts';
-import { createHttpApp, messageCloudEvent } from '../../../shared/runtimes/http.ts';
+import { messageCloudEvent } from '../../../shared/runtimes/cloudevents.ts';
+import { createHttpApp } from '../../../shared/runtimes/http.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
 import { envelope } from '../../helpers/messages.ts';
 import { until } from '../../helpers/wait.ts';
@@ -156,7 +157,7 @@ describe('HTTP runtime', () => {
       body: '{}',
     });
     expect(noType.status).toBe(400);
-    expect(((await noType.json()) as any).error).toMatch(/ce-specversion/);
+    expect(((await noType.json()) as any).error).toMatch(/lacks header 'ce-specversion'/);
     const bad = await binary('io.metal3fn.message', { ...envelope(), kind: 'lowercase' });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error).toMatch(/kind/);
@@ -177,7 +178,7 @@ describe('HTTP runtime', () => {
     };
     const r = await binary('dev.knative.apiserver.resource.update', host);
     expect(r.status).toBe(200);
-    // The host's consumer machine, found by listing machines in the namespace (no relay cache here).
+    // The host's consumer machine, read by name (no relay cache here: shared/routing/lookup.ts).
     expect(calls.slice(before).map((m) => `${m.function} ${m.name} ${m.reason}`)).toEqual([
       'selectHost m-http related',
     ]);

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { R, resourceFor } from '../../../shared/api/resources.ts';
-import { kindsReadFor, watchedKinds } from '../../../shared/routing/index.ts';
+import { ROUTES, watchedKinds } from '../../../shared/routing/index.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const KUBECTL = ['/usr/bin/kubectl', '/usr/local/bin/kubectl'].find((p) => existsSync(p));
@@ -70,6 +70,27 @@ const delivers = (t: any, attrs: Record<string, string>): boolean =>
     ? t.spec.filters.every((f: any) => accepts(f, attrs))
     : Object.entries(t.spec.filter?.attributes ?? {}).every(([k, v]) => attrs[k] === v);
 
+/**
+ * Every function Service verifies OIDC tokens for its own audience (Knative's
+ * `<group>/<kind>/<namespace>/<name>`, lowercase), none accepts unauthenticated requests, and every
+ * Trigger asks the Broker for a token of exactly the audience its subscriber Service verifies.
+ */
+function expectOidcWiring(docs: any[]): void {
+  const services = docs.filter((d) => d.kind === 'Service' && d.apiVersion.startsWith('serving.knative.dev'));
+  const audienceOf = new Map<string, string>();
+  for (const svc of services) {
+    const args: string[] = svc.spec.template.spec.containers[0].args;
+    expect(args).not.toContain('--allow-unauthenticated');
+    const aud = args[args.indexOf('--oidc-audience') + 1];
+    expect(aud).toBe(`serving.knative.dev/service/${svc.metadata.namespace}/${svc.metadata.name}`);
+    audienceOf.set(svc.metadata.name, aud!);
+  }
+  const triggers = docs.filter((d) => d.kind === 'Trigger');
+  expect(triggers.length).toBeGreaterThan(0);
+  for (const t of triggers)
+    expect(t.spec.subscriber.audience).toBe(audienceOf.get(t.spec.subscriber.ref.name));
+}
+
 describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not found)'}`, () => {
   it('infra/deploy renders the relay and worker Deployments with their own ServiceAccounts', () => {
     const docs = render('infra/deploy');
@@ -109,8 +130,24 @@ describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not fou
     // Our relay feeds the Broker.
     const relay = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 'metal3fn-relay');
     expect(relay.spec.template.spec.containers[0].args).toContain('--sink');
-    // Broker deliveries carry no Authorization header: the network is the boundary.
     expect(docs.some((d) => d.kind === 'NetworkPolicy')).toBe(true);
+    expectOidcWiring(docs);
+    // The relay sends a projected token for the Broker's audience (Knative's format), from the file it reads.
+    const container = relay.spec.template.spec.containers[0];
+    const file = container.args[container.args.indexOf('--sink-token-file') + 1] as string;
+    const mount = container.volumeMounts.find((m: { mountPath: string }) =>
+      file.startsWith(`${m.mountPath}/`),
+    );
+    const volume = relay.spec.template.spec.volumes.find((v: { name: string }) => v.name === mount.name);
+    expect(volume.projected.sources).toEqual([
+      {
+        serviceAccountToken: {
+          path: file.slice(mount.mountPath.length + 1),
+          audience: 'eventing.knative.dev/broker/metal3fn-system/metal3fn',
+          expirationSeconds: 3600,
+        },
+      },
+    ]);
   });
 
   it('infra/knative/apiserversource adds the ApiServerSource, its RBAC and resource-event Triggers', () => {
@@ -120,10 +157,12 @@ describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not fou
     expect(source.spec.resources.map((r: { kind: string }) => r.kind)).not.toContain('Secret');
     expect(docs.filter((d) => d.kind === 'Trigger')).toHaveLength(12);
     expect(docs.filter((d) => d.kind === 'Deployment')).toEqual([]); // the source replaces our relay
+    expectOidcWiring(docs);
 
     // No relay: the function Services route the source's events themselves (routeWithApi), as
-    // the functions' ServiceAccount, listing what the routes on each delivered kind read. The
-    // ClusterRoles bound to that account (its own + the generated routing role) must allow it.
+    // the functions' ServiceAccount: a GET of what the routes on each delivered kind read, a LIST
+    // of what they list. The ClusterRoles bound to that account (its own + the generated routing
+    // role) must allow it.
     const bindings = bindingsOf(docs, 'metal3fn-functions', 'metal3fn-system');
     expect(bindings.map((b) => b.roleRef.name).sort()).toEqual([
       'metal3fn-functions',
@@ -133,9 +172,15 @@ describe.skipIf(!KUBECTL)(`kustomize${KUBECTL ? '' : ' (SKIPPED: kubectl not fou
     const missing: string[] = [];
     for (const res of source.spec.resources as { apiVersion: string; kind: string }[]) {
       expect(resourceFor(res.apiVersion, res.kind), `${res.kind} is a kind we know`).toBeDefined();
-      for (const k of kindsReadFor(res.kind))
-        if (!allows(rules, R[k].group, R[k].plural, 'list'))
-          missing.push(`${res.kind} -> list ${R[k].plural}`);
+      for (const r of ROUTES.filter((r) => r.on === res.kind && r.scope !== 'workload')) {
+        const needs = [
+          ...r.reads.map((k) => [k, 'get'] as const),
+          ...(r.lists ?? []).map((k) => [k, 'list'] as const),
+        ];
+        for (const [k, verb] of needs)
+          if (!allows(rules, R[k].group, R[k].plural, verb))
+            missing.push(`${res.kind} -> ${verb} ${R[k].plural}`);
+      }
     }
     expect(missing).toEqual([]);
   });

@@ -2,14 +2,14 @@
  * Routing by lookup under the functions' identity, with exactly the shipped roles enforced.
  *
  * Without a relay (Knative's ApiServerSource, infra/knative/apiserversource; `replay --event`),
- * each function Service routes raw events itself: `routeWithApi` LISTs the kinds the routes for
- * the event's kind read, as the functions' ServiceAccount. The functions' role
+ * each function Service routes raw events itself: `routeWithApi` GETs the objects the routes look
+ * up by name and LISTs the kinds a route looks through (`lists`), as the functions' ServiceAccount. The functions' role
  * (infra/deploy/common/rbac-functions.yaml) is generated from relay-mode runs; the overlay adds
  * infra/knative/apiserversource/rbac-functions-routing.yaml, generated from the routing table
  * (scripts/rbac/routing-role.ts). On the embedded API server with RBAC enforced over HTTP:
  *
  *   1. with the functions' role ALONE, routing an event of every routed kind is refused exactly
- *      on the lists the routing role adds (so this test fails when that role is missing);
+ *      on the reads the routing role adds (so this test fails when that role is missing);
  *   2. with both roles, nothing is refused, and the routes find their targets;
  *   3. in Reference mode (the source's events name the object), the HTTP runtime reads the
  *      object of every kind the source lists (source.yaml) back as the functions, and nothing is
@@ -97,6 +97,13 @@ async function representativeEvents(): Promise<RoutingEvent[]> {
         },
       },
     );
+    if (kind === 'Cluster') {
+      // The Cluster unpaused: the routes that wake every object of the cluster (issue 17's pause).
+      const paused = structuredClone(object!);
+      paused.metadata.resourceVersion = '1';
+      paused.spec = { ...paused.spec, paused: true };
+      events.push({ type: 'MODIFIED', object: object!, old: paused });
+    }
   }
   return events;
 }
@@ -143,7 +150,7 @@ const grantedBy = (file: string) =>
   );
 
 describe('routing by lookup as the functions, with the shipped roles enforced', () => {
-  it('the functions’ role alone is refused exactly the lists the routing role adds', async () => {
+  it('the functions’ role alone is refused exactly the reads the routing role adds', async () => {
     const functions = new Set(grantedBy(RBAC_FILES.functions).map(grantKey));
     const missing = routingGrants()
       .filter((g) => !functions.has(grantKey(g)))
@@ -231,13 +238,16 @@ describe('routing by lookup as the functions, with the shipped roles enforced', 
 describe('the routing role (infra/knative/apiserversource/rbac-functions-routing.yaml)', () => {
   const file = join(ROOT, ROUTING_ROLE_FILE);
 
-  it('grants list on the union over ROUTES of `reads`, nothing else, to the functions’ ServiceAccount', () => {
-    const reads = new Set(
-      ROUTES.flatMap((r) => r.reads).map((k) =>
+  it('grants get on the union over ROUTES of `reads`, list on that of `lists`, nothing else, to the functions’ ServiceAccount', () => {
+    const grants = new Set([
+      ...ROUTES.flatMap((r) => r.reads).map((k) =>
+        grantKey({ group: R[k].group, resource: R[k].plural, verb: 'get' }),
+      ),
+      ...ROUTES.flatMap((r) => r.lists ?? []).map((k) =>
         grantKey({ group: R[k].group, resource: R[k].plural, verb: 'list' }),
       ),
-    );
-    expect(grantedBy(file).map(grantKey).sort()).toEqual([...reads].sort());
+    ]);
+    expect(grantedBy(file).map(grantKey).sort()).toEqual([...grants].sort());
     const binding = readManifests(file).find((o) => o.kind === 'ClusterRoleBinding') as unknown as {
       subjects: { kind: string; name: string; namespace: string }[];
     };

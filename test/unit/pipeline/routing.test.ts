@@ -4,13 +4,7 @@ import { deduplicationId } from '../../../events/envelope.ts';
 import type { KindName } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { RelayCache } from '../../../shared/routing/cache.ts';
-import {
-  kindsReadFor,
-  ROUTES,
-  type RoutingEvent,
-  route,
-  watchedKinds,
-} from '../../../shared/routing/index.ts';
+import { ROUTES, type RoutingEvent, route, watchedKinds } from '../../../shared/routing/index.ts';
 
 const NS = 'metal3';
 let rv = 100;
@@ -160,7 +154,6 @@ describe('routing table', () => {
     ]) {
       expect(kinds.management).toContain(k);
     }
-    expect(kindsReadFor('BareMetalHost')).toEqual(['Metal3Machine']);
   });
 
   it('a Metal3Machine goes to selectHost; with a host and not ready also to resolveProviderID', () => {
