@@ -101,7 +101,7 @@ async function representativeEvents(): Promise<RoutingEvent[]> {
       // The Cluster unpaused: the routes that wake every object of the cluster (issue 17's pause).
       const paused = structuredClone(object!);
       paused.metadata.resourceVersion = '1';
-      paused.spec = { ...paused.spec, paused: true };
+      paused.spec = { ...(paused.spec as Record<string, unknown>), paused: true };
       events.push({ type: 'MODIFIED', object: object!, old: paused });
     }
   }
