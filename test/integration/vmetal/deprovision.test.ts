@@ -13,25 +13,18 @@ import {
   VMETAL_ORIGINAL_ANNOTATIONS,
 } from '../../../shared/api/wellknown.ts';
 import { ipClaimName } from '../../../shared/vmetal/network.ts';
-import { clusterContext } from '../../helpers/context.ts';
 import { messageFor } from '../../helpers/messages.ts';
-import { useCluster } from '../../helpers/use-cluster.ts';
 import {
-  createCatalogue,
   createHosts,
   HOST_NS,
   nodeClaim,
   PROJECT_NS,
   provider,
   runSelectHost,
+  useVmetalCluster,
 } from './setup.ts';
 
-const tc = useCluster({
-  makeCtx: (client) => clusterContext(client),
-  cluster: { namespaces: [PROJECT_NS] },
-  seed: async (c) => createCatalogue(c.client),
-  timeout: 30_000,
-});
+const tc = useVmetalCluster();
 const runDeprovision = (name: string) =>
   deprovision(tc.ctx, messageFor('deprovision', R.NodeClaim, name, PROJECT_NS));
 

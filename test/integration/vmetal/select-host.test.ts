@@ -19,9 +19,7 @@ import { KubeClient } from '../../../shared/kube/client.ts';
 import { compileHostSelector } from '../../../shared/selectors/labels.ts';
 import { ipClaimName, parseNetwork, poolNameFor } from '../../../shared/vmetal/network.ts';
 import { clusterContext } from '../../helpers/context.ts';
-import { useCluster } from '../../helpers/use-cluster.ts';
 import {
-  createCatalogue,
   createHosts,
   HOST_NS,
   nodeClaim,
@@ -29,14 +27,10 @@ import {
   provider,
   runAllocate,
   runSelectHost,
+  useVmetalCluster,
 } from './setup.ts';
 
-const tc = useCluster({
-  makeCtx: (client) => clusterContext(client),
-  cluster: { namespaces: [PROJECT_NS] },
-  seed: async (c) => createCatalogue(c.client),
-  timeout: 30_000,
-});
+const tc = useVmetalCluster();
 const freshCtx = () => clusterContext(KubeClient.fromString(tc.kubeconfig));
 
 describe('selectHost for a NodeProvider', () => {

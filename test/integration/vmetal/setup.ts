@@ -12,7 +12,9 @@ import type { NodeProvider } from '../../../shared/api/vmetal/nodeprovider.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
 import type { ReconcileResult } from '../../../shared/reconcile/result.ts';
+import { clusterContext } from '../../helpers/context.ts';
 import { messageFor } from '../../helpers/messages.ts';
+import { useCluster } from '../../helpers/use-cluster.ts';
 
 export const HOST_NS = 'metal3';
 export const PROJECT_NS = 'p-team-a';
@@ -79,3 +81,12 @@ export const runSelectHost = (
 
 export const runAllocate = (ctx: ReconcileContext, name: string): Promise<ReconcileResult> =>
   allocateIndex(ctx, messageFor('allocateIndex', R.IPClaim, name, HOST_NS));
+
+/** One test cluster per file with the project namespace and the catalogue (the SSHKey the providers name). */
+export const useVmetalCluster = () =>
+  useCluster({
+    makeCtx: (client) => clusterContext(client),
+    cluster: { namespaces: [PROJECT_NS] },
+    seed: async (c) => createCatalogue(c.client),
+    timeout: 30_000,
+  });
