@@ -17,3 +17,4 @@ export * from './net.ts';
 export * from './parse.ts';
 export * from './refs.ts';
 export * from './resources.ts';
+export * from './vmetal/index.ts';

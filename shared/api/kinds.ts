@@ -22,6 +22,8 @@ export const BMO_GROUP = 'metal3.io';
 export const IPAM_GROUP = 'ipam.metal3.io';
 export const CONTROLPLANE_GROUP = 'controlplane.cluster.x-k8s.io';
 export const BOOTSTRAP_GROUP = 'bootstrap.cluster.x-k8s.io';
+/** vMetal (ADR 018): our own group, never vCluster Platform's management.loft.sh / storage.loft.sh. */
+export const VMETAL_GROUP = 'vmetal.metal3fn.io';
 
 function res(
   group: string,
@@ -56,6 +58,21 @@ export const K = {
   KubeadmControlPlane: res(CONTROLPLANE_GROUP, 'v1beta1', 'KubeadmControlPlane', 'kubeadmcontrolplanes'),
   KubeadmConfig: res(BOOTSTRAP_GROUP, 'v1beta1', 'KubeadmConfig', 'kubeadmconfigs'),
   KubeadmConfigTemplate: res(BOOTSTRAP_GROUP, 'v1beta1', 'KubeadmConfigTemplate', 'kubeadmconfigtemplates'),
+  // vmetal.metal3fn.io (ours, ADR 018)
+  NodeProvider: res(VMETAL_GROUP, 'v1alpha1', 'NodeProvider', 'nodeproviders', false),
+  NodeType: res(VMETAL_GROUP, 'v1alpha1', 'NodeType', 'nodetypes', false),
+  NodeClaim: res(VMETAL_GROUP, 'v1alpha1', 'NodeClaim', 'nodeclaims'),
+  NodeEnvironment: res(VMETAL_GROUP, 'v1alpha1', 'NodeEnvironment', 'nodeenvironments'),
+  OSImage: res(VMETAL_GROUP, 'v1alpha1', 'OSImage', 'osimages', false, false),
+  SSHKey: res(VMETAL_GROUP, 'v1alpha1', 'SSHKey', 'sshkeys', false, false),
+  MachineConfigTemplate: res(
+    VMETAL_GROUP,
+    'v1alpha1',
+    'MachineConfigTemplate',
+    'machineconfigtemplates',
+    false,
+    false,
+  ),
   // core and built-in
   Namespace: res('', 'v1', 'Namespace', 'namespaces', false, true),
   Secret: res('', 'v1', 'Secret', 'secrets', true, false),

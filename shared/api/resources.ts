@@ -37,6 +37,15 @@ import { Metal3DataClaimSchema, Metal3DataSchema } from './metal3data.ts';
 import { Metal3DataTemplateSchema } from './metal3datatemplate.ts';
 import { Metal3MachineSchema } from './metal3machine.ts';
 import { Metal3MachineTemplateSchema } from './metal3machinetemplate.ts';
+import {
+  MachineConfigTemplateSchema,
+  NodeEnvironmentSchema,
+  OSImageSchema,
+  SSHKeySchema,
+} from './vmetal/catalogue.ts';
+import { NodeClaimSchema } from './vmetal/nodeclaim.ts';
+import { NodeProviderSchema } from './vmetal/nodeprovider.ts';
+import { NodeTypeSchema } from './vmetal/nodetype.ts';
 
 export * from './kinds.ts';
 
@@ -79,6 +88,13 @@ export const R = {
   KubeadmControlPlane: view(K.KubeadmControlPlane, KubeadmControlPlaneSchema),
   KubeadmConfig: view(K.KubeadmConfig, KubeadmConfigSchema),
   KubeadmConfigTemplate: view(K.KubeadmConfigTemplate, KubeadmConfigTemplateSchema),
+  NodeProvider: view(K.NodeProvider, NodeProviderSchema),
+  NodeType: view(K.NodeType, NodeTypeSchema),
+  NodeClaim: view(K.NodeClaim, NodeClaimSchema),
+  NodeEnvironment: view(K.NodeEnvironment, NodeEnvironmentSchema),
+  OSImage: view(K.OSImage, OSImageSchema),
+  SSHKey: view(K.SSHKey, SSHKeySchema),
+  MachineConfigTemplate: view(K.MachineConfigTemplate, MachineConfigTemplateSchema),
   Namespace: view(K.Namespace, NamespaceSchema),
   Secret: view(K.Secret, SecretSchema),
   ConfigMap: view(K.ConfigMap, ConfigMapSchema),

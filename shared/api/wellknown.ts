@@ -40,6 +40,16 @@ export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 /** On a BareMetalHost held by a NodeClaim: the claim's uid (written with the consumerRef). */
 export const NODE_CLAIM_LABEL = 'metal3.vcluster.com/node-claim';
 /** The host annotations vMetal's DHCP proxy reads; restored to their originals on release. */
+/**
+ * On a BareMetalHost held by a NodeClaim: the host's network annotations as they were before the
+ * claim (JSON, key -> value or null for absent), written in the claim's own write and restored
+ * exactly on release.
+ */
+export const VMETAL_ORIGINAL_ANNOTATIONS = 'metal3.vcluster.com/original-network-annotations';
+/** On objects made for a NodeClaim (IPClaim, Secrets): the claim's uid (who they belong to). */
+export const VMETAL_CLAIM_UID_LABEL = 'vmetal.metal3fn.io/node-claim-uid';
+/** On NodeTypes and IPPools a NodeProvider made: the provider's name. */
+export const VMETAL_PROVIDER_LABEL = 'vmetal.metal3fn.io/node-provider';
 export const VMETAL_HOST_ANNOTATION = {
   /** The allocated address in CIDR form (`10.0.0.5/24`). */
   ipAddress: 'metal3.vcluster.com/ip-address',
@@ -70,6 +80,10 @@ export const FINALIZER = {
   dataTemplate: 'metal3datatemplate.infrastructure.cluster.x-k8s.io',
   /** On an IPPool (IPAM): deletion protection, dropped once no IPAddress and no live IPClaim is left. */
   ipPool: 'ippool.ipam.metal3.io',
+  /** On a NodeClaim (selectHost adds it, deprovision removes it once host, address and Secrets are released). */
+  nodeClaim: 'nodeclaim.vmetal.metal3fn.io',
+  /** On a NodeProvider: its deletion waits while NodeClaims use it. */
+  nodeProvider: 'nodeprovider.vmetal.metal3fn.io',
 } as const;
 
 export interface HostRef {

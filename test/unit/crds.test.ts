@@ -70,12 +70,19 @@ describe('generated CRDs', () => {
         .map((c) => c.crd.spec.names.kind as string)
         .sort();
     expect(kindsIn('infra/crds')).toEqual([
+      'MachineConfigTemplate',
       'Metal3Cluster',
       'Metal3Data',
       'Metal3DataClaim',
       'Metal3DataTemplate',
       'Metal3Machine',
       'Metal3MachineTemplate',
+      'NodeClaim',
+      'NodeEnvironment',
+      'NodeProvider',
+      'NodeType',
+      'OSImage',
+      'SSHKey',
     ]);
     expect(kindsIn('infra/local/crds')).toEqual([
       'BareMetalHost',
@@ -92,18 +99,23 @@ describe('generated CRDs', () => {
     ]);
   });
 
+  // vMetal (ADR 018): providers, types and the catalogue are cluster-scoped; the catalogue has no status.
+  const CLUSTER_SCOPED = ['NodeProvider', 'NodeType', 'OSImage', 'SSHKey', 'MachineConfigTemplate'];
+  const NO_STATUS = ['OSImage', 'SSHKey', 'MachineConfigTemplate'];
+
   it.each(crds)(
     '$path is a structural apiextensions.k8s.io/v1 CRD with a status subresource',
     ({ path, crd }) => {
+      const kind = crd.spec.names.kind as string;
       expect(crd.apiVersion).toBe('apiextensions.k8s.io/v1');
       expect(crd.kind).toBe('CustomResourceDefinition');
       expect(path.endsWith(`/${crd.metadata.name}.yaml`)).toBe(true);
       expect(crd.metadata.name).toBe(`${crd.spec.names.plural}.${crd.spec.group}`);
-      expect(crd.spec.scope).toBe('Namespaced');
+      expect(crd.spec.scope).toBe(CLUSTER_SCOPED.includes(kind) ? 'Cluster' : 'Namespaced');
       expect(crd.spec.versions).toHaveLength(1);
       const [v] = crd.spec.versions;
       expect(v.served && v.storage).toBe(true);
-      expect(v.subresources.status).toEqual({});
+      expect(v.subresources?.status).toEqual(NO_STATUS.includes(kind) ? undefined : {});
       expect(structuralViolations(v.schema.openAPIV3Schema, '')).toEqual([]);
     },
   );
@@ -111,7 +123,7 @@ describe('generated CRDs', () => {
   it('MachineSet and MachineDeployment declare the scale subresource as Cluster API does (the others none)', () => {
     // cluster-api api/v1beta1 machineset_types.go, machinedeployment_types.go:
     // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
-    const scaled = crds.filter(({ crd }) => crd.spec.versions[0].subresources.scale);
+    const scaled = crds.filter(({ crd }) => crd.spec.versions[0].subresources?.scale);
     expect(scaled.map(({ crd }) => crd.spec.names.kind).sort()).toEqual(['MachineDeployment', 'MachineSet']);
     for (const { crd } of scaled) {
       const v = crd.spec.versions[0];
@@ -124,11 +136,12 @@ describe('generated CRDs', () => {
     }
   });
 
-  it('carry the Cluster API contract label and category on ours only', () => {
+  it('carry the Cluster API contract label and category on our Cluster API kinds only', () => {
     for (const { path, crd } of crds) {
-      const ours = path.startsWith('infra/crds/');
-      expect(crd.metadata.labels?.['cluster.x-k8s.io/v1beta1'], path).toBe(ours ? 'v1beta1' : undefined);
-      if (ours) expect(crd.spec.names.categories).toEqual(['cluster-api']);
+      const capi = path.startsWith('infra/crds/') && crd.spec.group === 'infrastructure.cluster.x-k8s.io';
+      expect(crd.metadata.labels?.['cluster.x-k8s.io/v1beta1'], path).toBe(capi ? 'v1beta1' : undefined);
+      if (capi) expect(crd.spec.names.categories).toEqual(['cluster-api']);
+      if (crd.spec.group === 'vmetal.metal3fn.io') expect(crd.spec.names.categories).toEqual(['vmetal']);
     }
   });
 
@@ -152,6 +165,7 @@ describe('generated CRDs', () => {
     ['BareMetalHost', ['State', 'Consumer', 'Online', 'Error']],
     ['Metal3Data', ['Index', 'Ready', 'Error']],
     ['IPAddress', ['Address', 'Pool', 'Claim']],
+    ['NodeClaim', ['Phase', 'Type', 'Host', 'IP', 'Age']],
   ])('%s prints columns %j', (kind, names) => {
     const columns = byKind(kind).spec.versions[0].additionalPrinterColumns.map((c: Node) => c.name);
     expect(columns).toEqual(expect.arrayContaining(names));

@@ -1,4 +1,5 @@
 import { isRecord } from '../json.ts';
+import { INFRA_GROUP } from '../kinds.ts';
 import { CRD_DEFINITIONS, type CrdDefinition } from './definitions.ts';
 import { type SchemaNode, structuralSchemaOf } from './structural.ts';
 
@@ -51,7 +52,7 @@ export function crdOf(def: CrdDefinition): SchemaNode {
     kind: 'CustomResourceDefinition',
     metadata: {
       name: `${r.plural}.${r.group}`,
-      ...(def.owner === 'ours' ? { labels: { ...CONTRACT_LABEL } } : {}),
+      ...(def.owner === 'ours' && r.group === INFRA_GROUP ? { labels: { ...CONTRACT_LABEL } } : {}),
     },
     spec: {
       group: r.group,

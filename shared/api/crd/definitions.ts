@@ -15,6 +15,15 @@ import { Metal3DataTemplateSchema } from '../metal3datatemplate.ts';
 import { Metal3MachineSchema } from '../metal3machine.ts';
 import { Metal3MachineTemplateSchema } from '../metal3machinetemplate.ts';
 import { R, type ResourceType } from '../resources.ts';
+import {
+  MachineConfigTemplateSchema,
+  NodeEnvironmentSchema,
+  OSImageSchema,
+  SSHKeySchema,
+} from '../vmetal/catalogue.ts';
+import { NodeClaimSchema } from '../vmetal/nodeclaim.ts';
+import { NodeProviderSchema } from '../vmetal/nodeprovider.ts';
+import { NodeTypeSchema } from '../vmetal/nodetype.ts';
 
 export interface PrinterColumn {
   name: string;
@@ -28,7 +37,7 @@ export interface CrdDefinition {
   resource: ResourceType;
   schema: z.ZodType;
   description: string;
-  /** Ours (infra/crds, CAPI contract label) or a kind others own that the local system needs (infra/local/crds). */
+  /** Ours (infra/crds; the CAPI contract label on the infrastructure group's) or a kind others own that the local system needs (infra/local/crds). */
   owner: 'ours' | 'local';
   /**
    * Fields the schema does not model: pruned by the API server (ours and the IPAM kinds, whose
@@ -203,6 +212,128 @@ export const CRD_DEFINITIONS: CrdDefinition[] = [
       },
       { name: 'Error', type: 'string', jsonPath: '.status.errorMessage', description: 'Error, if any' },
     ],
+  },
+  // vMetal (ADR 018): pruned like ours; no CAPI contract label (not a Cluster API provider kind).
+  {
+    resource: R.NodeProvider,
+    schema: NodeProviderSchema,
+    description: 'NodeProvider (vMetal): the Metal3 hosts of one control-plane cluster and their NodeTypes.',
+    owner: 'ours',
+    unknownFields: 'prune',
+    shortNames: [],
+    categories: ['vmetal'],
+    columns: [
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Phase' },
+      {
+        name: 'Namespace',
+        type: 'string',
+        jsonPath: '.spec.metal3.clusterRef.namespace',
+        description: 'Namespace of the BareMetalHosts',
+      },
+      age,
+    ],
+  },
+  {
+    resource: R.NodeType,
+    schema: NodeTypeSchema,
+    description: 'NodeType (vMetal): BareMetalHosts grouped by label selector, made from a NodeProvider.',
+    owner: 'ours',
+    unknownFields: 'prune',
+    shortNames: [],
+    categories: ['vmetal'],
+    columns: [
+      { name: 'Provider', type: 'string', jsonPath: '.spec.providerRef', description: 'NodeProvider' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Phase' },
+      { name: 'Total', type: 'integer', jsonPath: '.status.capacity.total', description: 'Matching hosts' },
+      {
+        name: 'Available',
+        type: 'integer',
+        jsonPath: '.status.capacity.available',
+        description: 'Hosts that can be claimed now',
+      },
+      { name: 'Claimed', type: 'integer', jsonPath: '.status.capacity.claimed', description: 'Hosts held' },
+      age,
+    ],
+  },
+  {
+    resource: R.NodeClaim,
+    schema: NodeClaimSchema,
+    description: 'NodeClaim (vMetal): one provisioned server joined to a tenant cluster.',
+    owner: 'ours',
+    unknownFields: 'prune',
+    shortNames: [],
+    categories: ['vmetal'],
+    columns: [
+      {
+        name: 'Phase',
+        type: 'string',
+        jsonPath: '.status.phase',
+        description: 'Pending, Available or Failed',
+      },
+      { name: 'Type', type: 'string', jsonPath: '.status.nodeType', description: 'NodeType' },
+      { name: 'Host', type: 'string', jsonPath: '.status.host', description: 'BareMetalHost held' },
+      { name: 'IP', type: 'string', jsonPath: '.status.ipAddress', description: 'Allocated address' },
+      age,
+      {
+        name: 'VCluster',
+        type: 'string',
+        jsonPath: '.spec.vClusterRef',
+        description: 'Tenant cluster',
+        priority: 1,
+      },
+    ],
+  },
+  {
+    resource: R.NodeEnvironment,
+    schema: NodeEnvironmentSchema,
+    description: 'NodeEnvironment (vMetal): properties for one tenant cluster and provider.',
+    owner: 'ours',
+    unknownFields: 'prune',
+    shortNames: [],
+    categories: ['vmetal'],
+    columns: [
+      { name: 'Provider', type: 'string', jsonPath: '.spec.providerRef', description: 'NodeProvider' },
+      { name: 'VCluster', type: 'string', jsonPath: '.spec.vClusterRef', description: 'Tenant cluster' },
+      age,
+    ],
+  },
+  {
+    resource: R.OSImage,
+    schema: OSImageSchema,
+    description: 'OSImage (vMetal): an OS image (url, checksum) named by vcluster.com/os-image.',
+    owner: 'ours',
+    unknownFields: 'prune',
+    shortNames: [],
+    categories: ['vmetal'],
+    columns: [
+      {
+        name: 'URL',
+        type: 'string',
+        jsonPath: ".spec.properties['metal3\\.vcluster\\.com/image-url']",
+        description: 'Image URL',
+      },
+      age,
+    ],
+  },
+  {
+    resource: R.SSHKey,
+    schema: SSHKeySchema,
+    description: 'SSHKey (vMetal): a public key named by vcluster.com/ssh-keys.',
+    owner: 'ours',
+    unknownFields: 'prune',
+    shortNames: [],
+    categories: ['vmetal'],
+    columns: [age],
+  },
+  {
+    resource: R.MachineConfigTemplate,
+    schema: MachineConfigTemplateSchema,
+    description: 'MachineConfigTemplate (vMetal): user-data and network-data templates.',
+    owner: 'ours',
+    unknownFields: 'prune',
+    shortNames: [],
+    categories: ['vmetal'],
+    columns: [age],
   },
   {
     resource: R.BareMetalHost,

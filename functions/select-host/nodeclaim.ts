@@ -1,0 +1,219 @@
+/**
+ * selectHost for a NodeClaim (issue 19, Behaviours 1, 2, 3, 9): everything that needs no host is
+ * checked first (setting, property merge, network, image, SSH keys, data sources, the join's
+ * flags); then a host is chosen (shared/vmetal/eligibility.ts) and claimed through the one host
+ * lock (consumerRef and node-claim label, the original network annotations saved in the same
+ * write); then the claim's IPClaim in the host namespace (deterministic name, labelled with the
+ * claim's uid; no cross-namespace ownerReference: the finalizer deletes it).
+ */
+import type { BareMetalHost } from '../../shared/api/baremetalhost.ts';
+import { R } from '../../shared/api/resources.ts';
+import { resourceTexts } from '../../shared/api/vmetal/common.ts';
+import type { NodeClaim } from '../../shared/api/vmetal/nodeclaim.ts';
+import { FINALIZER, VMETAL_CLAIM_UID_LABEL } from '../../shared/api/wellknown.ts';
+import { hostErrorMessage } from '../../shared/hosts/eligibility.ts';
+import { takeChosenHost } from '../../shared/hosts/take.ts';
+import { isAlreadyExists } from '../../shared/kube/errors.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
+import type { ReconcileContext } from '../../shared/reconcile/context.ts';
+import { done, type ReconcileResult, terminal } from '../../shared/reconcile/result.ts';
+import { chooseClaimHost, compileTypeSelection, hostVerdict } from '../../shared/vmetal/eligibility.ts';
+import { propertyField, VMetalInputError, VMetalWait } from '../../shared/vmetal/errors.ts';
+import { saveOriginalAnnotations } from '../../shared/vmetal/hostannotations.ts';
+import { loadClaimInputs } from '../../shared/vmetal/inputs.ts';
+import { buildJoin } from '../../shared/vmetal/join.ts';
+import { PROP } from '../../shared/vmetal/names.ts';
+import { ipClaimName } from '../../shared/vmetal/network.ts';
+import { mergeProperties } from '../../shared/vmetal/properties.ts';
+import { type ClaimSetting, loadClaimSetting, propertyLevels } from '../../shared/vmetal/setting.ts';
+import { CLAIM_COND, recordClaimOutcome, updateClaimStatus } from '../../shared/vmetal/status.ts';
+import { ensureNetworkPool } from './vmetal-pool.ts';
+
+/** Claim attempts per pass when other consumers take the chosen hosts first. */
+const TAKE_ATTEMPTS = 8;
+/** Placeholders that let buildJoin check the claim's own fields before the tenant is known. */
+const CHECK_ONLY = {
+  endpoint: 'join-check.invalid:443',
+  token: 'abcdef.0123456789abcdef',
+  caCertHash: '0'.repeat(64),
+};
+
+/** The claim's own join fields (taints, kubeletArgs, Node labels) checked without the tenant. */
+function checkJoinFields(claim: NodeClaim, nodeLabels: Record<string, string>): void {
+  buildJoin(
+    {
+      ...CHECK_ONLY,
+      nodeName: claim.metadata.name!,
+      nodeLabels,
+      taints: claim.spec.taints,
+      startupTaints: claim.spec.startupTaints,
+      kubeletArgs: claim.spec.kubeletArgs,
+    },
+    { redactToken: true },
+  );
+}
+
+function checkPower(claim: NodeClaim): void {
+  const power = claim.spec.power;
+  if (power !== undefined && power !== '' && power !== 'On' && power !== 'Off')
+    throw new VMetalInputError('spec.power', `${JSON.stringify(power)} is not On or Off`);
+}
+
+async function addFinalizer(ctx: ReconcileContext, claim: NodeClaim): Promise<NodeClaim | undefined> {
+  const res = await optimisticUpdate(
+    ctx.client,
+    R.NodeClaim,
+    claim.metadata.namespace,
+    claim.metadata.name!,
+    (c) => {
+      if (c.metadata.finalizers?.includes(FINALIZER.nodeClaim)) return SKIP;
+      c.metadata.finalizers = [...(c.metadata.finalizers ?? []), FINALIZER.nodeClaim];
+    },
+    { current: claim, expectedUid: claim.metadata.uid },
+  );
+  return res.outcome === 'gone' ? undefined : res.object;
+}
+
+/** Finds the claim's host or claims one; throws VMetalWait when none can be taken now. */
+async function claimHost(
+  ctx: ReconcileContext,
+  setting: ClaimSetting,
+  serverName: string | undefined,
+): Promise<BareMetalHost> {
+  const type = compileTypeSelection({
+    name: setting.type.metadata.name!,
+    selector: setting.type.spec.bareMetalHosts?.selector,
+    resources: resourceTexts(setting.type.spec.resources),
+  });
+  for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
+    const hosts = (await ctx.client.list(R.BareMetalHost, setting.hostNamespace)).items;
+    const choice = chooseClaimHost(hosts, {
+      type,
+      namespace: setting.hostNamespace,
+      consumer: setting.consumer,
+      serverName,
+    });
+    if (choice.kind === 'own') return choice.host;
+    if (choice.kind === 'wait') throw choice.wait;
+    const taken = await takeChosenHost(
+      ctx.client,
+      choice.host,
+      setting.consumer,
+      (h) => hostVerdict(h, type).eligible,
+      saveOriginalAnnotations,
+    );
+    if (taken.kind !== 'lost') return taken.host;
+  }
+  throw new VMetalWait(
+    'NoEligibleHost',
+    `other consumers took the chosen hosts ${TAKE_ATTEMPTS} times in a row; trying again`,
+  );
+}
+
+/** The claim's IPClaim (created once; a same-named one of another claim is a wait, never taken over). */
+async function ensureIPClaim(
+  ctx: ReconcileContext,
+  claim: NodeClaim,
+  namespace: string,
+  pool: string,
+): Promise<string> {
+  const name = ipClaimName({ namespace: claim.metadata.namespace!, name: claim.metadata.name! });
+  const uid = claim.metadata.uid!;
+  try {
+    await ctx.client.create(R.IPClaim, {
+      metadata: { name, namespace, labels: { [VMETAL_CLAIM_UID_LABEL]: uid } },
+      spec: { pool: { name: pool } },
+    });
+  } catch (e) {
+    if (!isAlreadyExists(e)) throw e;
+    const existing = await ctx.client.get(R.IPClaim, namespace, name);
+    if (existing && existing.metadata.labels?.[VMETAL_CLAIM_UID_LABEL] !== uid)
+      throw new VMetalWait(
+        'AddressesExhausted',
+        `IPClaim ${namespace}/${name} belongs to another NodeClaim (being released?)`,
+        {
+          kind: 'IPClaim',
+          namespace,
+          name,
+        },
+      );
+  }
+  return name;
+}
+
+export async function reconcileNodeClaim(ctx: ReconcileContext, obj: NodeClaim): Promise<ReconcileResult> {
+  if (obj.metadata.deletionTimestamp) return done('NodeClaim deleting: deprovision releases it');
+  let claim = obj;
+  try {
+    checkPower(claim);
+    const setting = await loadClaimSetting(ctx.client, claim);
+    const before = mergeProperties(propertyLevels(setting, claim));
+    checkJoinFields(claim, before.nodeLabels);
+    const inputs = await loadClaimInputs(ctx.client, claim, before.properties);
+
+    // The network's pool needs no host either: an overlap fails the claim before any host is taken.
+    let pool: string | undefined;
+    if (inputs.network) {
+      const made = await ensureNetworkPool(
+        ctx.client,
+        setting.provider,
+        setting.hostNamespace,
+        inputs.network,
+      );
+      if (made.kind === 'overlap') throw new VMetalInputError(propertyField(PROP.networkCidr), made.message);
+      pool = made.name;
+    }
+
+    const withFinalizer = await addFinalizer(ctx, claim);
+    if (!withFinalizer) return done('NodeClaim gone');
+    claim = withFinalizer;
+
+    const host = await claimHost(ctx, setting, before.properties[PROP.serverName] || undefined);
+    const merged = mergeProperties(propertyLevels(setting, claim, host));
+    const hostName = host.metadata.name!;
+    if (hostErrorMessage(host)) {
+      await updateClaimStatus(ctx, claim, {
+        phase: 'Failed',
+        reason: 'HostError',
+        message: `BareMetalHost ${setting.hostNamespace}/${hostName}: ${hostErrorMessage(host)}`,
+        fields: { host: hostName, hostNamespace: setting.hostNamespace },
+        conditions: [
+          {
+            type: CLAIM_COND.Provisioned,
+            status: 'False',
+            severity: 'Error',
+            reason: 'HostError',
+            message: hostErrorMessage(host),
+          },
+        ],
+      });
+      return terminal('HostError', hostErrorMessage(host));
+    }
+    await updateClaimStatus(ctx, claim, {
+      phase: 'Pending',
+      reason: undefined,
+      message: undefined,
+      fields: {
+        host: hostName,
+        hostNamespace: setting.hostNamespace,
+        nodeType: setting.type.metadata.name,
+        properties: merged.properties,
+      },
+      conditions: [
+        {
+          type: CLAIM_COND.Scheduled,
+          status: 'True',
+          reason: 'HostClaimed',
+          message: `BareMetalHost ${setting.hostNamespace}/${hostName}`,
+        },
+      ],
+    });
+    if (pool) {
+      const ipClaim = await ensureIPClaim(ctx, claim, setting.hostNamespace, pool);
+      return done(`host ${hostName} claimed, IPClaim ${ipClaim}`);
+    }
+    return done(`host ${hostName} claimed`);
+  } catch (e) {
+    return recordClaimOutcome(ctx, claim, e, CLAIM_COND.Scheduled);
+  }
+}
