@@ -98,7 +98,8 @@ export async function send(
   contentType?: string,
 ): Promise<any> {
   try {
-    return await (client as any).api.send(method, path, query, body, contentType);
+    // The raw API answers { status, body } (the status feeds the request metrics).
+    return (await (client as any).api.send(method, path, query, body, contentType)).body;
   } catch (e) {
     // client-node's ApiException carries the Status body as text.
     const err = e as { code?: number; body?: unknown };

@@ -149,7 +149,9 @@ describe('fault injection and the request log', () => {
   it('forced compaction expires continue tokens (410)', async () => {
     for (let i = 0; i < 4; i++)
       await client.create(R.ConfigMap, { metadata: { name: `p${i}`, namespace: 'default' } });
-    const first = await (client as any).api.send('GET', client.path(R.ConfigMap, 'default'), { limit: '2' });
+    const { body: first } = await (client as any).api.send('GET', client.path(R.ConfigMap, 'default'), {
+      limit: '2',
+    });
     await client.create(R.ConfigMap, { metadata: { name: 'later', namespace: 'default' } });
     server.faults.compact();
     const e = await failure(

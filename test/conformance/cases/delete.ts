@@ -164,7 +164,8 @@ export const DELETE_CASES: ConformanceCase[] = [
       );
       const { HttpMethod } = await import('@kubernetes/client-node');
       const api = (client as any).api;
-      const dryDel = await api.send(HttpMethod.DELETE, client.path(Widget, ns, 'real'), { dryRun: 'All' });
+      const dryDel = (await api.send(HttpMethod.DELETE, client.path(Widget, ns, 'real'), { dryRun: 'All' }))
+        .body;
       expect(dryDel.metadata.deletionTimestamp).toBeTruthy();
       const after = await client.get<any>(Widget, ns, 'real');
       expect(after.metadata.deletionTimestamp).toBeUndefined();

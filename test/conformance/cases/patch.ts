@@ -26,7 +26,7 @@ const raw = (
   body: unknown,
   contentType: string,
   query: Record<string, string> = {},
-) => client.api.send(method, path, query, body, contentType);
+) => client.api.send(method, path, query, body, contentType).then((r: { body: unknown }) => r.body);
 
 export const PATCH_CASES: ConformanceCase[] = [
   {
