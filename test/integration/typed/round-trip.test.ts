@@ -57,8 +57,9 @@ describe('typed read-modify-write', () => {
     expect(client.puts[0]).toStrictEqual(want);
 
     const after = (await tc.client.get(envelopeOf(R.BareMetalHost), NS, 'rt-host'))!;
-    // The server's own bookkeeping moves (resourceVersion, and generation on a spec change).
-    const server = { resourceVersion: 'x', generation: 0 };
+    // The server's own bookkeeping moves (resourceVersion, generation on a spec change, and the
+    // field ownership it records for the update in managedFields).
+    const server = { resourceVersion: 'x', generation: 0, managedFields: [] };
     expect({ ...after, metadata: { ...after.metadata, ...server } }).toStrictEqual({
       ...want,
       metadata: { ...want.metadata, ...server },
