@@ -15,23 +15,15 @@
  * (the interleaving of concurrent work is the scheduler's, not ours).
  */
 import type { FunctionName, MessageEnvelope } from '../../events/envelope.ts';
+import { seededRandom } from '../../infra/local/apiserver/clock.ts';
 import type { FaultRule } from '../../infra/local/apiserver/faults.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import type { FunctionTable } from '../../shared/runtimes/dispatch.ts';
 
-/** mulberry32, the PRNG the embedded API server's fault injector uses too. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32, the PRNG the embedded API server's fault injector uses. */
+export { seededRandom };
 
 /** Independent streams from one seed (one per concern, so adding draws in one leaves the rest alone). */
 export function stream(seed: number, name: string): () => number {

@@ -9,6 +9,7 @@ import {
   reconcileDataClaimMessage,
   reconcileIPClaimMessage,
 } from '../../functions/allocate-index/core.ts';
+import { seededRandom } from '../../infra/local/apiserver/clock.ts';
 import { R, type Resource } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { MAX_RECEIVE_COUNT } from '../../shared/queue/redelivery.ts';
@@ -20,16 +21,7 @@ import { createClaim, makeCtx, msg, NS } from './data.ts';
 import { runWorkers } from './workers.ts';
 
 /** Deterministic PRNG (mulberry32) so every run sees the same message order. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const prng = seededRandom;
 
 /** Message order: every name once, shuffled, and a `dupRate` share delivered twice back to back. */
 export function deliveries(names: string[], dupRate: number, seed = 1): string[] {

@@ -5,19 +5,10 @@
  * fixed seed, so the run is deterministic.
  */
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../../infra/local/apiserver/clock.ts';
 import { allocateAddress, type IPPoolSpec } from '../../../shared/ipam/allocate.ts';
 
-/** mulberry32: a tiny deterministic PRNG. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = seededRandom;
 
 const v4 = (n: number) => `10.0.${n >> 8}.${n & 255}`;
 const num = (ip: string) => {
