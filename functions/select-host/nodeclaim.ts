@@ -6,6 +6,8 @@
  * write); then the claim's IPClaim in the host namespace (deterministic name, labelled with the
  * claim's uid; no cross-namespace ownerReference: the finalizer deletes it).
  */
+
+import { addFinalizer as withFinalizer } from '../../shared/allocation/objects.ts';
 import type { BareMetalHost } from '../../shared/api/baremetalhost.ts';
 import { R } from '../../shared/api/resources.ts';
 import { resourceTexts } from '../../shared/api/vmetal/common.ts';
@@ -65,10 +67,7 @@ async function addFinalizer(ctx: ReconcileContext, claim: NodeClaim): Promise<No
     R.NodeClaim,
     claim.metadata.namespace,
     claim.metadata.name!,
-    (c) => {
-      if (c.metadata.finalizers?.includes(FINALIZER.nodeClaim)) return SKIP;
-      c.metadata.finalizers = [...(c.metadata.finalizers ?? []), FINALIZER.nodeClaim];
-    },
+    (c) => (withFinalizer(c, FINALIZER.nodeClaim) ? undefined : SKIP),
     { current: claim, expectedUid: claim.metadata.uid },
   );
   return res.outcome === 'gone' ? undefined : res.object;

@@ -5,6 +5,8 @@
  * condition, no pool), NotSupported for the fields we accept without acting on them. Deleting the
  * provider, or removing a type, waits while NodeClaims use it.
  */
+
+import { addFinalizer } from '../../shared/allocation/objects.ts';
 import { R } from '../../shared/api/resources.ts';
 import type { NodeClaim } from '../../shared/api/vmetal/nodeclaim.ts';
 import type { Metal3NodeTypeSpec, NodeProvider } from '../../shared/api/vmetal/nodeprovider.ts';
@@ -224,10 +226,7 @@ export async function reconcileNodeProvider(
     R.NodeProvider,
     undefined,
     p.metadata.name!,
-    (c) => {
-      if (c.metadata.finalizers?.includes(FINALIZER.nodeProvider)) return SKIP;
-      c.metadata.finalizers = [...(c.metadata.finalizers ?? []), FINALIZER.nodeProvider];
-    },
+    (c) => (addFinalizer(c, FINALIZER.nodeProvider) ? undefined : SKIP),
     { current: p, expectedUid: p.metadata.uid },
   );
   if (added.outcome === 'gone') return done('NodeProvider gone');
