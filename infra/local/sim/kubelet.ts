@@ -223,7 +223,7 @@ export function startKubeletSimulator(opts: KubeletSimulatorOptions): KubeletSim
       host: `${host.metadata.namespace}/${host.metadata.name}`,
       node,
       tenant: `${t.namespace}/${t.cluster}`,
-      token: identity,
+      identity,
     });
   }
 

@@ -79,7 +79,7 @@ describe('kubelet simulator: vMetal join', () => {
     ]);
     expect(node.status?.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
     expect(lines.find((l) => l.msg === 'kubelet sim: Node joined' && l.node === 'c-ok')).toMatchObject({
-      token: 'system:bootstrap:abcdef',
+      identity: 'system:bootstrap:abcdef',
     });
 
     await setHostState(tc.client, host, 'deprovisioning');
