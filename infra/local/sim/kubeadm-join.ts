@@ -61,7 +61,12 @@ const kubeconfigYaml = (server: string, auth: { ca?: string; token?: string }): 
 const b64url = (s: string): string => Buffer.from(s).toString('base64url');
 
 /** Whether `jws` (`<header>..<signature>`) is the HS256 detached signature of `content` for the token. */
-export function verifyDetachedJws(jws: string, content: string, tokenId: string, tokenSecret: string): boolean {
+export function verifyDetachedJws(
+  jws: string,
+  content: string,
+  tokenId: string,
+  tokenSecret: string,
+): boolean {
   const [header, payload, mac, ...rest] = jws.split('.');
   if (header === undefined || payload !== '' || mac === undefined || rest.length > 0) return false;
   let h: unknown;
@@ -72,7 +77,9 @@ export function verifyDetachedJws(jws: string, content: string, tokenId: string,
   }
   if (!h || typeof h !== 'object' || !('alg' in h) || h.alg !== 'HS256' || !('kid' in h) || h.kid !== tokenId)
     return false;
-  const want = createHmac('sha256', tokenSecret).update(`${header}.${b64url(content)}`).digest();
+  const want = createHmac('sha256', tokenSecret)
+    .update(`${header}.${b64url(content)}`)
+    .digest();
   const got = Buffer.from(mac, 'base64url');
   return got.length === want.length && timingSafeEqual(got, want);
 }
@@ -111,7 +118,9 @@ export async function discover(join: ParsedJoin): Promise<Discovered> {
       `cluster-info has no JWS signature for token id ${id} (unknown or expired token, or not a signing token)`,
     );
   if (!verifyDetachedJws(sig, content, id, secret))
-    throw new JoinRefused(`the cluster-info signature for token id ${id} does not verify with the token secret`);
+    throw new JoinRefused(
+      `the cluster-info signature for token id ${id} does not verify with the token secret`,
+    );
   const doc = parse(content) as { clusters?: { cluster?: Record<string, string> }[] } | null;
   const cluster = doc?.clusters?.[0]?.cluster;
   const caData = cluster?.['certificate-authority-data'];

@@ -204,7 +204,10 @@ export function startKubeletSimulator(opts: KubeletSimulatorOptions): KubeletSim
       name,
       labels,
       spec,
-      addresses: [...ips.map((address) => ({ type: 'InternalIP', address })), { type: 'Hostname', address: name }],
+      addresses: [
+        ...ips.map((address) => ({ type: 'InternalIP', address })),
+        { type: 'Hostname', address: name },
+      ],
       machineID: meta.uuid,
     });
     registered.set(host.metadata.uid!, { namespace: target.namespace, cluster: target.cluster, node: name });

@@ -8,7 +8,13 @@
  * and later `write_files` entries win, as cloud-init writes them in order.
  */
 import { parse } from 'yaml';
-import { KUBELET_ENV_FILES, type ParsedJoin, parseJoinCommand, shellQuote, type Taint } from '../../../shared/vmetal/join.ts';
+import {
+  KUBELET_ENV_FILES,
+  type ParsedJoin,
+  parseJoinCommand,
+  shellQuote,
+  type Taint,
+} from '../../../shared/vmetal/join.ts';
 
 export interface JoinRequest {
   join: ParsedJoin;

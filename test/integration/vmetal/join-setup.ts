@@ -111,7 +111,11 @@ export async function claimWithHost(
       host: hostName,
       hostNamespace: HOST_NS,
       conditions: [
-        { type: 'Scheduled', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
+        {
+          type: 'Scheduled',
+          status: 'True',
+          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        },
       ],
     },
   });

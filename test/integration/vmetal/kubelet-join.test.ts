@@ -49,7 +49,8 @@ const opts = (claim: string, over: Partial<ClaimHostOptions> = {}): ClaimHostOpt
   token: TOKEN,
   ...over,
 });
-const join = (claim: string, over: Partial<ClaimHostOptions> = {}) => claimWithHost(tc.client, opts(claim, over));
+const join = (claim: string, over: Partial<ClaimHostOptions> = {}) =>
+  claimWithHost(tc.client, opts(claim, over));
 const refusal = (host: string) =>
   eventually(
     () => lines.find((l) => l.msg === 'kubelet sim: join refused' && l.host === host),
@@ -77,7 +78,9 @@ describe('kubelet simulator: vMetal join', () => {
       { type: 'InternalIP', address: '10.70.0.11' },
       { type: 'Hostname', address: 'c-ok' },
     ]);
-    expect(node.status?.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
+    expect(node.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: 'Ready', status: 'True' }),
+    );
     expect(lines.find((l) => l.msg === 'kubelet sim: Node joined' && l.node === 'c-ok')).toMatchObject({
       identity: 'system:bootstrap:abcdef',
     });

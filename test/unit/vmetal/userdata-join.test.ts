@@ -33,9 +33,15 @@ const compose = (base: string) => composeUserData(base, plan, [], 'user data');
 describe('joinRequestFromUserData', () => {
   it.each([
     ['the generated default cloud-config', '#cloud-config\nhostname: c-1\n'],
-    ['a user cloud-config with its own runcmd and write_files', '#cloud-config\nruncmd: [echo hi]\nwrite_files: [{path: /etc/motd, content: hi}]\n'],
+    [
+      'a user cloud-config with its own runcmd and write_files',
+      '#cloud-config\nruncmd: [echo hi]\nwrite_files: [{path: /etc/motd, content: hi}]\n',
+    ],
     ['a shell script (multipart)', '#!/bin/sh\necho hello\n'],
-    ['a non-ASCII jinja template (multipart, base64 parts)', '## template: jinja\n#cloud-config\nhostname: héllo\n'],
+    [
+      'a non-ASCII jinja template (multipart, base64 parts)',
+      '## template: jinja\n#cloud-config\nhostname: héllo\n',
+    ],
     [
       'a MIME message embedded whole (nested multipart)',
       'Content-Type: multipart/mixed; boundary="XYZ"\nMIME-Version: 1.0\n\n--XYZ\nContent-Type: text/x-shellscript\n\n#!/bin/sh\necho\n--XYZ--\n',
@@ -75,7 +81,11 @@ describe('joinRequestFromUserData', () => {
   it.each([
     ['no join line', '#cloud-config\nruncmd: [echo hi]\n', /no kubeadm join line/],
     ['a script only', '#!/bin/sh\nkubeadm join x\n', /no cloud-config/],
-    ['a multipart without a boundary', 'Content-Type: multipart/mixed\nMIME-Version: 1.0\n\nbody\n', /boundary/],
+    [
+      'a multipart without a boundary',
+      'Content-Type: multipart/mixed\nMIME-Version: 1.0\n\nbody\n',
+      /boundary/,
+    ],
   ])('%s is refused', (_name, ud, err) => {
     expect(() => joinRequestFromUserData(ud)).toThrow(err);
   });
