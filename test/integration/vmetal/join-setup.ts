@@ -9,10 +9,12 @@ import { EmbeddedClusters } from '../../../infra/local/workload/embedded.ts';
 import { R } from '../../../shared/api/resources.ts';
 import type { NodeClaim } from '../../../shared/api/vmetal/nodeclaim.ts';
 import {
+  CONSUMER_LABEL,
   NODE_CLAIM_LABEL,
   VMETAL_CLAIM_UID_LABEL,
   VMETAL_HOST_ANNOTATION,
 } from '../../../shared/api/wellknown.ts';
+import { consumerLabelValue } from '../../../shared/hosts/consumer.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { WorkloadClusterUnavailableError } from '../../../shared/kube/workload.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
@@ -133,7 +135,12 @@ export async function claimWithHost(
     ...fresh,
     metadata: {
       ...fresh.metadata,
-      labels: { ...fresh.metadata.labels, [NODE_CLAIM_LABEL]: claim.metadata.uid! },
+      // What selectHost's takeHost writes: the consumer label and the node-claim label.
+      labels: {
+        ...fresh.metadata.labels,
+        [CONSUMER_LABEL]: consumerLabelValue(o.claim),
+        [NODE_CLAIM_LABEL]: claim.metadata.uid!,
+      },
       annotations: {
         ...fresh.metadata.annotations,
         ...(o.ip ? { [VMETAL_HOST_ANNOTATION.ipAddress]: `${o.ip}/24` } : {}),
