@@ -14,9 +14,9 @@ import { applyDeprovision, hostReleasable, releaseHost } from '../../shared/host
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import { DRAIN_RECHECK_SECONDS } from '../../shared/vmetal/drain.ts';
 import { restoreOriginalAnnotations } from '../../shared/vmetal/hostannotations.ts';
 import { ipClaimName } from '../../shared/vmetal/network.ts';
-import { DRAIN_RECHECK_SECONDS } from '../../shared/vmetal/drain.ts';
 import { claimConsumer } from '../../shared/vmetal/setting.ts';
 import { drainTenantNode } from './drain.ts';
 

@@ -60,8 +60,8 @@ export async function reconcileClaimJoin(ctx: ReconcileContext, claim: NodeClaim
   if (d.kind === 'readTenant') throw new Error('decideJoinStatus asked for the tenant twice');
   await updateClaimStatus(ctx, claim, d.change);
   const why = d.change.message ?? `NodeClaim ${d.change.phase}`;
-  if (d.then === 'failed') return terminal(d.change.reason ?? JOIN_REASON.HostError, why);
+  if (d.next === 'failed') return terminal(d.change.reason ?? JOIN_REASON.HostError, why);
   // The tenant's Node events wake the claim; the requeue is a safety net.
-  if (d.then === 'wait') return requeueAfter(ctx.config.safetyRequeueSeconds, why);
+  if (d.next === 'wait') return requeueAfter(ctx.config.safetyRequeueSeconds, why);
   return done(why);
 }

@@ -36,7 +36,7 @@ export interface JoinStatusInput {
 
 export type JoinDecision =
   /** The host is provisioned: read the tenant's Node and decide again with it. */
-  { kind: 'readTenant' } | { kind: 'write'; change: StatusChange; then: 'done' | 'wait' | 'failed' };
+  { kind: 'readTenant' } | { kind: 'write'; change: StatusChange; next: 'done' | 'wait' | 'failed' };
 
 const provisioned = (status: 'True' | 'False', reason: string, message?: string): ConditionInput => ({
   type: CLAIM_COND.Provisioned,
@@ -60,7 +60,7 @@ export function decideJoinStatus(i: JoinStatusInput): JoinDecision {
     const message = `${hostRef}: ${i.host.errorMessage}`;
     return {
       kind: 'write',
-      then: 'failed',
+      next: 'failed',
       change: {
         phase: 'Failed',
         reason: JOIN_REASON.HostError,
@@ -81,7 +81,7 @@ export function decideJoinStatus(i: JoinStatusInput): JoinDecision {
     const message = `${hostRef} is ${i.host.state || 'not provisioned yet'}`;
     return {
       kind: 'write',
-      then: 'done',
+      next: 'done',
       change: {
         phase: 'Pending',
         reason: JOIN_REASON.HostNotProvisioned,
@@ -97,7 +97,7 @@ export function decideJoinStatus(i: JoinStatusInput): JoinDecision {
   const isProvisioned = provisioned('True', JOIN_REASON.HostProvisioned);
   const pending = (reason: string, message: string): JoinDecision => ({
     kind: 'write',
-    then: 'wait',
+    next: 'wait',
     change: {
       phase: 'Pending',
       reason,
@@ -121,7 +121,7 @@ export function decideJoinStatus(i: JoinStatusInput): JoinDecision {
   }
   return {
     kind: 'write',
-    then: 'done',
+    next: 'done',
     change: {
       phase: 'Available',
       reason: undefined,

@@ -16,9 +16,9 @@
  */
 import { createHash, createHmac, timingSafeEqual, X509Certificate } from 'node:crypto';
 import { parse } from 'yaml';
-import { apiVersionOf, R, type Resource, view } from '../../../shared/api/resources.ts';
 import type { ConfigMap } from '../../../shared/api/core.ts';
 import { type KubeObject, KubeObjectSchema } from '../../../shared/api/meta.ts';
+import { apiVersionOf, R, type Resource, view } from '../../../shared/api/resources.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
 import type { ParsedJoin } from '../../../shared/vmetal/join.ts';
 

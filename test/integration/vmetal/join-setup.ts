@@ -19,7 +19,7 @@ import type { KubeClient } from '../../../shared/kube/client.ts';
 import { WorkloadClusterUnavailableError } from '../../../shared/kube/workload.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
 import { buildJoin, type Taint } from '../../../shared/vmetal/join.ts';
-import { defaultUserData, composeUserData } from '../../../shared/vmetal/userdata.ts';
+import { composeUserData, defaultUserData } from '../../../shared/vmetal/userdata.ts';
 import { clusterContext } from '../../helpers/context.ts';
 import { createHosts, HOST_NS, PROJECT_NS } from './setup.ts';
 

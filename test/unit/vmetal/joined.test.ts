@@ -21,7 +21,7 @@ describe('decideJoinStatus', () => {
       { host: host('provisioned', 'image write failed') },
       {
         kind: 'write',
-        then: 'failed',
+        next: 'failed',
         change: {
           phase: 'Failed',
           reason: 'HostError',
@@ -35,7 +35,7 @@ describe('decideJoinStatus', () => {
       { host: host('provisioning') },
       {
         kind: 'write',
-        then: 'done',
+        next: 'done',
         change: {
           phase: 'Pending',
           reason: 'HostNotProvisioned',
@@ -59,7 +59,7 @@ describe('decideJoinStatus', () => {
       { tenant: { kind: 'unreachable', message: 'workload cluster p/t unavailable' } },
       {
         kind: 'write',
-        then: 'wait',
+        next: 'wait',
         change: {
           phase: 'Pending',
           reason: 'TenantClusterUnavailable',
@@ -71,7 +71,7 @@ describe('decideJoinStatus', () => {
     [
       'no Node yet',
       { tenant: { kind: 'node', labels: undefined } },
-      { kind: 'write', then: 'wait', change: { phase: 'Pending', reason: 'NodeNotRegistered' } },
+      { kind: 'write', next: 'wait', change: { phase: 'Pending', reason: 'NodeNotRegistered' } },
       { Provisioned: ['True', 'HostProvisioned'], Joined: ['False', 'NodeNotRegistered'] },
     ],
     [
@@ -79,7 +79,7 @@ describe('decideJoinStatus', () => {
       { tenant: { kind: 'node', labels: { 'kubernetes.io/os': 'linux' } } },
       {
         kind: 'write',
-        then: 'wait',
+        next: 'wait',
         change: {
           reason: 'NodeTypeLabelMissing',
           message: 'Node c1 has no vcluster.com/node-type label, want gpu',
@@ -104,7 +104,7 @@ describe('decideJoinStatus', () => {
       { tenant: { kind: 'node', labels: { 'vcluster.com/node-type': 'gpu' } } },
       {
         kind: 'write',
-        then: 'done',
+        next: 'done',
         change: { phase: 'Available', reason: undefined, message: undefined, fields: { nodeName: 'c1' } },
       },
       { Provisioned: ['True', 'HostProvisioned'], Joined: ['True', 'NodeJoined'] },
