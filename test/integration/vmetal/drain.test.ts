@@ -5,39 +5,21 @@
  * (ADR 018, "Drain"): the eviction and PodDisruptionBudget paths are covered by
  * test/unit/vmetal/drain.test.ts.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reconcile as deprovision } from '../../../functions/deprovision/core.ts';
-import type { EmbeddedCluster } from '../../../infra/local/workload/embedded.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { FINALIZER } from '../../../shared/api/wellknown.ts';
-import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
 import { messageFor } from '../../helpers/messages.ts';
-import { type ClaimHostOptions, claimWithHost, tenantContext, useTenants } from './join-setup.ts';
+import { type ClaimHostOptions, claimWithHost, useJoinEnv } from './join-setup.ts';
 import { HOST_NS, PROJECT_NS, useVmetalCluster } from './setup.ts';
 
 const tc = useVmetalCluster();
-const tenants = useTenants();
-let tenant: EmbeddedCluster;
-let ctx: ReconcileContext;
-
-beforeAll(async () => {
-  tenant = await tenants.ensure(PROJECT_NS, 'tenant-a');
-  ctx = tenantContext(tc.client, tenants);
-}, 30_000);
-
-const opts = (claim: string, over: Partial<ClaimHostOptions> = {}): ClaimHostOptions => ({
-  claim,
-  nodeType: 'gpu',
-  endpoint: tenant.server.url,
-  caCertHash: tenant.server.auth.caCertHash(),
-  token: 'abcdef.0123456789abcdef',
-  ...over,
-});
-const run = (name: string) => deprovision(ctx, messageFor('deprovision', R.NodeClaim, name, PROJECT_NS));
+const env = useJoinEnv(() => tc.client);
+const run = (name: string) => deprovision(env.ctx, messageFor('deprovision', R.NodeClaim, name, PROJECT_NS));
 
 /** A claim of ours (finalizer) holding a provisioned host, then deleted. */
 async function deletingClaim(name: string, over: Partial<ClaimHostOptions> = {}) {
-  const { claim, host } = await claimWithHost(tc.client, opts(name, over));
+  const { claim, host } = await claimWithHost(tc.client, env.opts(name, over));
   await tc.client.patch(R.NodeClaim, PROJECT_NS, name, {
     metadata: { finalizers: [FINALIZER.nodeClaim], resourceVersion: undefined },
   });
@@ -47,16 +29,16 @@ async function deletingClaim(name: string, over: Partial<ClaimHostOptions> = {})
 
 describe('deprovision: the tenant Node of a NodeClaim', () => {
   it('cordons the Node, then deletes it, then releases the host (waiting for it to deprovision)', async () => {
-    await tenant.admin.create(R.Node, {
+    await env.tenant.admin.create(R.Node, {
       metadata: { name: 'd-node', labels: { 'vcluster.com/node-type': 'gpu' } },
     });
     const { host } = await deletingClaim('d-node');
-    const before = tenant.server.log.entries.length;
+    const before = env.tenant.server.log.entries.length;
 
     const res = await run('d-node');
     expect(res).toMatchObject({ kind: 'requeue', reason: expect.stringContaining('to deprovision') });
-    expect(await tenant.admin.get(R.Node, undefined, 'd-node')).toBeUndefined();
-    const writes = tenant.server.log.entries
+    expect(await env.tenant.admin.get(R.Node, undefined, 'd-node')).toBeUndefined();
+    const writes = env.tenant.server.log.entries
       .slice(before)
       .filter((e) => e.resource === 'nodes' && e.name === 'd-node' && e.method !== 'GET')
       .map((e) => [e.method, e.status]);

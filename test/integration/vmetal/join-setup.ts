@@ -4,8 +4,9 @@
  * and a claim holding a provisioned host whose user data is what renderData writes (composeUserData
  * of buildJoin), in `<claim>-user-data`.
  */
-import { afterAll } from 'vitest';
-import { EmbeddedClusters } from '../../../infra/local/workload/embedded.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { type KubeletSimulator, startKubeletSimulator } from '../../../infra/local/sim/kubelet.ts';
+import { type EmbeddedCluster, EmbeddedClusters } from '../../../infra/local/workload/embedded.ts';
 import { R } from '../../../shared/api/resources.ts';
 import type { NodeClaim } from '../../../shared/api/vmetal/nodeclaim.ts';
 import {
@@ -17,6 +18,7 @@ import {
 import { consumerLabelValue } from '../../../shared/hosts/consumer.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { WorkloadClusterUnavailableError } from '../../../shared/kube/workload.ts';
+import { createLogger } from '../../../shared/observability/logger.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
 import { buildJoin, type Taint } from '../../../shared/vmetal/join.ts';
 import { composeUserData, defaultUserData } from '../../../shared/vmetal/userdata.ts';
@@ -174,4 +176,56 @@ export async function setHostState(
     ...fresh,
     status: { ...fresh.status, ...extra, provisioning: { ...fresh.status?.provisioning, state } },
   });
+}
+
+/** The token the tenant of useJoinEnv accepts. */
+export const TOKEN = 'abcdef.0123456789abcdef';
+
+export interface JoinEnv {
+  tenant: EmbeddedCluster;
+  /** A context reaching the running tenants. */
+  ctx: ReconcileContext;
+  /** The kubelet simulator's log lines (JSON), when it runs. */
+  lines: Record<string, unknown>[];
+  /** Options for claimWithHost: type gpu, the tenant's endpoint and pin, TOKEN. */
+  opts(claim: string, over?: Partial<ClaimHostOptions>): ClaimHostOptions;
+  /** Resolves when the simulator handled every host event seen so far. */
+  idle(): Promise<void>;
+}
+
+/**
+ * Tenant `tenant-a` of the project namespace with TOKEN in its kube-system, a context reaching it,
+ * and (with `sim`) the kubelet simulator on the management cluster's hosts; filled in by beforeAll.
+ */
+export function useJoinEnv(management: () => KubeClient, o: { sim?: boolean } = {}): JoinEnv {
+  const tenants = useTenants();
+  const env = { lines: [], idle: async () => sim?.idle() } as Partial<JoinEnv> as JoinEnv;
+  let sim: KubeletSimulator | undefined;
+  beforeAll(async () => {
+    const tenant = await tenants.ensure(PROJECT_NS, 'tenant-a');
+    await bootstrapToken(tenant.admin, TOKEN);
+    env.tenant = tenant;
+    env.ctx = tenantContext(management(), tenants);
+    env.opts = (claim, over = {}) => ({
+      claim,
+      nodeType: 'gpu',
+      endpoint: tenant.server.url,
+      caCertHash: tenant.server.auth.caCertHash(),
+      token: TOKEN,
+      ...over,
+    });
+    if (!o.sim) return;
+    sim = startKubeletSimulator({
+      management: management(),
+      workloadClient: async (ns, c) => tenants.lookup(ns, c)!.admin,
+      namespace: HOST_NS,
+      log: createLogger({
+        level: 'info',
+        write: (l) => env.lines.push(JSON.parse(l) as Record<string, unknown>),
+      }),
+    });
+    await sim.ready;
+  }, 30_000);
+  afterAll(() => sim?.stop());
+  return env;
 }

@@ -4,68 +4,33 @@
  * Available with Joined=True and nodeName once the kubelet simulator's join registered Node
  * `<claim>` with the node-type label; a Node without it stays Pending; a host in error is Failed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../../functions/resolve-provider-id/core.ts';
-import { type KubeletSimulator, startKubeletSimulator } from '../../../infra/local/sim/kubelet.ts';
-import type { EmbeddedCluster } from '../../../infra/local/workload/embedded.ts';
 import { R } from '../../../shared/api/resources.ts';
 import type { NodeClaim } from '../../../shared/api/vmetal/nodeclaim.ts';
-import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
 import { messageFor } from '../../helpers/messages.ts';
 import { eventually } from '../../helpers/wait.ts';
-import {
-  bootstrapToken,
-  type ClaimHostOptions,
-  claimWithHost,
-  setHostState,
-  tenantContext,
-  useTenants,
-} from './join-setup.ts';
+import { claimWithHost, setHostState, useJoinEnv } from './join-setup.ts';
 import { HOST_NS, PROJECT_NS, useVmetalCluster } from './setup.ts';
 
 const tc = useVmetalCluster();
-const tenants = useTenants();
-let tenant: EmbeddedCluster;
-let ctx: ReconcileContext;
-let sim: KubeletSimulator;
-const TOKEN = 'abcdef.0123456789abcdef';
-
-beforeAll(async () => {
-  tenant = await tenants.ensure(PROJECT_NS, 'tenant-a');
-  await bootstrapToken(tenant.admin, TOKEN);
-  ctx = tenantContext(tc.client, tenants);
-  sim = startKubeletSimulator({
-    management: tc.client,
-    workloadClient: async (ns, c) => tenants.lookup(ns, c)!.admin,
-    namespace: HOST_NS,
-  });
-  await sim.ready;
-}, 30_000);
-afterAll(() => sim?.stop());
-
-const opts = (claim: string, over: Partial<ClaimHostOptions> = {}): ClaimHostOptions => ({
-  claim,
-  nodeType: 'gpu',
-  endpoint: tenant.server.url,
-  caCertHash: tenant.server.auth.caCertHash(),
-  token: TOKEN,
-  ...over,
-});
-const run = (name: string) => reconcile(ctx, messageFor('resolveProviderID', R.NodeClaim, name, PROJECT_NS));
+const env = useJoinEnv(() => tc.client, { sim: true });
+const run = (name: string) =>
+  reconcile(env.ctx, messageFor('resolveProviderID', R.NodeClaim, name, PROJECT_NS));
 const claimOf = async (name: string): Promise<NodeClaim> =>
   (await tc.client.get(R.NodeClaim, PROJECT_NS, name))!;
 const cond = (c: NodeClaim, type: string) => c.status?.conditions?.find((x) => x.type === type);
 
 describe('resolveProviderID for NodeClaims', () => {
   it('Pending while the host provisions; Available, Joined and nodeName once Node <claim> joined with its type label', async () => {
-    const { host } = await claimWithHost(tc.client, opts('j-ok', { state: 'provisioning' }));
+    const { host } = await claimWithHost(tc.client, env.opts('j-ok', { state: 'provisioning' }));
     expect(await run('j-ok')).toMatchObject({ kind: 'done' });
     let c = await claimOf('j-ok');
     expect(c.status).toMatchObject({ phase: 'Pending', reason: 'HostNotProvisioned' });
     expect(cond(c, 'Provisioned')).toMatchObject({ status: 'False', reason: 'HostNotProvisioned' });
 
     await setHostState(tc.client, host, 'provisioned');
-    await eventually(() => tenant.admin.get(R.Node, undefined, 'j-ok'), 'Node j-ok joined');
+    await eventually(() => env.tenant.admin.get(R.Node, undefined, 'j-ok'), 'Node j-ok joined');
     expect(await run('j-ok')).toMatchObject({ kind: 'done' });
     c = await claimOf('j-ok');
     expect(c.status).toMatchObject({ phase: 'Available', nodeName: 'j-ok' });
@@ -76,7 +41,7 @@ describe('resolveProviderID for NodeClaims', () => {
   });
 
   it('a tenant that cannot be reached: Pending, Joined=False with the reason, requeued', async () => {
-    await claimWithHost(tc.client, opts('j-away', { vClusterRef: 'tenant-gone' }));
+    await claimWithHost(tc.client, env.opts('j-away', { vClusterRef: 'tenant-gone' }));
     expect(await run('j-away')).toMatchObject({ kind: 'requeue' });
     const c = await claimOf('j-away');
     expect(c.status).toMatchObject({ phase: 'Pending', reason: 'TenantClusterUnavailable' });
@@ -86,8 +51,8 @@ describe('resolveProviderID for NodeClaims', () => {
 
   it('a Node without the node-type label is not Joined', async () => {
     // The host stays provisioning (no join by the simulator); someone else registered the Node.
-    const { host } = await claimWithHost(tc.client, opts('j-nolabel', { state: 'provisioning' }));
-    await tenant.admin.create(R.Node, {
+    const { host } = await claimWithHost(tc.client, env.opts('j-nolabel', { state: 'provisioning' }));
+    await env.tenant.admin.create(R.Node, {
       metadata: { name: 'j-nolabel', labels: { 'kubernetes.io/os': 'linux' } },
     });
     await tc.client.patch(R.BareMetalHost, HOST_NS, host, {
@@ -101,7 +66,7 @@ describe('resolveProviderID for NodeClaims', () => {
   });
 
   it('a host in error: Failed with its errorMessage (terminal)', async () => {
-    const { host } = await claimWithHost(tc.client, opts('j-err', { state: 'provisioning' }));
+    const { host } = await claimWithHost(tc.client, env.opts('j-err', { state: 'provisioning' }));
     await setHostState(tc.client, host, 'provisioning', {
       errorType: 'provisioning error',
       errorMessage: 'image download failed',

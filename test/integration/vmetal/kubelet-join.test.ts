@@ -5,11 +5,8 @@
  * wrong, expired or non-authenticating token leaves no Node (the reason logged) and a later host
  * event tries again; the Node goes when the host leaves provisioned.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type KubeletSimulator, startKubeletSimulator } from '../../../infra/local/sim/kubelet.ts';
-import type { EmbeddedCluster } from '../../../infra/local/workload/embedded.ts';
+import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
-import { createLogger } from '../../../shared/observability/logger.ts';
 import { eventually } from '../../helpers/wait.ts';
 import {
   bootstrapToken,
@@ -17,43 +14,18 @@ import {
   claimWithHost,
   renderedUserData,
   setHostState,
-  useTenants,
+  TOKEN,
+  useJoinEnv,
 } from './join-setup.ts';
-import { HOST_NS, PROJECT_NS, useVmetalCluster } from './setup.ts';
+import { HOST_NS, useVmetalCluster } from './setup.ts';
 
 const tc = useVmetalCluster();
-const tenants = useTenants();
-const lines: Record<string, unknown>[] = [];
-let sim: KubeletSimulator;
-let tenant: EmbeddedCluster;
-const TOKEN = 'abcdef.0123456789abcdef';
-
-beforeAll(async () => {
-  tenant = await tenants.ensure(PROJECT_NS, 'tenant-a');
-  await bootstrapToken(tenant.admin, TOKEN);
-  sim = startKubeletSimulator({
-    management: tc.client,
-    workloadClient: async (ns, c) => tenants.lookup(ns, c)!.admin,
-    namespace: HOST_NS,
-    log: createLogger({ level: 'info', write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) }),
-  });
-  await sim.ready;
-}, 30_000);
-afterAll(() => sim?.stop());
-
-const opts = (claim: string, over: Partial<ClaimHostOptions> = {}): ClaimHostOptions => ({
-  claim,
-  nodeType: 'gpu',
-  endpoint: tenant.server.url,
-  caCertHash: tenant.server.auth.caCertHash(),
-  token: TOKEN,
-  ...over,
-});
+const env = useJoinEnv(() => tc.client, { sim: true });
 const join = (claim: string, over: Partial<ClaimHostOptions> = {}) =>
-  claimWithHost(tc.client, opts(claim, over));
+  claimWithHost(tc.client, env.opts(claim, over));
 const refusal = (host: string) =>
   eventually(
-    () => lines.find((l) => l.msg === 'kubelet sim: join refused' && l.host === host),
+    () => env.lines.find((l) => l.msg === 'kubelet sim: join refused' && l.host === host),
     `join refused for ${host}`,
   );
 
@@ -65,7 +37,7 @@ describe('kubelet simulator: vMetal join', () => {
     });
     // Created, then its status posted (the kubelet's first update): wait for the addresses.
     const node = await eventually(async () => {
-      const n = await tenant.admin.get(R.Node, undefined, 'c-ok');
+      const n = await env.tenant.admin.get(R.Node, undefined, 'c-ok');
       return n?.status?.addresses && n;
     }, 'Node c-ok with its status');
     expect(node.metadata.labels).toMatchObject({
@@ -81,55 +53,58 @@ describe('kubelet simulator: vMetal join', () => {
     expect(node.status?.conditions).toContainEqual(
       expect.objectContaining({ type: 'Ready', status: 'True' }),
     );
-    expect(lines.find((l) => l.msg === 'kubelet sim: Node joined' && l.node === 'c-ok')).toMatchObject({
+    expect(env.lines.find((l) => l.msg === 'kubelet sim: Node joined' && l.node === 'c-ok')).toMatchObject({
       identity: 'system:bootstrap:abcdef',
     });
 
     await setHostState(tc.client, host, 'deprovisioning');
-    await eventually(async () => !(await tenant.admin.get(R.Node, undefined, 'c-ok')), 'Node c-ok deleted');
+    await eventually(
+      async () => !(await env.tenant.admin.get(R.Node, undefined, 'c-ok')),
+      'Node c-ok deleted',
+    );
   });
 
   it('joins from multipart user data (a script first)', async () => {
     await join('c-mime', { base: '#!/bin/sh\necho hello\n' });
-    const node = await eventually(() => tenant.admin.get(R.Node, undefined, 'c-mime'), 'Node c-mime');
+    const node = await eventually(() => env.tenant.admin.get(R.Node, undefined, 'c-mime'), 'Node c-mime');
     expect(node.metadata.labels?.['vcluster.com/node-type']).toBe('gpu');
   });
 
   it('a wrong token secret: discovery refuses the signature, no Node; fixed user data joins on the next event', async () => {
     const { host } = await join('c-wrong', { token: 'abcdef.wrongwrongwrong0' });
     expect((await refusal(host)).reason).toMatch(/signature for token id abcdef does not verify/);
-    await sim.idle();
-    expect(await tenant.admin.get(R.Node, undefined, 'c-wrong')).toBeUndefined();
+    await env.idle();
+    expect(await env.tenant.admin.get(R.Node, undefined, 'c-wrong')).toBeUndefined();
 
     // The user data gets the right token; the host's next event brings the sim back.
-    const fixed = renderedUserData({ ...opts('c-wrong'), token: TOKEN });
+    const fixed = renderedUserData({ ...env.opts('c-wrong'), token: TOKEN });
     await tc.client.patch(R.Secret, HOST_NS, 'c-wrong-user-data', {
       data: { userData: Buffer.from(fixed).toString('base64') },
     });
     await tc.client.patch(R.BareMetalHost, HOST_NS, host, { metadata: { annotations: { touched: 'yes' } } });
-    await eventually(() => tenant.admin.get(R.Node, undefined, 'c-wrong'), 'Node c-wrong after the fix');
+    await eventually(() => env.tenant.admin.get(R.Node, undefined, 'c-wrong'), 'Node c-wrong after the fix');
   });
 
   it('an expired token: no signature in cluster-info, no Node', async () => {
     const expired = 'exp123.0123456789abcdef';
-    await bootstrapToken(tenant.admin, expired, { expiration: '2020-01-01T00:00:00Z' });
+    await bootstrapToken(env.tenant.admin, expired, { expiration: '2020-01-01T00:00:00Z' });
     const { host } = await join('c-expired', { token: expired });
     expect((await refusal(host)).reason).toMatch(/no JWS signature for token id exp123/);
-    await sim.idle();
-    expect(await tenant.admin.get(R.Node, undefined, 'c-expired')).toBeUndefined();
+    await env.idle();
+    expect(await env.tenant.admin.get(R.Node, undefined, 'c-expired')).toBeUndefined();
   });
 
   it('a token that signs but may not authenticate: discovery passes, the API server answers 401, no Node', async () => {
     const noAuth = 'noauth.0123456789abcdef';
-    await bootstrapToken(tenant.admin, noAuth, { authentication: false });
+    await bootstrapToken(env.tenant.admin, noAuth, { authentication: false });
     await eventually(async () => {
-      const cm = await tenant.admin.get(R.ConfigMap, 'kube-public', 'cluster-info');
+      const cm = await env.tenant.admin.get(R.ConfigMap, 'kube-public', 'cluster-info');
       return (cm?.data as Record<string, string> | undefined)?.['jws-kubeconfig-noauth'];
     }, 'the signer signs for noauth');
     const { host } = await join('c-noauth', { token: noAuth });
     expect((await refusal(host)).reason).toMatch(/bootstrap token is refused/);
-    await sim.idle();
-    expect(await tenant.admin.get(R.Node, undefined, 'c-noauth')).toBeUndefined();
+    await env.idle();
+    expect(await env.tenant.admin.get(R.Node, undefined, 'c-noauth')).toBeUndefined();
   });
 
   it('a wrong CA pin: refused before the token is sent', async () => {
