@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
+import { KubeClient } from '../../../shared/kube/client.ts';
 import { eventually } from '../../helpers/wait.ts';
 import {
   bootstrapToken,
@@ -62,6 +63,13 @@ describe('kubelet simulator: vMetal join', () => {
       async () => !(await env.tenant.admin.get(R.Node, undefined, 'c-ok')),
       'Node c-ok deleted',
     );
+  });
+
+  it('the bootstrap token itself may not create a Node (RBAC enforced, as on a real cluster): why the simulator registers with its own credential', async () => {
+    const asToken = KubeClient.fromString(env.tenant.server.kubeconfig({ token: TOKEN }));
+    await expect(asToken.create(R.Node, { metadata: { name: 'by-token' } })).rejects.toMatchObject({
+      code: 403,
+    });
   });
 
   it('joins from multipart user data (a script first)', async () => {
