@@ -1,6 +1,6 @@
 /**
- * deprovision for a deleting NodeClaim (issue 19, Behaviour 8; VMETAL.md): the tenant Node goes
- * (continuing when the tenant cluster cannot be reached), the host is powered off and cleared
+ * deprovision for a deleting NodeClaim (issue 19, Behaviour 8; VMETAL.md): the tenant Node is
+ * cordoned, drained and deleted (./drain.ts; continuing when the tenant cluster cannot be reached), the host is powered off and cleared
  * (`applyDeprovision`) with its original network annotations restored exactly in the same write,
  * the IPClaim and both Secrets are deleted (only when labelled with this claim's uid); once the
  * host is back (`hostReleasable`) its consumerRef and labels go (`releaseHost`); then the finalizer.
@@ -11,13 +11,14 @@ import { FINALIZER, VMETAL_CLAIM_UID_LABEL } from '../../shared/api/wellknown.ts
 import { hostsHeldBy } from '../../shared/hosts/claim.ts';
 import { updateHeldHost } from '../../shared/hosts/held.ts';
 import { applyDeprovision, hostReleasable, releaseHost } from '../../shared/hosts/release.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
+import { DRAIN_RECHECK_SECONDS } from '../../shared/vmetal/drain.ts';
 import { restoreOriginalAnnotations } from '../../shared/vmetal/hostannotations.ts';
 import { ipClaimName } from '../../shared/vmetal/network.ts';
 import { claimConsumer } from '../../shared/vmetal/setting.ts';
+import { drainTenantNode } from './drain.ts';
 
 /** How often a release waiting for the host's deprovisioning looks again (events wake it too). */
 const DEPROVISION_RECHECK_SECONDS = 15;
@@ -30,21 +31,6 @@ async function hostNamespaceOf(ctx: ReconcileContext, claim: NodeClaim): Promise
   const providerName = claim.spec.providerRef || type?.spec.providerRef;
   const provider = providerName ? await ctx.client.get(R.NodeProvider, undefined, providerName) : undefined;
   return provider?.spec.metal3?.clusterRef?.namespace;
-}
-
-/** Deletes the tenant Node `<claim name>`; an unreachable tenant cluster is not waited for. */
-async function deleteTenantNode(ctx: ReconcileContext, claim: NodeClaim): Promise<void> {
-  let tenant: KubeClient;
-  try {
-    tenant = await ctx.workloadClient(claim.metadata.namespace!, claim.spec.vClusterRef);
-  } catch (e) {
-    ctx.log.info('tenant cluster unreachable; its Node is left', {
-      claim: `${claim.metadata.namespace}/${claim.metadata.name}`,
-      error: e instanceof Error ? e.message : String(e),
-    });
-    return;
-  }
-  await tenant.delete(R.Node, undefined, claim.metadata.name!);
 }
 
 /** Deletes an object made for the claim, only while it carries the claim's uid label. */
@@ -69,7 +55,9 @@ export async function deprovisionNodeClaim(
   const uid = claim.metadata.uid!;
   const hostNamespace = await hostNamespaceOf(ctx, claim);
   if (hostNamespace) {
-    await deleteTenantNode(ctx, claim);
+    // Cordon, drain and delete the tenant Node first (its Pods leave before the machine goes).
+    const node = await drainTenantNode(ctx, claim);
+    if (node.kind === 'wait') return requeueAfter(DRAIN_RECHECK_SECONDS, node.message);
     const consumer = claimConsumer(claim, hostNamespace);
     for (const held of await hostsHeldBy(ctx.client, consumer)) {
       const res = await updateHeldHost(ctx.client, held, consumer, (h) => {
