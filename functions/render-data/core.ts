@@ -19,8 +19,10 @@ import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.t
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
 import { releaseData, releaseOrphanIPClaims } from '../../shared/release/data.ts';
 import { RenderError, referencedPools, renderData } from '../../shared/render/index.ts';
+import { recordClaimFailure } from '../../shared/vmetal/status.ts';
 import { ensureAddresses } from './addresses.ts';
 import { gatherObjects } from './inputs.ts';
+import { renderNodeClaim } from './nodeclaim.ts';
 import { buildSecrets, createSecrets, secretNames, secretStates } from './secrets.ts';
 
 /** A Metal3Data, parsed by the opening (shared/reconcile/object.ts). */
@@ -185,6 +187,14 @@ export const reconcile: ReconcileFn = reconcileKinds(
       reconcile: reconcileData,
       recordFailure: (ctx, obj, err) => recordError(ctx, obj, err.reason, err.message),
       cluster: clusterLabelOrSpec,
+    }),
+    NodeClaim: reconcileObject({
+      resource: R.NodeClaim,
+      gone: 'NodeClaim gone',
+      reconcile: renderNodeClaim,
+      recordFailure: recordClaimFailure,
+      // vMetal objects belong to no Cluster API Cluster: Cluster API pause does not apply.
+      cluster: () => undefined,
     }),
   },
   (kind) => `renderData: ignoring kind ${kind}`,

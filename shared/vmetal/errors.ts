@@ -37,7 +37,9 @@ export type WaitReason =
   | 'AddressesExhausted'
   | 'NoEligibleHost'
   | 'PinnedHostUnavailable'
-  | 'NoNodeTypeAvailable';
+  | 'NoNodeTypeAvailable'
+  /** The tenant cluster's kubeconfig Secret (`<vClusterRef>-kubeconfig`) is missing or has no key `value`. */
+  | 'TenantClusterNotFound';
 
 /** The object a wait is for (absent for waits on capacity). */
 export interface WaitingFor {
