@@ -256,6 +256,27 @@ describe('renderData for a NodeClaim', () => {
     expect(tokens.map((s) => s.metadata.name)).toEqual([`bootstrap-token-${joins[0]!.split('.')[0]}`]);
   });
 
+  it('rotates the tenant token once less than half its TTL is left (the old one is left to expire)', async () => {
+    const name = joinTokenSecretName('tenant-b');
+    const kept = (await tc.client.get(R.Secret, PROJECT_NS, name))!;
+    const oldId = Buffer.from(kept.data!['token-id']!, 'base64').toString('utf8');
+    const soon = new Date(Date.now() + 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    await tc.client.replace(R.Secret, {
+      ...kept,
+      data: { ...kept.data, expiration: Buffer.from(soon).toString('base64') },
+    });
+    await scheduled('rrot', [{ name: 'c-rot', vcluster: 'tenant-b' }]);
+    expect(await runRender('c-rot')).toMatchObject({ kind: 'done' });
+    const doc = parse((await secretText('c-rot-user-data', 'userData'))!) as { runcmd: string[] };
+    const [id] = parseJoinCommand(doc.runcmd.at(-1)!)!.token.split('.');
+    expect(id).not.toBe(oldId);
+    const rotated = (await tc.client.get(R.Secret, PROJECT_NS, name))!;
+    expect(Buffer.from(rotated.data!['token-id']!, 'base64').toString('utf8')).toBe(id);
+    expect((await tenantTokens('tenant-b')).map((s) => s.metadata.name).sort()).toEqual(
+      [`bootstrap-token-${id}`, `bootstrap-token-${oldId}`].sort(),
+    );
+  });
+
   it('wraps user data that is not a cloud-config in MIME multipart (the user part first) and keeps a network-data override', async () => {
     const override = '{"links": [], "networks": [], "services": []}';
     await scheduled('rmp', [
