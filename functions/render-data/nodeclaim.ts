@@ -14,6 +14,7 @@ import { apiVersionOf, R } from '../../shared/api/resources.ts';
 import type { NodeClaim } from '../../shared/api/vmetal/nodeclaim.ts';
 import { VMETAL_CLAIM_UID_LABEL } from '../../shared/api/wellknown.ts';
 import { type HostConsumer, hostConsumerRef, hostHeldBy } from '../../shared/hosts/consumer.ts';
+import { hostState } from '../../shared/hosts/eligibility.ts';
 import { updateHeldHost } from '../../shared/hosts/held.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
@@ -39,7 +40,7 @@ import {
   parseNetworkDataText,
 } from '../../shared/vmetal/networkdata.ts';
 import { type MergedProperties, mergeProperties } from '../../shared/vmetal/properties.ts';
-import { claimSecretNames, releaseClaim } from '../../shared/vmetal/release.ts';
+import { claimSecretNames, deleteClaimSecrets, releaseClaim } from '../../shared/vmetal/release.ts';
 import { claimConsumer, loadClaimSetting, propertyLevels } from '../../shared/vmetal/setting.ts';
 import {
   CLAIM_COND,
@@ -199,7 +200,7 @@ async function secretState(
   if (!s) return 'absent';
   if (s.metadata.labels?.[VMETAL_CLAIM_UID_LABEL] === claim.metadata.uid) return 'ours';
   throw new VMetalWait(
-    'TemplateSecretNotFound',
+    'DataSecretInUse',
     `Secret ${namespace}/${name} belongs to another NodeClaim (being released?)`,
     { kind: 'Secret', namespace, name },
   );
@@ -350,6 +351,13 @@ export async function renderNodeClaim(ctx: ReconcileContext, claim: NodeClaim): 
         claim,
         dataSecret(claim, hostNamespace, names.userData, 'userData', rendered.userData),
       );
+      // Deleted while we rendered? Its release may have run before our Secrets existed (across
+      // namespaces no garbage collector takes them): they go again here.
+      const now = await ctx.client.get(R.NodeClaim, claim.metadata.namespace, claim.metadata.name!);
+      if (!now || now.metadata.uid !== claim.metadata.uid || now.metadata.deletionTimestamp) {
+        await deleteClaimSecrets(ctx, claim, hostNamespace);
+        return done('NodeClaim deleted while its data was rendered; its Secrets were removed');
+      }
     }
 
     const reboot = claim.metadata.annotations?.[CLAIM_REBOOT_ANNOTATION];
@@ -359,7 +367,9 @@ export async function renderNodeClaim(ctx: ReconcileContext, claim: NodeClaim): 
       networkData: hasNetworkData ? names.networkData : undefined,
       annotations: assignment ? hostNetworkAnnotations(assignment) : undefined,
       online: claim.spec.power !== 'Off',
-      reboot: reboot !== undefined,
+      // A host not yet provisioned is booting into its image anyway: the request is dropped, not
+      // kept to reboot it again once provisioned.
+      reboot: reboot !== undefined && hostState(host) === 'provisioned',
     };
     const written = await updateHeldHost(ctx.client, host, consumer, (h) => provisionHost(h, plan, consumer));
     if (written.outcome === 'gone' || !heldByClaim(written.object, consumer))

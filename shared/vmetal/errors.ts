@@ -39,7 +39,9 @@ export type WaitReason =
   | 'PinnedHostUnavailable'
   | 'NoNodeTypeAvailable'
   /** The tenant cluster's kubeconfig Secret (`<vClusterRef>-kubeconfig`) is missing or has no key `value`. */
-  | 'TenantClusterNotFound';
+  | 'TenantClusterNotFound'
+  /** A Secret of the claim's data name belongs to another claim (one of the same name being released). */
+  | 'DataSecretInUse';
 
 /** The object a wait is for (absent for waits on capacity). */
 export interface WaitingFor {

@@ -79,7 +79,17 @@ export async function releaseClaim(
     ipClaimName({ namespace: claim.metadata.namespace!, name }),
     uid,
   );
-  await deleteOwned(ctx, R.Secret, hostNamespace, secrets.userData, uid);
-  await deleteOwned(ctx, R.Secret, hostNamespace, secrets.networkData, uid);
+  await deleteClaimSecrets(ctx, claim, hostNamespace);
   return { kind: 'released' };
+}
+
+/** Deletes the claim's two data Secrets (only while labelled with its uid). */
+export async function deleteClaimSecrets(
+  ctx: ReconcileContext,
+  claim: NodeClaim,
+  hostNamespace: string,
+): Promise<void> {
+  const secrets = claimSecretNames(claim.metadata.name!);
+  await deleteOwned(ctx, R.Secret, hostNamespace, secrets.userData, claim.metadata.uid!);
+  await deleteOwned(ctx, R.Secret, hostNamespace, secrets.networkData, claim.metadata.uid!);
 }

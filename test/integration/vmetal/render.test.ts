@@ -380,9 +380,18 @@ describe('renderData for a NodeClaim', () => {
     expect(await tc.client.get(R.Secret, HOST_NS, 'c-key-user-data')).toBeDefined();
   });
 
-  it("carries the claim's reboot request and power to its host", async () => {
+  it("carries the claim's reboot request (to a provisioned host) and power to its host", async () => {
     const { hosts } = await scheduled('rpow', [{ name: 'c-pow' }]);
     expect(await runRender('c-pow')).toMatchObject({ kind: 'done' });
+    // What baremetal-operator does next: the host provisions its image.
+    const provisioning = await getHost(hosts[0]!);
+    await tc.client.replaceStatus(R.BareMetalHost, {
+      ...provisioning,
+      status: {
+        ...provisioning.status,
+        provisioning: { ...provisioning.status?.provisioning, state: 'provisioned' },
+      },
+    });
     const claim = await getClaim('c-pow');
     await tc.client.replace(R.NodeClaim, {
       ...claim,
