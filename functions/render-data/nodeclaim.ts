@@ -102,20 +102,35 @@ async function claimAddress(
   };
 }
 
-interface Rendered {
+export interface Rendered {
   userData: string;
+  /** The Secret's text; undefined when the claim has none (no network, no override or template). */
   networkData: string | undefined;
 }
 
-/** Renders both parts; templates first, so a bad one fails before the tenant's token is touched. */
-async function renderClaimData(
-  ctx: ReconcileContext,
-  claim: NodeClaim,
-  host: BareMetalHost,
-  merged: MergedProperties,
-  inputs: ClaimInputs,
-  assignment: AddressAssignment | undefined,
-): Promise<Rendered> {
+/** The tenant's side of the join. */
+export interface JoinTarget {
+  endpoint: string;
+  caCertHash: string;
+  /** `<id>.<secret>`. */
+  token: string;
+}
+
+export interface ClaimDataInput {
+  claim: NodeClaim;
+  host: BareMetalHost;
+  merged: MergedProperties;
+  inputs: ClaimInputs;
+  assignment: AddressAssignment | undefined;
+  /** Called once the templates rendered (a bad one never touches the tenant). */
+  join: () => Promise<JoinTarget>;
+  /** `<redacted>` in place of the token (previews). */
+  redactToken?: boolean;
+}
+
+/** Renders both parts (renderData, and `metal3fn render` for a preview). */
+export async function renderClaimData(input: ClaimDataInput): Promise<Rendered> {
+  const { claim, host, merged, inputs, assignment } = input;
   const name = claim.metadata.name!;
   const values = templateValues({
     claim,
@@ -133,7 +148,29 @@ async function renderClaimData(
   } else if (assignment) {
     networkData = serializeNetworkData(generatedNetworkData(bootMacAddress(host), assignment));
   }
+  const target = await input.join();
+  const join = buildJoin(
+    {
+      ...target,
+      nodeName: name,
+      nodeLabels: merged.nodeLabels,
+      taints: claim.spec.taints,
+      startupTaints: claim.spec.startupTaints,
+      kubeletArgs: claim.spec.kubeletArgs,
+    },
+    { redactToken: input.redactToken ?? false },
+  );
+  const userData = composeUserData(
+    base,
+    join,
+    inputs.sshKeys,
+    sourceField(inputs.userData.source, 'user data'),
+  );
+  return { userData, networkData };
+}
 
+/** The tenant's endpoint and CA hash, and its current token (created or rotated as needed). */
+async function tenantJoin(ctx: ReconcileContext, claim: NodeClaim): Promise<JoinTarget> {
   const namespace = claim.metadata.namespace!;
   const tenant = () => ctx.workloadClient(namespace, claim.spec.vClusterRef);
   const target = await tenantTarget(ctx.client, tenant, namespace, claim.spec.vClusterRef);
@@ -143,23 +180,7 @@ async function renderClaimData(
     now: ctx.now(),
     ttlSeconds: ctx.config.joinTokenTtlSeconds,
   });
-  const join = buildJoin({
-    endpoint: target.endpoint,
-    token: tokenString(token),
-    caCertHash: target.caCertHash,
-    nodeName: name,
-    nodeLabels: merged.nodeLabels,
-    taints: claim.spec.taints,
-    startupTaints: claim.spec.startupTaints,
-    kubeletArgs: claim.spec.kubeletArgs,
-  });
-  const userData = composeUserData(
-    base,
-    join,
-    inputs.sshKeys,
-    sourceField(inputs.userData.source, 'user data'),
-  );
-  return { userData, networkData };
+  return { ...target, token: tokenString(token) };
 }
 
 function dataSecret(claim: NodeClaim, namespace: string, name: string, key: string, value: string): Secret {
@@ -337,7 +358,14 @@ export async function renderNodeClaim(ctx: ReconcileContext, claim: NodeClaim): 
     // The user-data Secret is written last: while it exists, everything was rendered.
     let hasNetworkData = (await secretState(ctx, claim, hostNamespace, names.networkData)) === 'ours';
     if ((await secretState(ctx, claim, hostNamespace, names.userData)) === 'absent') {
-      const rendered = await renderClaimData(ctx, claim, host, merged, inputs, assignment);
+      const rendered = await renderClaimData({
+        claim,
+        host,
+        merged,
+        inputs,
+        assignment,
+        join: () => tenantJoin(ctx, claim),
+      });
       if (rendered.networkData !== undefined) {
         await createDataSecret(
           ctx,

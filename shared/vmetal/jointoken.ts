@@ -16,7 +16,7 @@ import type { Secret } from '../api/core.ts';
 import { stringOf } from '../api/json.ts';
 import { R } from '../api/resources.ts';
 import { VMETAL_JOIN_TOKEN_LABEL } from '../api/wellknown.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { KubeClient, ObjectReader } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { currentClusterOf } from '../kube/kubeconfig-cluster.ts';
 import { optimisticUpdate } from '../kube/optimistic.ts';
@@ -131,8 +131,8 @@ export interface TenantTarget {
  * cluster CA is read from the tenant's `kube-system/kube-root-ca.crt`.
  */
 export async function tenantTarget(
-  client: KubeClient,
-  tenant: () => Promise<KubeClient>,
+  client: ObjectReader,
+  tenant: () => Promise<ObjectReader>,
   namespace: string,
   vcluster: string,
 ): Promise<TenantTarget> {
