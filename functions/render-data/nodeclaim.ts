@@ -12,7 +12,7 @@ import type { BareMetalHost } from '../../shared/api/baremetalhost.ts';
 import type { Secret } from '../../shared/api/core.ts';
 import { apiVersionOf, R } from '../../shared/api/resources.ts';
 import type { NodeClaim } from '../../shared/api/vmetal/nodeclaim.ts';
-import { VMETAL_CLAIM_UID_LABEL } from '../../shared/api/wellknown.ts';
+import { VMETAL_CLAIM_UID_LABEL, VMETAL_HOST_ANNOTATION } from '../../shared/api/wellknown.ts';
 import { type HostConsumer, hostConsumerRef, hostHeldBy } from '../../shared/hosts/consumer.ts';
 import { hostState } from '../../shared/hosts/eligibility.ts';
 import { updateHeldHost } from '../../shared/hosts/held.ts';
@@ -237,11 +237,16 @@ async function createDataSecret(ctx: ReconcileContext, claim: NodeClaim, secret:
   }
 }
 
-interface HostPlan {
+/** What the first provisioning write sets (after it, only power and reboot are carried). */
+interface Provision {
   image: HostImage;
   userData: string;
   networkData: string | undefined;
   annotations: Record<string, string> | undefined;
+}
+
+interface HostPlan {
+  provision: Provision | undefined;
   online: boolean;
   reboot: boolean;
 }
@@ -252,18 +257,21 @@ function provisionHost(h: BareMetalHost, plan: HostPlan, consumer: HostConsumer)
   const before = JSON.stringify([h.metadata.annotations, h.spec]);
   const ns = h.metadata.namespace;
   const ann = { ...(h.metadata.annotations ?? {}) };
-  if (plan.annotations) {
-    for (const k of HOST_NETWORK_ANNOTATIONS) delete ann[k];
-    Object.assign(ann, plan.annotations);
+  const spec = { ...(h.spec ?? {}) };
+  const p = plan.provision;
+  if (p) {
+    if (p.annotations) {
+      for (const k of HOST_NETWORK_ANNOTATIONS) delete ann[k];
+      Object.assign(ann, p.annotations);
+    }
+    // Set once: a changed OSImage never re-images a provisioned host (rendered data does not change).
+    if (!spec.image?.url) spec.image = { ...p.image };
+    spec.userData = { name: p.userData, namespace: ns };
+    if (p.networkData) spec.networkData = { name: p.networkData, namespace: ns };
   }
   if (plan.reboot) ann[HOST_REBOOT_ANNOTATION] = '';
-  h.metadata.annotations = ann;
-  const spec = { ...(h.spec ?? {}) };
-  // Set once: a changed OSImage never re-images a provisioned host (rendered data does not change).
-  if (!spec.image?.url) spec.image = { ...plan.image };
-  spec.userData = { name: plan.userData, namespace: ns };
-  if (plan.networkData) spec.networkData = { name: plan.networkData, namespace: ns };
   spec.online = plan.online;
+  h.metadata.annotations = ann;
   h.spec = spec;
   return JSON.stringify([h.metadata.annotations, h.spec]) === before ? SKIP : undefined;
 }
@@ -323,6 +331,87 @@ async function failAndRelease(
   );
 }
 
+type Prepared =
+  | { kind: 'ready'; provision: Provision; ipAddress: string | undefined }
+  /** Nothing to write now (an address to wait for, the claim deleted meanwhile). */
+  | { kind: 'done'; result: ReconcileResult };
+
+/**
+ * The first provisioning: the inputs read and checked, the address, the data rendered and its
+ * Secrets written once (a pass after a partial one reuses the Secrets that exist).
+ */
+async function prepareProvision(
+  ctx: ReconcileContext,
+  claim: NodeClaim,
+  host: BareMetalHost,
+  hostNamespace: string,
+): Promise<Prepared> {
+  const setting = await loadClaimSetting(ctx.client, claim);
+  const merged = mergeProperties(propertyLevels(setting, claim, host));
+  const props = merged.properties;
+  const inputs = await loadClaimInputs(ctx.client, claim, props);
+  let assignment: AddressAssignment | undefined;
+  if (inputs.network) {
+    const address = await claimAddress(ctx, claim, hostNamespace);
+    // The IPClaim's status event resumes the claim.
+    if (address.kind === 'wait') return { kind: 'done', result: done(address.reason) };
+    assignment = {
+      address: address.address,
+      prefix: address.prefix,
+      gateway: address.gateway,
+      dnsServers: serverList(props, PROP.dnsServers),
+      ntpServers: serverList(props, PROP.ntpServers),
+    };
+  }
+
+  const names = claimSecretNames(claim.metadata.name!);
+  // The user-data Secret is written last: while it exists, everything was rendered.
+  let hasNetworkData = (await secretState(ctx, claim, hostNamespace, names.networkData)) === 'ours';
+  if ((await secretState(ctx, claim, hostNamespace, names.userData)) === 'absent') {
+    const rendered = await renderClaimData({
+      claim,
+      host,
+      merged,
+      inputs,
+      assignment,
+      join: () => tenantJoin(ctx, claim),
+    });
+    if (rendered.networkData !== undefined) {
+      await createDataSecret(
+        ctx,
+        claim,
+        dataSecret(claim, hostNamespace, names.networkData, 'networkData', rendered.networkData),
+      );
+      hasNetworkData = true;
+    }
+    await createDataSecret(
+      ctx,
+      claim,
+      dataSecret(claim, hostNamespace, names.userData, 'userData', rendered.userData),
+    );
+    // Deleted while we rendered? Its release may have run before our Secrets existed (across
+    // namespaces no garbage collector takes them): they go again here.
+    const now = await ctx.client.get(R.NodeClaim, claim.metadata.namespace, claim.metadata.name!);
+    if (!now || now.metadata.uid !== claim.metadata.uid || now.metadata.deletionTimestamp) {
+      await deleteClaimSecrets(ctx, claim, hostNamespace);
+      return {
+        kind: 'done',
+        result: done('NodeClaim deleted while its data was rendered; its Secrets were removed'),
+      };
+    }
+  }
+  return {
+    kind: 'ready',
+    provision: {
+      image: inputs.image,
+      userData: names.userData,
+      networkData: hasNetworkData ? names.networkData : undefined,
+      annotations: assignment ? hostNetworkAnnotations(assignment) : undefined,
+    },
+    ipAddress: assignment ? `${assignment.address}/${assignment.prefix}` : undefined,
+  };
+}
+
 export async function renderNodeClaim(ctx: ReconcileContext, claim: NodeClaim): Promise<ReconcileResult> {
   if (claim.metadata.deletionTimestamp) return done('NodeClaim deleting: deprovision releases it');
   const hostNamespace = claim.status?.hostNamespace;
@@ -335,65 +424,26 @@ export async function renderNodeClaim(ctx: ReconcileContext, claim: NodeClaim): 
   const host = await ctx.client.get(R.BareMetalHost, hostNamespace, hostName);
   if (!host || !heldByClaim(host, consumer))
     return done(`BareMetalHost ${hostNamespace}/${hostName} not held by the claim`);
+  const names = claimSecretNames(claim.metadata.name!);
   try {
-    const setting = await loadClaimSetting(ctx.client, claim);
-    const merged = mergeProperties(propertyLevels(setting, claim, host));
-    const props = merged.properties;
-    const inputs = await loadClaimInputs(ctx.client, claim, props);
-    let assignment: AddressAssignment | undefined;
-    if (inputs.network) {
-      const address = await claimAddress(ctx, claim, hostNamespace);
-      // The IPClaim's status event resumes the claim.
-      if (address.kind === 'wait') return done(address.reason);
-      assignment = {
-        address: address.address,
-        prefix: address.prefix,
-        gateway: address.gateway,
-        dnsServers: serverList(props, PROP.dnsServers),
-        ntpServers: serverList(props, PROP.ntpServers),
-      };
-    }
-
-    const names = claimSecretNames(claim.metadata.name!);
-    // The user-data Secret is written last: while it exists, everything was rendered.
-    let hasNetworkData = (await secretState(ctx, claim, hostNamespace, names.networkData)) === 'ours';
-    if ((await secretState(ctx, claim, hostNamespace, names.userData)) === 'absent') {
-      const rendered = await renderClaimData({
-        claim,
-        host,
-        merged,
-        inputs,
-        assignment,
-        join: () => tenantJoin(ctx, claim),
-      });
-      if (rendered.networkData !== undefined) {
-        await createDataSecret(
-          ctx,
-          claim,
-          dataSecret(claim, hostNamespace, names.networkData, 'networkData', rendered.networkData),
-        );
-        hasNetworkData = true;
-      }
-      await createDataSecret(
-        ctx,
-        claim,
-        dataSecret(claim, hostNamespace, names.userData, 'userData', rendered.userData),
-      );
-      // Deleted while we rendered? Its release may have run before our Secrets existed (across
-      // namespaces no garbage collector takes them): they go again here.
-      const now = await ctx.client.get(R.NodeClaim, claim.metadata.namespace, claim.metadata.name!);
-      if (!now || now.metadata.uid !== claim.metadata.uid || now.metadata.deletionTimestamp) {
-        await deleteClaimSecrets(ctx, claim, hostNamespace);
-        return done('NodeClaim deleted while its data was rendered; its Secrets were removed');
-      }
+    // Provisioned already (its user data on the host): only power and reboot from here on. The
+    // inputs are not read again, so a later change to a template, SSHKey or property never fails
+    // or releases a claim whose host runs.
+    const steady =
+      host.spec?.userData?.name === names.userData &&
+      (await secretState(ctx, claim, hostNamespace, names.userData)) === 'ours';
+    let provision: Provision | undefined;
+    let ipAddress = host.metadata.annotations?.[VMETAL_HOST_ANNOTATION.ipAddress];
+    if (!steady) {
+      const prepared = await prepareProvision(ctx, claim, host, hostNamespace);
+      if (prepared.kind === 'done') return prepared.result;
+      provision = prepared.provision;
+      ipAddress = prepared.ipAddress;
     }
 
     const reboot = claim.metadata.annotations?.[CLAIM_REBOOT_ANNOTATION];
     const plan: HostPlan = {
-      image: inputs.image,
-      userData: names.userData,
-      networkData: hasNetworkData ? names.networkData : undefined,
-      annotations: assignment ? hostNetworkAnnotations(assignment) : undefined,
+      provision,
       online: claim.spec.power !== 'Off',
       // A host not yet provisioned is booting into its image anyway: the request is dropped, not
       // kept to reboot it again once provisioned.
@@ -410,7 +460,7 @@ export async function renderNodeClaim(ctx: ReconcileContext, claim: NodeClaim): 
     await updateClaimStatus(ctx, claim, {
       reason: undefined,
       message: undefined,
-      fields: assignment ? { ipAddress: `${assignment.address}/${assignment.prefix}` } : {},
+      fields: ipAddress ? { ipAddress } : {},
       // Provisioned=True is resolveProviderID's, once the host is provisioned.
       conditions: provisioned
         ? []

@@ -228,6 +228,8 @@ describe('renderData for a NodeClaim', () => {
     expect((await tc.client.get(R.Secret, HOST_NS, 'c-cc-user-data'))!.metadata.resourceVersion).toBe(
       userDataRv,
     );
+    // The claim's status too: a pass that changes nothing writes nothing (no event loop).
+    expect((await getClaim('c-cc')).metadata.resourceVersion).toBe(got.metadata.resourceVersion);
 
     // A second claim of the same tenant joins with the same token.
     await scheduled('rcc2', [{ name: 'c-cc2' }]);
@@ -378,6 +380,23 @@ describe('renderData for a NodeClaim', () => {
       reason: 'DataRendered',
     });
     expect(await tc.client.get(R.Secret, HOST_NS, 'c-key-user-data')).toBeDefined();
+
+    // Once its host is provisioned, the claim's inputs are not read again: a key deleted or a
+    // template broken later neither sends it back to Pending nor fails and releases it.
+    await tc.client.delete(R.SSHKey, undefined, 'late-key');
+    const now = await getClaim('c-key');
+    await tc.client.replace(R.NodeClaim, {
+      ...now,
+      spec: {
+        ...now.spec,
+        properties: { ...now.spec.properties, 'vcluster.com/user-data-template': '{{ .Values.Nope }}' },
+      },
+    });
+    expect(await runRender('c-key')).toMatchObject({ kind: 'done' });
+    claim = await getClaim('c-key');
+    expect(claim.status?.phase).toBe('Pending');
+    expect(claim.status?.reason).toBeUndefined();
+    expect((await getHost(claim.status!.host!)).spec?.consumerRef?.name).toBe('c-key');
   });
 
   it("carries the claim's reboot request (to a provisioned host) and power to its host", async () => {
