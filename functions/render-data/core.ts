@@ -22,7 +22,6 @@ import { RenderError, referencedPools, renderData } from '../../shared/render/in
 import { recordClaimFailure } from '../../shared/vmetal/status.ts';
 import { ensureAddresses } from './addresses.ts';
 import { gatherObjects } from './inputs.ts';
-import { renderNodeClaim } from './nodeclaim.ts';
 import { buildSecrets, createSecrets, secretNames, secretStates } from './secrets.ts';
 
 /** A Metal3Data, parsed by the opening (shared/reconcile/object.ts). */
@@ -191,7 +190,9 @@ export const reconcile: ReconcileFn = reconcileKinds(
     NodeClaim: reconcileObject({
       resource: R.NodeClaim,
       gone: 'NodeClaim gone',
-      reconcile: renderNodeClaim,
+      // Loaded on the first NodeClaim: the vMetal path (and its YAML reader and writer) is not
+      // part of renderData's start (docs/adr/011-cold-start.md).
+      reconcile: async (ctx, claim) => (await import('./nodeclaim.ts')).renderNodeClaim(ctx, claim),
       recordFailure: recordClaimFailure,
       // vMetal objects belong to no Cluster API Cluster: Cluster API pause does not apply.
       cluster: () => undefined,
