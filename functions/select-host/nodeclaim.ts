@@ -28,7 +28,14 @@ import { PROP } from '../../shared/vmetal/names.ts';
 import { ipClaimName } from '../../shared/vmetal/network.ts';
 import { mergeProperties } from '../../shared/vmetal/properties.ts';
 import { type ClaimSetting, loadClaimSetting, propertyLevels } from '../../shared/vmetal/setting.ts';
-import { CLAIM_COND, recordClaimOutcome, updateClaimStatus } from '../../shared/vmetal/status.ts';
+import {
+  CLAIM_COND,
+  isRenderFailed,
+  RENDER_FAILED,
+  recordClaimOutcome,
+  updateClaimStatus,
+} from '../../shared/vmetal/status.ts';
+import { checkClaimTemplates } from '../../shared/vmetal/templates.ts';
 import { ensureNetworkPool } from './vmetal-pool.ts';
 
 /** Claim attempts per pass when other consumers take the chosen hosts first. */
@@ -142,6 +149,8 @@ async function ensureIPClaim(
 
 export async function reconcileNodeClaim(ctx: ReconcileContext, obj: NodeClaim): Promise<ReconcileResult> {
   if (obj.metadata.deletionTimestamp) return done('NodeClaim deleting: deprovision releases it');
+  // Failed after it took a host (renderData released it): never given another.
+  if (isRenderFailed(obj)) return terminal(obj.status?.reason ?? RENDER_FAILED, obj.status?.message ?? '');
   let claim = obj;
   try {
     checkPower(claim);
@@ -149,6 +158,8 @@ export async function reconcileNodeClaim(ctx: ReconcileContext, obj: NodeClaim):
     const before = mergeProperties(propertyLevels(setting, claim));
     checkJoinFields(claim, before.nodeLabels);
     const inputs = await loadClaimInputs(ctx.client, claim, before.properties);
+    // A template that does not parse fails here, before any host is taken (renderData executes it).
+    await checkClaimTemplates(inputs);
 
     // The network's pool needs no host either: an overlap fails the claim before any host is taken.
     let pool: string | undefined;

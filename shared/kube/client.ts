@@ -456,3 +456,9 @@ export class KubeClient {
     );
   }
 }
+
+/**
+ * The reads of a KubeClient: what decisions that only read take, so an offline preview can hand
+ * them objects from manifests (bin/commands/render-claim.ts) through the same schemas.
+ */
+export type ObjectReader = Pick<KubeClient, 'get' | 'list'>;
