@@ -18,9 +18,9 @@ import { takeChosenHost } from '../../shared/hosts/take.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { done, type ReconcileResult, terminal } from '../../shared/reconcile/result.ts';
+import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
 import { chooseClaimHost, compileTypeSelection, hostVerdict } from '../../shared/vmetal/eligibility.ts';
-import { propertyField, VMetalInputError, VMetalWait } from '../../shared/vmetal/errors.ts';
+import { outcomeOf, propertyField, VMetalInputError, VMetalWait } from '../../shared/vmetal/errors.ts';
 import { saveOriginalAnnotations } from '../../shared/vmetal/hostannotations.ts';
 import { loadClaimInputs } from '../../shared/vmetal/inputs.ts';
 import { buildJoin } from '../../shared/vmetal/join.ts';
@@ -31,9 +31,11 @@ import { type ClaimSetting, loadClaimSetting, propertyLevels } from '../../share
 import {
   CLAIM_COND,
   isRenderFailed,
+  isScheduled,
   RENDER_FAILED,
   recordClaimOutcome,
   updateClaimStatus,
+  WAIT_RECHECK_SECONDS,
 } from '../../shared/vmetal/status.ts';
 import { checkClaimTemplates } from '../../shared/vmetal/templates.ts';
 import { ensureNetworkPool } from './vmetal-pool.ts';
@@ -199,10 +201,11 @@ export async function reconcileNodeClaim(ctx: ReconcileContext, obj: NodeClaim):
       });
       return terminal('HostError', hostErrorMessage(host));
     }
+    // Once scheduled, the phase and its reason belong to the later steps (renderData's waits,
+    // resolveProviderID's Available): a later pass here only keeps its own fields.
+    const later = isScheduled(claim) && claim.status?.host === hostName;
     await updateClaimStatus(ctx, claim, {
-      phase: 'Pending',
-      reason: undefined,
-      message: undefined,
+      ...(later ? {} : { phase: 'Pending' as const, reason: undefined, message: undefined }),
       fields: {
         host: hostName,
         hostNamespace: setting.hostNamespace,
@@ -224,6 +227,13 @@ export async function reconcileNodeClaim(ctx: ReconcileContext, obj: NodeClaim):
     }
     return done(`host ${hostName} claimed`);
   } catch (e) {
-    return recordClaimOutcome(ctx, claim, e, CLAIM_COND.Scheduled);
+    // A claim that holds its host is not sent back to Pending or Failed by an input edited later
+    // (its data is rendered once, ADR 018): the problem is a Warning Event on it.
+    const outcome = isScheduled(claim) ? outcomeOf(e) : undefined;
+    if (!outcome) return recordClaimOutcome(ctx, claim, e, CLAIM_COND.Scheduled);
+    await ctx.events.record(claim, 'Warning', outcome.reason, outcome.message, { once: true });
+    return outcome.phase === 'Failed'
+      ? terminal(outcome.reason, outcome.message)
+      : requeueAfter(WAIT_RECHECK_SECONDS, outcome.message);
   }
 }

@@ -33,6 +33,11 @@ export const isRenderFailed = (claim: NodeClaim): boolean =>
     (c) => c.type === CLAIM_COND.Provisioned && c.status === 'False' && c.reason === RENDER_FAILED,
   );
 
+/** Whether the claim holds a host by selectHost's record (`status.host`, Scheduled=True). */
+export const isScheduled = (claim: NodeClaim): boolean =>
+  Boolean(claim.status?.host) &&
+  (claim.status?.conditions ?? []).some((c) => c.type === CLAIM_COND.Scheduled && c.status === 'True');
+
 /** How often a waiting claim looks again when no event wakes it (a safety net; events do). */
 export const WAIT_RECHECK_SECONDS = 60;
 
