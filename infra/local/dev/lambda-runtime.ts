@@ -44,8 +44,17 @@ export interface LambdaRuntime {
   esm: EventSourceMappings;
   /** Records by what became of them (retry = left to the queue; dead-letter). */
   outcomes: Record<DeliveryOutcome, number>;
-  figures(readyMachines: number): LambdaFigures;
+  /** Where the run is now: figures `since` it count what came after. */
+  mark(): LambdaMark;
+  /** The figures per `machines` (Ready, or released), of the whole run or since a mark. */
+  figures(machines: number, since?: LambdaMark): LambdaFigures;
   stop(): Promise<void>;
+}
+
+export interface LambdaMark {
+  invocations: number;
+  byCommand: Record<string, number>;
+  emptyReceives: number;
 }
 
 export async function startLambdaRuntime(o: LambdaRuntimeOptions): Promise<LambdaRuntime> {
@@ -102,10 +111,17 @@ export async function startLambdaRuntime(o: LambdaRuntimeOptions): Promise<Lambd
   return {
     esm,
     outcomes,
-    figures: (ready) =>
-      lambdaFigures(esm.invocations, ready, o.settings.memoryMb, {
-        byCommand: requests.byCommand,
-        emptyReceives: esm.emptyReceives,
+    mark: () => ({
+      invocations: esm.invocations.length,
+      byCommand: { ...requests.byCommand },
+      emptyReceives: esm.emptyReceives,
+    }),
+    figures: (machines, since) =>
+      lambdaFigures(esm.invocations.slice(since?.invocations ?? 0), machines, o.settings.memoryMb, {
+        byCommand: Object.fromEntries(
+          Object.entries(requests.byCommand).map(([k, v]) => [k, v - (since?.byCommand[k] ?? 0)]),
+        ),
+        emptyReceives: esm.emptyReceives - (since?.emptyReceives ?? 0),
       }),
     stop: () => esm.stop(),
   };

@@ -396,6 +396,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         : (direct?.runStats.deadLettered ?? lambda?.outcomes['dead-letter'] ?? 0),
     });
     if (lambda) summary.lambda = lambda.figures(summary.ready);
+    const atReadyMark = lambda?.mark();
 
     if (!reached) {
       const tls = [...observer.timelines.values()];
@@ -455,6 +456,8 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
           : 'release check FAILED:',
       );
       for (const f of release) say(`  ${f.object}: ${f.problem}`);
+      // What the release cost on Lambda, per machine released (the other half of a machine's churn).
+      if (lambda && atReadyMark) summary.lambdaRelease = lambda.figures(summary.ready, atReadyMark);
     }
 
     if (o.dumpState) {

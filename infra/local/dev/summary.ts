@@ -38,6 +38,8 @@ export interface RunSummary {
   eventWrites: number;
   /** With the functions on emulated Lambda (`--runtime lambda`): invocations, cost, queue waits. */
   lambda?: LambdaFigures;
+  /** The same for the scale-down and release after Ready (`--scale-down`), per machine released. */
+  lambdaRelease?: LambdaFigures;
 }
 
 export function percentile(values: number[], p: number): number {
