@@ -40,6 +40,8 @@ export interface RunSummary {
   lambda?: LambdaFigures;
   /** The same for the scale-down and release after Ready (`--scale-down`), per machine released. */
   lambdaRelease?: LambdaFigures;
+  /** With `serve` and no scale-down: from Ready until the serving ended (resyncs), per Ready machine. */
+  lambdaServing?: LambdaFigures;
 }
 
 export function percentile(values: number[], p: number): number {
