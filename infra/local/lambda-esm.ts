@@ -23,7 +23,12 @@
  * (module loading is not repeated in one process: `coldStarts` counts them and the cost table adds
  * the measured cold start), and the function timeout (recorded as `overTimeout`, not enforced).
  */
-import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { messageOf } from '../../shared/api/json.ts';
 import { type Logger, silentLogger } from '../../shared/observability/logger.ts';
@@ -175,7 +180,10 @@ export class EventSourceMappings {
       response = await handler(toSqsEvent(messages, source.queueArn));
     } catch (e) {
       // A function error: Lambda deletes nothing, every record comes back after the visibility timeout.
-      (this.o.log ?? silentLogger).warn('esm: invocation failed', { function: source.fn, error: messageOf(e) });
+      (this.o.log ?? silentLogger).warn('esm: invocation failed', {
+        function: source.fn,
+        error: messageOf(e),
+      });
     }
     const durationMs = performance.now() - started;
     s.idle.push(handler);
@@ -189,7 +197,9 @@ export class EventSourceMappings {
       cold,
       failed: response ? failedIds.size : messages.length,
       threw: !response,
-      queueWaitMs: messages.map((m) => Math.max(0, startedAt - Number(m.Attributes?.SentTimestamp ?? startedAt))),
+      queueWaitMs: messages.map((m) =>
+        Math.max(0, startedAt - Number(m.Attributes?.SentTimestamp ?? startedAt)),
+      ),
       countsWait: !source.delayQueue,
     };
     this.invocations.push(invocation);
@@ -203,7 +213,9 @@ export class EventSourceMappings {
         const r = await source.sqs.send(
           new DeleteMessageBatchCommand({
             QueueUrl: source.queueUrl,
-            Entries: messages.slice(i, i + 10).map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle! })),
+            Entries: messages
+              .slice(i, i + 10)
+              .map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle! })),
           }),
         );
         if (r.Failed?.length)
@@ -273,9 +285,17 @@ export interface LambdaFigures {
   queueWaitMsPerMachine: number;
   queueWaitP50Ms: number;
   queueWaitP99Ms: number;
-  byFunction: Record<string, { invocations: number; coldStarts: number; records: number; billedGbSeconds: number }>;
+  byFunction: Record<
+    string,
+    { invocations: number; coldStarts: number; records: number; billedGbSeconds: number }
+  >;
   /** SQS requests made while the run converged (relay, handlers, pollers), empty receives apart. */
-  sqsRequests?: { total: number; perReadyMachine: number; emptyReceives: number; byCommand: Record<string, number> };
+  sqsRequests?: {
+    total: number;
+    perReadyMachine: number;
+    emptyReceives: number;
+    byCommand: Record<string, number>;
+  };
 }
 
 const durations = (is: readonly Invocation[]) => is.map((i) => i.durationMs);
@@ -296,7 +316,8 @@ export function lambdaFigures(
   const records = invocations.reduce((n, i) => n + i.records, 0);
   const byFunction: LambdaFigures['byFunction'] = {};
   for (const i of invocations) {
-    const f = (byFunction[i.fn] ??= { invocations: 0, coldStarts: 0, records: 0, billedGbSeconds: 0 });
+    const f = byFunction[i.fn] ?? { invocations: 0, coldStarts: 0, records: 0, billedGbSeconds: 0 };
+    byFunction[i.fn] = f;
     f.invocations++;
     f.records += i.records;
     if (i.cold) f.coldStarts++;

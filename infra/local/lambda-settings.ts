@@ -56,7 +56,11 @@ export function lambdaSettingsOf(text: string): LambdaSettings {
   const resources = recordOf(fieldOf(doc, 'resources', 'Resources'));
   const functions: Record<string, EsmSettings> = {};
   for (const [name, def] of Object.entries(recordOf(fieldOf(doc, 'functions')))) {
-    const sqs = recordOf(listOf(fieldOf(def, 'events')).map((e) => fieldOf(e, 'sqs')).find(Boolean));
+    const sqs = recordOf(
+      listOf(fieldOf(def, 'events'))
+        .map((e) => fieldOf(e, 'sqs'))
+        .find(Boolean),
+    );
     const arn = stringOf(sqs.arn);
     if (!arn) throw new Error(`serverless.yml: function ${name} has no sqs event with an arn`);
     const queueId = arn.replace(/\.Arn$/, '');
@@ -86,7 +90,8 @@ export function uniformQueueSetting(
   key: 'visibilityTimeoutSeconds' | 'maxReceiveCount',
 ): number {
   const values = new Set(names.map((n) => settingsOf(settings, n)[key]));
-  if (values.size !== 1) throw new Error(`serverless.yml: the function queues differ in ${key} (${[...values]})`);
+  if (values.size !== 1)
+    throw new Error(`serverless.yml: the function queues differ in ${key} (${[...values]})`);
   return [...values][0]!;
 }
 

@@ -21,7 +21,13 @@ import { runDev } from '../../infra/local/dev/run.ts';
 import { runChaos } from '../chaos/run.ts';
 
 const sink = new Writable({ write: (_c, _e, cb) => cb() }) as unknown as NodeJS.WriteStream;
-const base = { simDelayMs: 50, concurrency: 32, legacyProviderIds: 'accept' as const, out: sink, lambda: true };
+const base = {
+  simDelayMs: 50,
+  concurrency: 32,
+  legacyProviderIds: 'accept' as const,
+  out: sink,
+  lambda: true,
+};
 
 async function churn(machines: number) {
   const r = await runDev({

@@ -413,7 +413,10 @@ export function formatReport(r: ChaosReport): string {
     ['dead-lettered', String(r.deadLettered)],
     ['invariant checks / violations', `${r.invariantChecks} / ${r.violations.length}`],
     ['release findings', String(r.releaseFindings.length)],
-    ['added latency per machine', `p50 ${r.addedLatencyP50Ms ?? '-'} ms, p99 ${r.addedLatencyP99Ms ?? '-'} ms`],
+    [
+      'added latency per machine',
+      `p50 ${r.addedLatencyP50Ms ?? '-'} ms, p99 ${r.addedLatencyP99Ms ?? '-'} ms`,
+    ],
     ...(r.lambda
       ? ([
           [

@@ -32,11 +32,11 @@ import type { FunctionTable } from '../../../shared/runtimes/dispatch.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
 import { type ApiServerHandle, type RequestLogEntry, startApiServer } from '../apiserver/index.ts';
 import { assetPath } from '../assets.ts';
+import { type LambdaSettings, loadLambdaSettings, uniformQueueSetting } from '../lambda-settings.ts';
 import { applyManifests, ensureNamespace, installCrds, loadManifests } from '../manifests.ts';
 import { createSampleHosts, startBmoSimulator } from '../sim/bmo.ts';
 import { startCapiSimulator } from '../sim/capi.ts';
 import { startKubeletSimulator } from '../sim/kubelet.ts';
-import { type LambdaSettings, loadLambdaSettings, uniformQueueSetting } from '../lambda-settings.ts';
 import { startLocalSqs } from '../sqs.ts';
 import { type EmbeddedCluster, EmbeddedClusters } from '../workload/embedded.ts';
 import { embeddedControlPlane, simulatorWorkloadClients } from '../workload/provider.ts';
@@ -291,7 +291,9 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       ...(direct ? { sink: direct } : { sqs: queueing!.sqs, queues: queueing!.queues }),
       log,
       workloads: createWorkloadClientCache(relayClient),
-      ...(o.relayResyncMs ? { watch: { resyncMs: o.relayResyncMs }, workloadWatch: { resyncMs: o.relayResyncMs } } : {}),
+      ...(o.relayResyncMs
+        ? { watch: { resyncMs: o.relayResyncMs }, workloadWatch: { resyncMs: o.relayResyncMs } }
+        : {}),
       ...(onRelayMessages ? { onMessages: (msgs: RoutedMessage[]) => onRelayMessages(msgs, resend) } : {}),
     });
     cleanup.push(relay);
@@ -319,16 +321,16 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     const worker =
       queueing && !lambda
         ? new Worker({
-          sqs: queueing.sqs,
-          fns,
-          context,
-          queues: queueing.queues,
-          functions: FUNCTION_NAMES,
-          concurrency: o.concurrency,
-          waitTimeSeconds: 1,
-          log,
-        }).start()
-      : undefined;
+            sqs: queueing.sqs,
+            fns,
+            context,
+            queues: queueing.queues,
+            functions: FUNCTION_NAMES,
+            concurrency: o.concurrency,
+            waitTimeSeconds: 1,
+            log,
+          }).start()
+        : undefined;
     if (worker) cleanup.push({ stop: () => worker.stop() });
 
     // 6. The sample (or the user's manifests) and the hosts.
@@ -483,7 +485,8 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     if (o.serve && ok) {
       await serve(o, say, mgmtServer, workloads, cleanup);
       // What the functions did while the fleet stood Ready (the relay's resyncs): the steady cost.
-      if (lambda && atReadyMark && !o.scaleDown) summary.lambdaServing = lambda.figures(summary.ready, atReadyMark);
+      if (lambda && atReadyMark && !o.scaleDown)
+        summary.lambdaServing = lambda.figures(summary.ready, atReadyMark);
     }
     return {
       ok,
@@ -547,7 +550,13 @@ async function startQueues(o: DevOptions, cleanup: Stoppable[], lambda?: LambdaS
         }
       : {}),
   });
-  return { sqs, queues, prefix, serverEndpoint: server.endpoint, endpoint: `${server.endpoint} (${server.backend})` };
+  return {
+    sqs,
+    queues,
+    prefix,
+    serverEndpoint: server.endpoint,
+    endpoint: `${server.endpoint} (${server.backend})`,
+  };
 }
 
 /** Keeps every request of `users` (the server's own log is a bounded ring). */

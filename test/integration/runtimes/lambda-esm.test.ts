@@ -7,9 +7,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ensureQueues, type QueueUrls, queueArn } from '../../../shared/queue/ensure.ts';
-import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
-import { createSqsHandler } from '../../../shared/runtimes/lambda.ts';
 import {
   type EsmSource,
   EventSourceMappings,
@@ -17,6 +14,9 @@ import {
   type SqsLambdaHandler,
 } from '../../../infra/local/lambda-esm.ts';
 import type { EsmSettings } from '../../../infra/local/lambda-settings.ts';
+import { ensureQueues, type QueueUrls, queueArn } from '../../../shared/queue/ensure.ts';
+import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
+import { createSqsHandler } from '../../../shared/runtimes/lambda.ts';
 import { offlineContext } from '../../helpers/context.ts';
 import { envelope } from '../../helpers/messages.ts';
 import { receiveAll, sendBodies, useSqs } from '../../helpers/sqs.ts';
@@ -34,7 +34,10 @@ afterEach(async () => {
 const body = (name: string) => JSON.stringify(envelope({ name, uid: `uid-${name}`, resourceVersion: '1' }));
 const nameOf = (record: { body: string }) => (JSON.parse(record.body) as { name: string }).name;
 
-async function queues(o: { visibility: number; maxReceiveCount?: number }): Promise<{ prefix: string; urls: QueueUrls }> {
+async function queues(o: {
+  visibility: number;
+  maxReceiveCount?: number;
+}): Promise<{ prefix: string; urls: QueueUrls }> {
   const prefix = `esm${process.pid}x${installs++}-`;
   const urls = await ensureQueues(local.sqs, {
     prefix,
@@ -84,7 +87,8 @@ describe('EventSourceMappings', () => {
     // A crafted handler: it reports the record `fails-once` failed at its first receive, and sets
     // no backoff, so only the queue's visibility timeout brings it back.
     const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-      for (const r of event.Records) seen.push({ name: nameOf(r), receive: r.attributes.ApproximateReceiveCount });
+      for (const r of event.Records)
+        seen.push({ name: nameOf(r), receive: r.attributes.ApproximateReceiveCount });
       return {
         batchItemFailures: event.Records.filter(
           (r) => nameOf(r) === 'fails-once' && r.attributes.ApproximateReceiveCount === '1',
@@ -96,8 +100,16 @@ describe('EventSourceMappings', () => {
       onInvocation: (i) => invocations.push(i),
     }).start();
 
-    await eventually(() => seen.some((s) => s.name === 'fails-once' && s.receive === '2'), 'the redelivery', 15_000);
-    await eventually(async () => (await receiveAll(local.sqs, urls.main.selectHost, 1, { timeoutMs: 200 })).length === 0 || undefined, 'an empty queue');
+    await eventually(
+      () => seen.some((s) => s.name === 'fails-once' && s.receive === '2'),
+      'the redelivery',
+      15_000,
+    );
+    await eventually(
+      async () =>
+        (await receiveAll(local.sqs, urls.main.selectHost, 1, { timeoutMs: 200 })).length === 0 || undefined,
+      'an empty queue',
+    );
     expect(seen).toEqual([
       { name: 'a', receive: '1' },
       { name: 'fails-once', receive: '1' },
@@ -157,7 +169,7 @@ describe('EventSourceMappings', () => {
       'the dead letter',
       20_000,
     );
-    expect(dead.map((m) => nameOf({ body: m.Body ?? "" }))).toEqual(["always-fails"]);
+    expect(dead.map((m) => nameOf({ body: m.Body ?? '' }))).toEqual(['always-fails']);
     expect(invocations).toHaveLength(2);
   });
 

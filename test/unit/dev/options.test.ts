@@ -95,7 +95,10 @@ describe('parseDevOptions', () => {
     [{ direct: true, 'sqs-endpoint': 'http://127.0.0.1:9' }, '--direct uses no queues; drop --sqs-endpoint'],
     [{ runtime: 'fargate' }, "--runtime must be worker or lambda or direct, not 'fargate'"],
     [{ runtime: 'lambda', direct: true }, '--direct is --runtime direct; drop it or --runtime lambda'],
-    [{ runtime: 'direct', 'sqs-endpoint': 'http://127.0.0.1:9' }, '--direct uses no queues; drop --sqs-endpoint'],
+    [
+      { runtime: 'direct', 'sqs-endpoint': 'http://127.0.0.1:9' },
+      '--direct uses no queues; drop --sqs-endpoint',
+    ],
   ])('refuses %j: %s', (values, message) => {
     expect(() => parseDevOptions(values)).toThrow(OptionError);
     expect(() => parseDevOptions(values)).toThrow(message);

@@ -41,7 +41,9 @@ describe('lambdaSettingsOf(serverless.yml)', () => {
 
   it('follows a change of serverless.yml', () => {
     const changed = lambdaSettingsOf(
-      serverless.replace('maximumConcurrency: 10', 'maximumConcurrency: 3').replace('memorySize: 512', 'memorySize: 1024'),
+      serverless
+        .replace('maximumConcurrency: 10', 'maximumConcurrency: 3')
+        .replace('memorySize: 512', 'memorySize: 1024'),
     );
     expect(changed.functions.selectHost?.maximumConcurrency).toBe(3);
     expect(changed.memoryMb).toBe(1024);
@@ -64,7 +66,9 @@ describe('lambdaSettingsOf(serverless.yml)', () => {
   });
 
   it('refuses queues that differ where one value is set for all', () => {
-    const differing = lambdaSettingsOf(serverless.replace('VisibilityTimeout: ${self:custom.visibilityTimeout}', 'VisibilityTimeout: 90'));
+    const differing = lambdaSettingsOf(
+      serverless.replace(/VisibilityTimeout: \$\{self:custom.visibilityTimeout\}/, 'VisibilityTimeout: 90'),
+    );
     expect(() => uniformQueueSetting(differing, FUNCTION_NAMES, 'visibilityTimeoutSeconds')).toThrow(
       'the function queues differ in visibilityTimeoutSeconds',
     );
@@ -91,7 +95,13 @@ describe('lambdaFigures', () => {
         inv({ cold: true, durationMs: 1000.2, billedMs: 1001, records: 2, queueWaitMs: [100, 300] }),
         inv({ fn: 'renderData', durationMs: 999, billedMs: 999, records: 1, failed: 1, queueWaitMs: [200] }),
         // The delay queue's wait is the requeue-after asked for: not queueing.
-        inv({ fn: 'requeueForwarder', durationMs: 0.2, billedMs: 1, queueWaitMs: [30_000], countsWait: false }),
+        inv({
+          fn: 'requeueForwarder',
+          durationMs: 0.2,
+          billedMs: 1,
+          queueWaitMs: [30_000],
+          countsWait: false,
+        }),
       ],
       2,
       1024,
@@ -112,7 +122,12 @@ describe('lambdaFigures', () => {
       queueWaitP99Ms: 300,
       sqsRequests: { total: 7, perReadyMachine: 3.5, emptyReceives: 7, byCommand: { ReceiveMessage: 3 } },
     });
-    expect(f.byFunction.selectHost).toEqual({ invocations: 1, coldStarts: 1, records: 2, billedGbSeconds: 1.001 });
+    expect(f.byFunction.selectHost).toEqual({
+      invocations: 1,
+      coldStarts: 1,
+      records: 2,
+      billedGbSeconds: 1.001,
+    });
   });
 
   it('gives zeros, not NaN, for a run with nothing Ready', () => {
