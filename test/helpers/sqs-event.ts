@@ -3,7 +3,6 @@
  * or one message for `fn` about `<namespace>/<name>` of the function's main kind (what the cold-start
  * bench and the Lambda bundle test hand a freshly loaded bundle).
  */
-import type { Message } from '@aws-sdk/client-sqs';
 import { MAIN_KIND } from '../../bin/commands/replay.ts';
 import type { FunctionName } from '../../events/envelope.ts';
 import { toSqsEvent } from '../../infra/local/lambda-esm.ts';
