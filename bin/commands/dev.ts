@@ -29,6 +29,11 @@ const HELP = `usage: metal3fn dev [options]
   --direct              no queues: the relay calls the functions in this process, keeping the
                         queues' per-group order, coalescing, deduplication, requeues and retries
                         (a baseline for the pipeline's cost; nothing is durable)
+  --runtime worker|lambda|direct  how the functions run (default worker: the queue worker);
+                        lambda: the Lambda adapter behind an emulated SQS event source mapping per
+                        queue with serverless.yml's batch size, concurrency, visibility timeout and
+                        receive limit (the summary adds invocations, billed GB-s, cold starts and
+                        queue waits); direct: as --direct
   --legacy-provider-ids accept|refuse   (default accept)
   --rbac observe|enforce  the functions, the relay and the workload kubeconfig get their own
                         identities on the embedded API servers: observe logs who did what,
@@ -57,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
       'legacy-provider-ids': { type: 'string' },
       rbac: { type: 'string' },
       direct: { type: 'boolean' },
+      runtime: { type: 'string' },
     },
     HELP,
   );

@@ -28,6 +28,8 @@ export const ASSETS = [
   'infra/deploy/common/rbac-functions.yaml',
   'infra/deploy/common/rbac-relay.yaml',
   'infra/deploy/workload-rbac.yaml',
+  // `dev --runtime lambda` emulates the event source mappings with serverless.yml's settings.
+  'serverless.yml',
 ] as const;
 
 /** The folder paths are relative to: the checkout's root, or the bundle's assets folder. */

@@ -2,6 +2,7 @@
  * The chaos suite, short (CI): 12 machines through the whole system (runDev) with API faults (409s,
  * 5xx, latency, watch drops and 410s, forced compactions), duplicated and reordered messages and
  * crashes between two writes, then scale to zero. `npm run chaos` runs the long version (200).
+ * The same with the functions on emulated Lambda (serverless.yml's event source mappings).
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, runChaos } from './run.ts';
@@ -23,4 +24,24 @@ describe('chaos (12 machines)', () => {
     expect(report.crashes.crashed).toBeGreaterThan(0);
     expect(report.invariantChecks).toBeGreaterThan(0);
   }, 180_000);
+
+  it('the same with the functions on emulated Lambda', async () => {
+    const report = await runChaos({
+      machines: 12,
+      seed: 7,
+      simDelayMs: 20,
+      timeoutSeconds: 90,
+      lambda: true,
+    });
+    if (!report.ok) console.log(formatReport(report));
+    expect(report.violations).toEqual([]);
+    expect(report.releaseFindings).toEqual([]);
+    expect(report.ready).toBe(12);
+    expect(report.deadLettered).toBe(0);
+    expect(report.ok).toBe(true);
+    expect(report.crashes.crashed).toBeGreaterThan(0);
+    // The crashed records came back through the event source mappings.
+    expect(report.lambda?.failedRecords).toBeGreaterThan(0);
+    expect(report.lambda?.invocations).toBeGreaterThan(0);
+  }, 240_000);
 });

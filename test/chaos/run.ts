@@ -16,6 +16,10 @@
  * leaked after scale-down (runDev's release check: Metal3Data, data Secrets, IP claims/addresses,
  * consumerRefs, finalizers; every host available), nothing dead-lettered. Prints the figures.
  * Exit 0 when everything holds, 1 otherwise.
+ *
+ * `--runtime lambda`: the functions run behind the emulated SQS event source mappings
+ * (infra/local/lambda-esm.ts, serverless.yml's settings) instead of the queue worker; the report
+ * adds the Lambda figures (invocations, billed GB-s, cold starts, queue waits) and the added latency.
  */
 import { writeFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
@@ -24,6 +28,7 @@ import type { ApiServerHandle } from '../../infra/local/apiserver/index.ts';
 import { listEverything } from '../../infra/local/dev/objects.ts';
 import { checkRelease, type ReleaseFinding } from '../../infra/local/dev/release-check.ts';
 import { type DevResult, runDev } from '../../infra/local/dev/run.ts';
+import type { RunSummary } from '../../infra/local/dev/summary.ts';
 import { R, type Resource } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import {
@@ -60,6 +65,8 @@ export interface ChaosOptions {
   verbose?: boolean;
   /** When the release check fails: write every object of the management cluster here (JSON). */
   dumpOnLeak?: string | undefined;
+  /** The functions on emulated Lambda (runDev's `lambda`). */
+  lambda?: boolean | undefined;
 }
 
 export interface ChaosReport {
@@ -89,6 +96,11 @@ export interface ChaosReport {
   logSamples: Record<string, string[]>;
   /** The tail of runDev's output when the run failed. */
   outputTail?: string[];
+  /** Per machine, total (queueing included), simulated hardware excluded. */
+  addedLatencyP50Ms: number | undefined;
+  addedLatencyP99Ms: number | undefined;
+  /** With `lambda`: invocations, billed GB-s, cold starts, processing vs queue wait. */
+  lambda?: RunSummary['lambda'];
 }
 
 /** Captures the JSON log lines written to stderr (runDev's logger) while `fn` runs. */
@@ -263,6 +275,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         concurrency: o.concurrency ?? 16,
         legacyProviderIds: 'accept',
         out,
+        lambda: o.lambda,
         queuePrefix: `chaos${process.pid}-${seed}-`,
         hooks: {
           onServers(mgmt) {
@@ -356,8 +369,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     releaseFindings,
     logs,
     logSamples,
+    addedLatencyP50Ms: summary?.addedLatencyP50Ms,
+    addedLatencyP99Ms: summary?.addedLatencyP99Ms,
+    ...(summary?.lambda ? { lambda: summary.lambda } : {}),
     ...(ok ? {} : { outputTail: lines.slice(-60) }),
   };
+}
+
+function runtimeIsLambda(v: string | undefined): boolean {
+  if (v === undefined || v === 'worker') return false;
+  if (v === 'lambda') return true;
+  throw new Error(`--runtime must be worker or lambda, not '${v}'`);
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
@@ -391,6 +413,26 @@ export function formatReport(r: ChaosReport): string {
     ['dead-lettered', String(r.deadLettered)],
     ['invariant checks / violations', `${r.invariantChecks} / ${r.violations.length}`],
     ['release findings', String(r.releaseFindings.length)],
+    [
+      'added latency per machine',
+      `p50 ${r.addedLatencyP50Ms ?? '-'} ms, p99 ${r.addedLatencyP99Ms ?? '-'} ms`,
+    ],
+    ...(r.lambda
+      ? ([
+          [
+            'Lambda invocations',
+            `${r.lambda.invocations} (${r.lambda.invocationsPerReadyMachine} per Ready machine; ${r.lambda.coldStarts} cold starts)`,
+          ],
+          [
+            'Lambda billed',
+            `${r.lambda.billedGbSeconds} GB-s (${r.lambda.billedGbSecondsPerReadyMachine} per Ready machine)`,
+          ],
+          [
+            'per machine: processing / queued',
+            `${r.lambda.processingMsPerMachine} ms / ${r.lambda.queueWaitMsPerMachine} ms (record wait p99 ${r.lambda.queueWaitP99Ms} ms)`,
+          ],
+        ] as [string, string][])
+      : []),
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
   const text = rows.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`);
@@ -411,13 +453,14 @@ async function main(argv: string[]): Promise<number> {
       'sim-delay': { type: 'string' },
       verbose: { type: 'boolean' },
       'dump-on-leak': { type: 'string' },
+      runtime: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });
   if (values.help) {
     process.stdout.write(
-      'usage: npm run chaos -- [--machines N (200)] [--seed S (1)] [--json FILE] [--timeout S] [--sim-delay MS] [--verbose] [--dump-on-leak FILE]\n',
+      'usage: npm run chaos -- [--machines N (200)] [--seed S (1)] [--json FILE] [--timeout S] [--sim-delay MS] [--verbose] [--dump-on-leak FILE] [--runtime worker|lambda]\n',
     );
     return 0;
   }
@@ -437,6 +480,7 @@ async function main(argv: string[]): Promise<number> {
     simDelayMs: values['sim-delay'] === undefined ? undefined : int(values['sim-delay'], 0, 'sim-delay'),
     verbose: Boolean(values.verbose),
     dumpOnLeak: values['dump-on-leak'],
+    lambda: runtimeIsLambda(values.runtime),
   });
   process.stdout.write(`${formatReport(report)}\n`);
   if (values.json) await writeFile(values.json, `${JSON.stringify(report, null, 2)}\n`);

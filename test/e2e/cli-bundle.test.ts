@@ -69,7 +69,7 @@ describe('the CLI bundle, outside the repository', () => {
   it('carries every data file it reads, as in the repository, and no path into it', async () => {
     for (const a of ASSETS) {
       const copy = join(app, 'cli/assets', a);
-      if (a.endsWith('.yaml'))
+      if (/\.ya?ml$/.test(a))
         expect(await readFile(copy, 'utf8'), a).toBe(await readFile(join(root, a), 'utf8'));
       else expect((await readdir(copy)).sort(), a).toEqual((await readdir(join(root, a))).sort());
     }

@@ -3,41 +3,13 @@
  * or one message for `fn` about `<namespace>/<name>` of the function's main kind (what the cold-start
  * bench and the Lambda bundle test hand a freshly loaded bundle).
  */
-import type { Message } from '@aws-sdk/client-sqs';
-import type { SQSEvent } from 'aws-lambda';
 import { MAIN_KIND } from '../../bin/commands/replay.ts';
 import type { FunctionName } from '../../events/envelope.ts';
+import { toSqsEvent } from '../../infra/local/lambda-esm.ts';
 import { apiVersionOf, R } from '../../shared/api/resources.ts';
 
-/** The SQS event Lambda would build from received messages of the queue `arn`. */
-export function sqsEvent(messages: readonly Message[], arn: string): SQSEvent {
-  return {
-    Records: messages.map((m) => ({
-      messageId: m.MessageId!,
-      receiptHandle: m.ReceiptHandle!,
-      body: m.Body!,
-      attributes: {
-        ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
-        SentTimestamp: m.Attributes?.SentTimestamp ?? '0',
-        SenderId: 'test',
-        ApproximateFirstReceiveTimestamp: m.Attributes?.ApproximateFirstReceiveTimestamp ?? '0',
-        MessageGroupId: m.Attributes?.MessageGroupId,
-        MessageDeduplicationId: m.Attributes?.MessageDeduplicationId,
-        SequenceNumber: m.Attributes?.SequenceNumber,
-      },
-      messageAttributes: Object.fromEntries(
-        Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [
-          k,
-          { stringValue: v.StringValue, dataType: v.DataType ?? 'String' },
-        ]),
-      ),
-      md5OfBody: m.MD5OfBody ?? '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: arn,
-      awsRegion: 'us-east-1',
-    })),
-  };
-}
+/** The SQS event Lambda would build from received messages of the queue `arn` (the emulator's own). */
+export const sqsEvent = toSqsEvent;
 
 export function sqsEventFor(fn: FunctionName, name: string, namespace = 'default') {
   const kind = MAIN_KIND[fn];

@@ -8,8 +8,9 @@ import type { DevOptions } from './run.ts';
 export type Values = Record<string, string | boolean | undefined>;
 
 /** runDev's options as the command line gives them (the hooks and the output stream are code's). */
-export type ParsedDevOptions = Omit<DevOptions, 'out' | 'hooks' | 'queuePrefix' | 'direct'> & {
+export type ParsedDevOptions = Omit<DevOptions, 'out' | 'hooks' | 'queuePrefix' | 'direct' | 'lambda'> & {
   direct: boolean;
+  lambda: boolean;
 };
 
 export class OptionError extends Error {}
@@ -69,7 +70,11 @@ export function parseDevOptions(values: Values): ParsedDevOptions {
   const rbac = oneOf(values, 'rbac', ['observe', 'enforce'] as const);
   if (rbac && kubeconfig !== undefined)
     throw new OptionError('--rbac needs the embedded API servers; drop --kubeconfig');
-  const direct = Boolean(values.direct);
+  const runtime = oneOf(values, 'runtime', ['worker', 'lambda', 'direct'] as const, 'worker')!;
+  if (values.direct && runtime !== 'worker' && runtime !== 'direct')
+    throw new OptionError(`--direct is --runtime direct; drop it or --runtime ${runtime}`);
+  const direct = Boolean(values.direct) || runtime === 'direct';
+  const lambda = runtime === 'lambda';
   if (direct && sqsEndpoint !== undefined)
     throw new OptionError('--direct uses no queues; drop --sqs-endpoint');
   return {
@@ -90,5 +95,6 @@ export function parseDevOptions(values: Values): ParsedDevOptions {
     legacyProviderIds: oneOf(values, 'legacy-provider-ids', ['accept', 'refuse'] as const, 'accept')!,
     rbac,
     direct,
+    lambda,
   };
 }

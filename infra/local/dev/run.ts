@@ -32,6 +32,7 @@ import type { FunctionTable } from '../../../shared/runtimes/dispatch.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
 import { type ApiServerHandle, type RequestLogEntry, startApiServer } from '../apiserver/index.ts';
 import { assetPath } from '../assets.ts';
+import { type LambdaSettings, loadLambdaSettings, uniformQueueSetting } from '../lambda-settings.ts';
 import { applyManifests, ensureNamespace, installCrds, loadManifests } from '../manifests.ts';
 import { createSampleHosts, startBmoSimulator } from '../sim/bmo.ts';
 import { startCapiSimulator } from '../sim/capi.ts';
@@ -40,6 +41,7 @@ import { startLocalSqs } from '../sqs.ts';
 import { type EmbeddedCluster, EmbeddedClusters } from '../workload/embedded.ts';
 import { embeddedControlPlane, simulatorWorkloadClients } from '../workload/provider.ts';
 import { growPoolFor, type HostPlan, planHosts, sampleSize } from './hosts.ts';
+import { type LambdaRuntime, startLambdaRuntime } from './lambda-runtime.ts';
 import { listEverything, type StateDump } from './objects.ts';
 import { type MachineTimeline, ProgressObserver } from './observer.ts';
 import { conditionsLine } from './phase.ts';
@@ -101,6 +103,15 @@ export interface DevOptions {
    * baseline for the pipeline's cost; not durable.
    */
   direct?: boolean | undefined;
+  /**
+   * The functions as on AWS Lambda: the Lambda adapter behind an emulated SQS event source mapping
+   * per function queue, with serverless.yml's batch size, maximum concurrency, visibility timeout
+   * and receive limit (./lambda-runtime.ts); the summary carries invocations, billed GB-seconds,
+   * cold starts and the queue-wait split.
+   */
+  lambda?: boolean | undefined;
+  /** The relay's periodic re-list (default the relay's own, 600 s): the benchmarks shorten it. */
+  relayResyncMs?: number | undefined;
 }
 
 /**
@@ -160,6 +171,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     for (const c of cleanup.reverse()) await c.stop();
   };
   if (o.rbac && o.kubeconfig) throw new Error('rbac needs the embedded API servers (no --kubeconfig)');
+  if (o.lambda && o.direct) throw new Error('lambda and direct are two runtimes: choose one');
   // The manifests first: a run that cannot apply them starts nothing.
   const defaultNamespace = o.manifests ? MANIFESTS_NAMESPACE : SAMPLE_NAMESPACE;
   const objects = await loadManifests(o.manifests ?? SAMPLE_DIR);
@@ -216,10 +228,11 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     workloads.onStarted((c) => say(`workload API:   ${c.server.url} (embedded, cluster ${c.key})`));
 
     // 3. SQS: the queues (FIFO per function + DLQs + the requeue queue); none when direct.
-    const queueing = o.direct ? undefined : await startQueues(o, cleanup);
+    const lambdaSettings = o.lambda ? await loadLambdaSettings() : undefined;
+    const queueing = o.direct ? undefined : await startQueues(o, cleanup, lambdaSettings);
     say(
       queueing
-        ? `SQS:            ${queueing.endpoint}`
+        ? `SQS:            ${queueing.endpoint}${lambdaSettings ? ' (functions on emulated Lambda)' : ''}`
         : 'SQS:            none (direct: functions run in the relay)',
     );
 
@@ -278,21 +291,46 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       ...(direct ? { sink: direct } : { sqs: queueing!.sqs, queues: queueing!.queues }),
       log,
       workloads: createWorkloadClientCache(relayClient),
+      ...(o.relayResyncMs
+        ? { watch: { resyncMs: o.relayResyncMs }, workloadWatch: { resyncMs: o.relayResyncMs } }
+        : {}),
       ...(onRelayMessages ? { onMessages: (msgs: RoutedMessage[]) => onRelayMessages(msgs, resend) } : {}),
     });
     cleanup.push(relay);
-    const worker = queueing
-      ? new Worker({
-          sqs: queueing.sqs,
-          fns,
-          context,
-          queues: queueing.queues,
-          functions: FUNCTION_NAMES,
-          concurrency: o.concurrency,
-          waitTimeSeconds: 1,
-          log,
-        }).start()
-      : undefined;
+    let lambda: LambdaRuntime | undefined;
+    if (queueing && lambdaSettings) {
+      lambda = await startLambdaRuntime({
+        sqs: queueing.sqs,
+        newSqsClient: () => createSqsClient({ endpoint: queueing.serverEndpoint }),
+        queues: queueing.queues,
+        prefix: queueing.prefix,
+        fns,
+        settings: lambdaSettings,
+        // A new instance builds its own client and context, as a Lambda's cold start does.
+        newContext: (fn) =>
+          buildContext({
+            client: productClient(FUNCTIONS_TOKEN),
+            log,
+            config: { legacyProviderIds: o.legacyProviderIds },
+            component: fn,
+          }),
+        log,
+      });
+      cleanup.push(lambda);
+    }
+    const worker =
+      queueing && !lambda
+        ? new Worker({
+            sqs: queueing.sqs,
+            fns,
+            context,
+            queues: queueing.queues,
+            functions: FUNCTION_NAMES,
+            concurrency: o.concurrency,
+            waitTimeSeconds: 1,
+            log,
+          }).start()
+        : undefined;
     if (worker) cleanup.push({ stop: () => worker.stop() });
 
     // 6. The sample (or the user's manifests) and the hosts.
@@ -357,11 +395,13 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         .filter(([k]) => k.endsWith(' events') && !k.startsWith('get ') && !k.startsWith('list '))
         .reduce((n, [, v]) => n + v, 0),
       conflicts: productStats.conflicts,
-      retries: worker?.stats.retried ?? direct?.runStats.retried ?? 0,
+      retries: worker?.stats.retried ?? direct?.runStats.retried ?? lambda?.outcomes.retry ?? 0,
       deadLettered: worker
         ? worker.stats.malformed + worker.stats.deadLettered
-        : (direct?.runStats.deadLettered ?? 0),
+        : (direct?.runStats.deadLettered ?? lambda?.outcomes['dead-letter'] ?? 0),
     });
+    if (lambda) summary.lambda = lambda.figures(summary.ready);
+    const atReadyMark = lambda?.mark();
 
     if (!reached) {
       const tls = [...observer.timelines.values()];
@@ -421,6 +461,8 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
           : 'release check FAILED:',
       );
       for (const f of release) say(`  ${f.object}: ${f.problem}`);
+      // What the release cost on Lambda, per machine released (the other half of a machine's churn).
+      if (lambda && atReadyMark) summary.lambdaRelease = lambda.figures(summary.ready, atReadyMark);
     }
 
     if (o.dumpState) {
@@ -440,7 +482,12 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       await mgmtServer.writeKubeconfig(o.kubeconfigOut);
       say(`kubeconfig:     ${o.kubeconfigOut} (management API; kept)`);
     }
-    if (o.serve && ok) await serve(o, say, mgmtServer, workloads, cleanup);
+    if (o.serve && ok) {
+      await serve(o, say, mgmtServer, workloads, cleanup);
+      // What the functions did while the fleet stood Ready (the relay's resyncs): the steady cost.
+      if (lambda && atReadyMark && !o.scaleDown)
+        summary.lambdaServing = lambda.figures(summary.ready, atReadyMark);
+    }
     return {
       ok,
       summary,
@@ -488,12 +535,28 @@ async function serve(
 }
 
 /** The local (or given) SQS server and the queues: FIFO per function + DLQs + the requeue queue. */
-async function startQueues(o: DevOptions, cleanup: Stoppable[]) {
+async function startQueues(o: DevOptions, cleanup: Stoppable[], lambda?: LambdaSettings) {
   const server = await startLocalSqs({ endpoint: o.sqsEndpoint });
   cleanup.push(server);
   const sqs = createSqsClient({ endpoint: server.endpoint });
-  const queues = await ensureQueues(sqs, { prefix: o.queuePrefix ?? `dev${process.pid}-` });
-  return { sqs, queues, endpoint: `${server.endpoint} (${server.backend})` };
+  const prefix = o.queuePrefix ?? `dev${process.pid}-`;
+  // On Lambda the queues are serverless.yml's (visibility timeout, receive limit).
+  const queues = await ensureQueues(sqs, {
+    prefix,
+    ...(lambda
+      ? {
+          visibilityTimeoutSeconds: uniformQueueSetting(lambda, FUNCTION_NAMES, 'visibilityTimeoutSeconds'),
+          maxReceiveCount: uniformQueueSetting(lambda, FUNCTION_NAMES, 'maxReceiveCount'),
+        }
+      : {}),
+  });
+  return {
+    sqs,
+    queues,
+    prefix,
+    serverEndpoint: server.endpoint,
+    endpoint: `${server.endpoint} (${server.backend})`,
+  };
 }
 
 /** Keeps every request of `users` (the server's own log is a bounded ring). */

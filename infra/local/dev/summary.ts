@@ -1,4 +1,5 @@
 /** The end-of-run summary: a table for people, JSON (`--summary-json`) for scripts and benchmarks. */
+import type { LambdaFigures } from '../lambda-esm.ts';
 import { addedLatencyMs, type MachineTimeline, timeToReadyMs } from './observer.ts';
 
 export interface RunSummary {
@@ -35,6 +36,12 @@ export interface RunSummary {
   /** Object writes (Events excluded). */
   writes: number;
   eventWrites: number;
+  /** With the functions on emulated Lambda (`--runtime lambda`): invocations, cost, queue waits. */
+  lambda?: LambdaFigures;
+  /** The same for the scale-down and release after Ready (`--scale-down`), per machine released. */
+  lambdaRelease?: LambdaFigures;
+  /** With `serve` and no scale-down: from Ready until the serving ended (resyncs), per Ready machine. */
+  lambdaServing?: LambdaFigures;
 }
 
 export function percentile(values: number[], p: number): number {
@@ -108,6 +115,24 @@ function listedRow(s: RunSummary): string {
   return top.length ? `${s.listedItemsPerMachine} (${top.join(', ')})` : String(s.listedItemsPerMachine);
 }
 
+function lambdaRows(l: LambdaFigures | undefined): [string, string][] {
+  if (!l) return [];
+  return [
+    [
+      'Lambda invocations',
+      `${l.invocations} (${l.invocationsPerReadyMachine} per Ready machine, ${l.recordsPerInvocation} records each; ${l.coldStarts} cold starts)`,
+    ],
+    [
+      'Lambda billed',
+      `${l.billedGbSeconds} GB-s at ${l.memoryMb} MB (${l.billedGbSecondsPerReadyMachine} per Ready machine)`,
+    ],
+    [
+      'per machine: processing / queued',
+      `${l.processingMsPerMachine} ms / ${l.queueWaitMsPerMachine} ms (a record waits p50 ${l.queueWaitP50Ms} ms, p99 ${l.queueWaitP99Ms} ms)`,
+    ],
+  ];
+}
+
 export function formatSummary(s: RunSummary): string {
   const rows: [string, string][] = [
     ['machines Ready', `${s.ready} / ${s.machines}`],
@@ -128,6 +153,7 @@ export function formatSummary(s: RunSummary): string {
     ['conflicts (409)', String(s.conflicts)],
     ['retries', String(s.retries)],
     ['dead-lettered messages', String(s.deadLettered)],
+    ...lambdaRows(s.lambda),
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`).join('\n');

@@ -27,6 +27,7 @@ describe('parseDevOptions', () => {
       legacyProviderIds: 'accept',
       rbac: undefined,
       direct: false,
+      lambda: false,
     });
   });
 
@@ -52,6 +53,16 @@ describe('parseDevOptions', () => {
       legacyProviderIds: 'refuse',
       scaleDown: true,
     });
+  });
+
+  it.each([
+    [{}, { direct: false, lambda: false }],
+    [{ runtime: 'worker' }, { direct: false, lambda: false }],
+    [{ runtime: 'lambda' }, { direct: false, lambda: true }],
+    [{ runtime: 'direct' }, { direct: true, lambda: false }],
+    [{ direct: true }, { direct: true, lambda: false }],
+  ])('chooses the runtime from %j', (values, runtime) => {
+    expect(parseDevOptions(values)).toMatchObject(runtime);
   });
 
   it.each([
@@ -82,6 +93,12 @@ describe('parseDevOptions', () => {
       '--machines sizes the built-in sample; with --manifests your manifests say how many machines and hosts there are',
     ],
     [{ direct: true, 'sqs-endpoint': 'http://127.0.0.1:9' }, '--direct uses no queues; drop --sqs-endpoint'],
+    [{ runtime: 'fargate' }, "--runtime must be worker or lambda or direct, not 'fargate'"],
+    [{ runtime: 'lambda', direct: true }, '--direct is --runtime direct; drop it or --runtime lambda'],
+    [
+      { runtime: 'direct', 'sqs-endpoint': 'http://127.0.0.1:9' },
+      '--direct uses no queues; drop --sqs-endpoint',
+    ],
   ])('refuses %j: %s', (values, message) => {
     expect(() => parseDevOptions(values)).toThrow(OptionError);
     expect(() => parseDevOptions(values)).toThrow(message);
