@@ -17,11 +17,7 @@
 
 import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { R } from '../api/resources.ts';
-import {
-  CONSUMER_LABEL,
-  FAILURE_DOMAIN_LABEL,
-  NODE_REUSE_LABEL,
-} from '../api/wellknown.ts';
+import { CONSUMER_LABEL, FAILURE_DOMAIN_LABEL, NODE_REUSE_LABEL } from '../api/wellknown.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';

@@ -25,7 +25,13 @@ async function claimCounted(
   hints = new ClaimHints(),
 ) {
   const client: KubeClient = tc.freshCtx().client;
-  const outcome = await findOrClaimHost({ client, consumer, selector: compileHostSelector(selector), reuseValues: [], hints });
+  const outcome = await findOrClaimHost({
+    client,
+    consumer,
+    selector: compileHostSelector(selector),
+    reuseValues: [],
+    hints,
+  });
   const s = client.stats.snapshot();
   return { outcome, listed: s.listedItems, requests: s.requests };
 }
@@ -81,7 +87,9 @@ describe('host selection reads a bounded number of hosts', () => {
     await createSampleHosts(tc.client, NS, hosts, { prefix: 'bnr', labels: () => ({ pool: 'bnr' }) });
     const consumers = Array.from({ length: 20 }, (_, i) => machine(`bnr-m${i}`));
     // Each claimer has its own hints: they all read the same first page and race for it.
-    const results = await Promise.all(consumers.map((c) => claimCounted(c, { matchLabels: { pool: 'bnr' } })));
+    const results = await Promise.all(
+      consumers.map((c) => claimCounted(c, { matchLabels: { pool: 'bnr' } })),
+    );
     const won = results.filter((r) => r.outcome.kind === 'claimed');
     // Losers retry within their page and the next; a few may give up for this pass (contention).
     expect(results.every((r) => ['claimed', 'contention', 'none'].includes(r.outcome.kind))).toBe(true);
