@@ -41,7 +41,7 @@ describe('host selection reads a bounded number of hosts', () => {
     await createSampleHosts(tc.client, NS, 400, {
       prefix: 'bnd',
       // A quarter of them do not match the selector: the server leaves them out (notin, !key).
-      labels: (i) => (i % 4 === 0 ? { pool: 'bnd', tier: 'slow' } : { pool: 'bnd' }),
+      labels: (i): Record<string, string> => (i % 4 === 0 ? { pool: 'bnd', tier: 'slow' } : { pool: 'bnd' }),
       concurrency: 32,
     });
     const selector = {
