@@ -18,7 +18,7 @@ import {
 } from '../selectors/labels.ts';
 
 /** Hosts per page of a claim's candidate list (objects listed per claim, without conflicts). */
-export const CANDIDATE_PAGE_SIZE = 8;
+export const CANDIDATE_PAGE_SIZE = 4;
 
 /**
  * A requirement in the API server's selector syntax, or undefined when it stays client-side only:
