@@ -7,24 +7,22 @@
  * A claim also writes the consumer label (the machine's name), so finding the hosts a machine
  * holds is one small list.
  *
- * Cost with many hosts: claimed hosts carry the cluster-name label, so the candidate list asks the
- * server for `<matchLabels>,!cluster.x-k8s.io/cluster-name` and reads it in pages, stopping once
- * enough eligible hosts are known; the choice among them is uniformly random (spreads concurrent
- * claims). Client-side checks stay authoritative (the server filter is only a narrowing).
+ * Cost with many hosts (ADR 022): claimed hosts carry the cluster-name and consumer labels, so the
+ * candidate list asks the server for the hosts that may be free for the selector (candidates.ts) in
+ * small pages, stopping at the first page with an eligible host; the choice among that page's
+ * eligible hosts is uniformly random (spreads concurrent claims across processes; within one
+ * process, claims pass over each other's picks). Client-side checks stay authoritative (the
+ * server filter is only a narrowing).
  */
 
 import type { BareMetalHost } from '../api/baremetalhost.ts';
 import { R } from '../api/resources.ts';
-import {
-  CLUSTER_NAME_LABEL,
-  CONSUMER_LABEL,
-  FAILURE_DOMAIN_LABEL,
-  NODE_REUSE_LABEL,
-} from '../api/wellknown.ts';
+import { CONSUMER_LABEL, FAILURE_DOMAIN_LABEL, NODE_REUSE_LABEL } from '../api/wellknown.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import { labelValueProblem, selectorMentions, serverLabelSelector } from '../selectors/labels.ts';
+import { CandidatePages, type ClaimHints, freeHostSelector, processClaimHints } from './candidates.ts';
 import {
   consumerLabelValue,
   consumerRefOf,
@@ -40,10 +38,12 @@ export interface ClaimInput extends SelectionInput {
   client: KubeClient;
   failureDomain?: string | undefined;
   random?: () => number;
-  /** Page size of the candidate list (default 250). */
+  /** Page size of the candidate list (default CANDIDATE_PAGE_SIZE). */
   pageSize?: number;
-  /** Stop reading pages once this many eligible hosts are known (default 64). */
+  /** Stop reading pages once this many eligible hosts are known (default 1: the first page with one). */
   enoughCandidates?: number;
+  /** Hosts other claims of this process picked (default: the process's). */
+  hints?: ClaimHints;
   /** Claim attempts before giving up for this pass (default 8). */
   attempts?: number;
 }
@@ -113,8 +113,6 @@ export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> 
     }
   }
 
-  const extra: string[] = [];
-  if (!selectorMentions(input.selector, CLUSTER_NAME_LABEL)) extra.push(`!${CLUSTER_NAME_LABEL}`);
   // The failure domain is a preference (CAPM3 pickHost): its hosts are asked for first; when none
   // of them is eligible, any host is.
   if (
@@ -124,50 +122,53 @@ export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> 
   ) {
     const inDomain = new CandidateSampler(
       input,
-      serverLabelSelector(input.selector.matchLabels, [
-        ...extra,
-        `${FAILURE_DOMAIN_LABEL}=${input.failureDomain}`,
-      ]),
+      freeHostSelector(input.selector, [`${FAILURE_DOMAIN_LABEL}=${input.failureDomain}`]),
     );
     await inDomain.fill();
     if (inDomain.eligible.length > 0) return claimLoop(input, inDomain.eligible, 'available', inDomain);
   }
-  const sampler = new CandidateSampler(input, serverLabelSelector(input.selector.matchLabels, extra));
+  const sampler = new CandidateSampler(input, freeHostSelector(input.selector));
   await sampler.fill();
   return claimLoop(input, sampler.eligible, 'available', sampler);
 }
 
-/** Reads the candidate list page by page until enough eligible hosts are known. */
+/**
+ * Reads the candidate list page by page until a page holds an eligible host that no other claim of
+ * this process has picked (those are kept as the last resort when the list ends).
+ */
 class CandidateSampler {
   eligible: BareMetalHost[] = [];
-  considered = 0;
-  private cont: string | undefined;
-  private started = false;
+  private hinted: BareMetalHost[] = [];
+  private readonly pages: CandidatePages;
   private readonly input: ClaimInput;
-  private readonly labelSelector: string;
   constructor(input: ClaimInput, labelSelector: string) {
     this.input = input;
-    this.labelSelector = labelSelector;
+    this.pages = new CandidatePages(
+      input.client,
+      hostNamespaceOf(input.consumer),
+      labelSelector,
+      input.pageSize,
+    );
+  }
+  get considered(): number {
+    return this.pages.considered;
   }
   get exhausted(): boolean {
-    return this.started && !this.cont;
+    return this.pages.exhausted;
   }
   async fill(): Promise<void> {
-    const enough = this.input.enoughCandidates ?? 64;
+    const hints = this.input.hints ?? processClaimHints;
+    const enough = this.input.enoughCandidates ?? 1;
     while (this.eligible.length < enough && !this.exhausted) {
-      const page = await this.input.client.list(R.BareMetalHost, hostNamespaceOf(this.input.consumer), {
-        labelSelector: this.labelSelector,
-        limit: this.input.pageSize ?? 250,
-        maxPages: 1,
-        continue: this.cont,
-      });
-      this.started = true;
-      this.cont = page.continue;
-      this.considered += page.items.length;
-      for (const h of page.items) {
-        const c = chooseHost([h], this.input, () => 0);
-        if (c.kind === 'available' || c.kind === 'own') this.eligible.push(h);
+      for (const h of await this.pages.next()) {
+        const c = classifyHost(h, this.input);
+        if (c.kind !== 'available' && c.kind !== 'own') continue;
+        (hints.has(h) ? this.hinted : this.eligible).push(h);
       }
+    }
+    if (this.eligible.length === 0) {
+      this.eligible = this.hinted;
+      this.hinted = [];
     }
   }
 }
@@ -187,7 +188,11 @@ async function claimLoop(
       await sampler.fill();
       pool.push(...sampler.eligible);
     }
-    const choice: Choice = chooseHost(pool, input, input.random);
+    // Hosts another claim of this process picked are passed over while others are left; the pick
+    // and its mark are one synchronous step, so two claims of the process never pick the same.
+    const hints = input.hints ?? processClaimHints;
+    const unpicked = pool.filter((h) => !hints.has(h));
+    const choice: Choice = chooseHost(unpicked.length > 0 ? unpicked : pool, input, input.random);
     if (choice.kind === 'own') return { kind: 'own', host: choice.host };
     if (choice.kind === 'wait' || choice.kind === 'none') {
       if (attempt === 0)
@@ -201,6 +206,7 @@ async function claimLoop(
     }
     const picked = choice.host;
     pool.splice(pool.indexOf(picked), 1);
+    hints.mark(picked);
     try {
       const res = await optimisticUpdate(
         input.client,

@@ -3,7 +3,7 @@
  * not choke on objects a function would reject, so nothing here parses a kind's schema; fields are
  * read key by key, each checked for what it is (shared/api/json.ts).
  */
-import { fieldOf, recordOf, stringOf } from '../api/json.ts';
+import { fieldOf, jsonEqual, recordOf, stringOf } from '../api/json.ts';
 import type { KubeObject, OwnerReference } from '../kube/types.ts';
 import type { RoutingEvent } from './types.ts';
 
@@ -43,12 +43,11 @@ export function ownerOfKind(o: KubeObject, kind: string, controllerOnly = false)
   );
 }
 
-export const json = (v: unknown): string => JSON.stringify(v ?? null);
 /** True when there is no previous state, the event is a resync or a deletion, or `pick` changed. */
 export const changed =
   (pick: (o: KubeObject) => unknown) =>
   (ev: RoutingEvent): boolean =>
-    !ev.old || ev.resync === true || ev.type === 'DELETED' || json(pick(ev.old)) !== json(pick(ev.object));
+    !ev.old || ev.resync === true || ev.type === 'DELETED' || !jsonEqual(pick(ev.old), pick(ev.object));
 
 /**
  * Like `changed`, but an ADDED object without a previous state counts as changed from nothing: a
@@ -59,7 +58,7 @@ export const changedFromEmpty =
   (pick: (o: KubeObject) => unknown) =>
   (ev: RoutingEvent): boolean =>
     ev.type === 'ADDED' && !ev.old && ev.resync !== true
-      ? json(pick(ev.object)) !== json(pick(EMPTY))
+      ? !jsonEqual(pick(ev.object), pick(EMPTY))
       : changed(pick)(ev);
 
 /**
@@ -79,7 +78,7 @@ export const changedBesidesOwnStatus =
     const so0 = spec(ev.old);
     const sn0 = spec(ev.object);
     for (const f of ownSpecFields) {
-      if (so0[f] !== undefined && json(so0[f]) !== json(sn0[f])) return true;
+      if (so0[f] !== undefined && !jsonEqual(so0[f], sn0[f])) return true;
     }
     const strip = (o: KubeObject): Fields =>
       ownSpecFields.length === 0
@@ -94,8 +93,8 @@ export const changedBesidesOwnStatus =
       const m = recordOf(v);
       return [m.labels, m.annotations, m.finalizers, m.ownerReferences, m.deletionTimestamp];
     };
-    if (json([restOld, meta(mo)]) !== json([restNew, meta(mn)])) return true;
-    if (json(so) === json(sn)) return false;
+    if (!jsonEqual([restOld, meta(mo)], [restNew, meta(mn)])) return true;
+    if (jsonEqual(so, sn)) return false;
     return !ownTransition(recordOf(so), recordOf(sn));
   };
 
@@ -112,7 +111,7 @@ export const changedOrOwnLost =
     const before = own(ev.old);
     const after = own(ev.object);
     // Each own part on its own: one appearing while another stays put is still only our write.
-    return before.some((v, i) => v !== undefined && json(v) !== json(after[i]));
+    return before.some((v, i) => v !== undefined && !jsonEqual(v, after[i]));
   };
 
 export const hostState = (bmh: KubeObject): string =>

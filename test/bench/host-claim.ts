@@ -6,7 +6,7 @@
  *
  * Reports claim conflicts per machine (409s on BareMetalHost writes; goal <= 0.1), all conflicts,
  * API requests per association (requests the cores made / machines), list requests and the
- * number of hosts read per association, and throughput.
+ * number of objects they returned per association, and throughput.
  */
 import { parseArgs } from 'node:util';
 import { createSampleHosts } from '../../infra/local/sim/bmo-hosts.ts';
@@ -80,6 +80,8 @@ export async function benchHostClaim(opts: HostClaimBenchOptions = {}): Promise<
       requestsPerAssociation: round3(snap.requests / associated),
       writesPerAssociation: round3(snap.writes / associated),
       hostListRequestsPerAssociation: round3(hostsRead / associated),
+      // Objects the cores' lists returned (ADR 022: a page of candidates, not the fleet).
+      objectsListedPerAssociation: round3(snap.listedItems / associated),
       passesPerMachine: round3(passes / machines),
       transientRetries: retries,
       setupSeconds: round3(setupSeconds),

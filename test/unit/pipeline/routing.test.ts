@@ -253,6 +253,28 @@ describe('routing table', () => {
     ]);
   });
 
+  it('a write that only reorders keys (a parsed object written back) is no change: nobody is woken', () => {
+    const { c, data0, m1 } = world();
+    // renderData writes the refs into spec from its parsed copy, whose keys come in schema order.
+    const rendered = {
+      ...data0,
+      spec: {
+        index: 0,
+        template: { name: 'tpl' },
+        claim: { name: 'm-0' },
+        metaData: { name: 'm-0-metadata-0' },
+      },
+    };
+    expect(summary({ type: 'MODIFIED', object: rendered, old: data0 }, c)).toEqual([]);
+    // The same reorder with a real change in it still wakes.
+    const moved = { ...rendered, spec: { ...rendered.spec, index: 1 } };
+    expect(summary({ type: 'MODIFIED', object: moved, old: data0 }, c)).toEqual([
+      'renderData Metal3Data/tpl-0 modified',
+    ]);
+    const reordered = { status: m1.status, spec: m1.spec, metadata: m1.metadata, kind: m1.kind };
+    expect(summary({ type: 'MODIFIED', object: reordered, old: m1 }, c)).toEqual([]);
+  });
+
   it('a deleting Metal3Machine goes to deprovision only; a DELETED one to nobody', () => {
     const { c, mDel } = world();
     expect(summary({ type: 'MODIFIED', object: mDel }, c)).toEqual([
