@@ -1,0 +1,153 @@
+/**
+ * The vMetal objects an event concerns besides its own (ADR 018, "Routing"): a host's NodeClaim,
+ * an IPClaim's or IPAddress's claim, the NodeTypes whose capacity a host counts in, the claims
+ * that wait for an object to appear; and what each function reads of a NodeClaim.
+ */
+import { listOf, stringOf } from '../api/json.ts';
+import { VMETAL_GROUP } from '../api/resources.ts';
+import { FINALIZER, NODE_CLAIM_LABEL, VMETAL_CLAIM_UID_LABEL } from '../api/wellknown.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { CacheView } from './cache.ts';
+import { fieldOf, groupOf, isDeleting, nsOf, refOf, spec, status } from './predicates.ts';
+import { hasOwn, md } from './readers.ts';
+import type { Target } from './types.ts';
+
+export const claims = (
+  list: (KubeObject | undefined)[],
+  pred: (c: KubeObject) => boolean = () => true,
+): Target[] =>
+  list
+    .filter((c): c is KubeObject => c !== undefined && pred(c))
+    .map((object) => ({ kind: 'NodeClaim', object }));
+
+/** The NodeClaim holding a host: its consumerRef (kind NodeClaim of our group), else its node-claim label (uid). */
+export function claimOfHost(bmh: KubeObject, cache: CacheView): KubeObject | undefined {
+  const ref = refOf(spec(bmh).consumerRef);
+  if (ref.kind === 'NodeClaim' && ref.name && (!ref.apiVersion || groupOf(ref.apiVersion) === VMETAL_GROUP))
+    return cache.get('NodeClaim', ref.namespace || nsOf(bmh), ref.name);
+  const uid = bmh.metadata.labels?.[NODE_CLAIM_LABEL];
+  return uid ? cache.byUid('NodeClaim', uid) : undefined;
+}
+
+/** The NodeClaim an IPClaim or IPAddress serves (label `vmetal.metal3fn.io/node-claim-uid`). */
+export function claimOfAddress(o: KubeObject, cache: CacheView): KubeObject | undefined {
+  const uid = o.metadata.labels?.[VMETAL_CLAIM_UID_LABEL];
+  return uid ? cache.byUid('NodeClaim', uid) : undefined;
+}
+
+/** Whether an object is a vMetal claim's IPClaim or IPAddress (the label our selectHost sets). */
+export const isClaimAddress = (o: KubeObject): boolean =>
+  Boolean(o.metadata.labels?.[VMETAL_CLAIM_UID_LABEL]);
+
+/** The provider a NodeType or NodeClaim names (`spec.providerRef`), else the claim's type's provider. */
+export function providerOf(o: KubeObject, cache: CacheView): KubeObject | undefined {
+  const direct = stringOf(spec(o).providerRef);
+  if (direct) return cache.get('NodeProvider', undefined, direct);
+  const typeName = stringOf(spec(o).typeRef) || stringOf(status(o).nodeType);
+  const type = typeName ? cache.get('NodeType', undefined, typeName) : undefined;
+  const viaType = type ? stringOf(spec(type).providerRef) : undefined;
+  return viaType ? cache.get('NodeProvider', undefined, viaType) : undefined;
+}
+
+/** The NodeTypes of the providers whose hosts live in `namespace` (their capacity counts its hosts). */
+export function nodeTypesOfHostNamespace(namespace: string, cache: CacheView): Target[] {
+  const providers = new Set(
+    cache
+      .list('NodeProvider')
+      .filter((p) => fieldOf(p, 'spec', 'metal3', 'clusterRef', 'namespace') === namespace)
+      .map((p) => p.metadata.name),
+  );
+  if (providers.size === 0) return [];
+  return cache
+    .list('NodeType')
+    .filter((t) => !isDeleting(t) && providers.has(stringOf(spec(t).providerRef)))
+    .map((object) => ({ kind: 'NodeType', object }));
+}
+
+/** The NodeTypes a provider made (its `nodeTypes[]` names, or owned by it). */
+export function nodeTypesOfProvider(provider: KubeObject, cache: CacheView): Target[] {
+  const name = provider.metadata.name;
+  return cache
+    .list('NodeType')
+    .filter((t) => !isDeleting(t) && stringOf(spec(t).providerRef) === name)
+    .map((object) => ({ kind: 'NodeType', object }));
+}
+
+/** The NodeProviders whose `nodeTypes[]` name a NodeType (one that went may free a name in conflict). */
+export function providersNamingType(typeName: string, cache: CacheView): Target[] {
+  return cache
+    .list('NodeProvider')
+    .filter((p) =>
+      listOf(fieldOf(p, 'spec', 'metal3', 'nodeTypes')).some((e) => fieldOf(e, 'name') === typeName),
+    )
+    .map((object) => ({ kind: 'NodeProvider', object }));
+}
+
+/** Reasons a claim waits for capacity (a host, a type with a free host): a host freed may end them. */
+export const CAPACITY_WAITS: readonly string[] = [
+  'NoEligibleHost',
+  'PinnedHostUnavailable',
+  'NoNodeTypeAvailable',
+];
+
+const pendingWith = (c: KubeObject, reasons: readonly string[]): boolean =>
+  !isDeleting(c) && status(c).phase === 'Pending' && reasons.includes(stringOf(status(c).reason) ?? '');
+
+/** Claims (of `namespace`, or all) Pending with one of `reasons`. */
+export function claimsWaiting(cache: CacheView, reasons: readonly string[], namespace?: string): Target[] {
+  return claims(cache.list('NodeClaim', namespace), (c) => pendingWith(c, reasons));
+}
+
+/** Claims without a host waiting for capacity. */
+export function claimsWaitingForHost(cache: CacheView): Target[] {
+  return claims(cache.list('NodeClaim'), (c) => pendingWith(c, CAPACITY_WAITS) && !status(c).host);
+}
+
+/**
+ * A NodeClaim as selectHost reads it: spec, labels, annotations, other finalizers, deletion. Its
+ * status is written by selectHost, renderData and resolveProviderID; our finalizer is selectHost's
+ * own write (`claimOwnBySelectHost`).
+ */
+export const claimForSelectHost = (o: KubeObject): unknown => [
+  spec(o),
+  md(o).labels,
+  md(o).annotations,
+  (md(o).finalizers ?? []).filter((f) => f !== FINALIZER.nodeClaim),
+  md(o).deletionTimestamp,
+];
+export const claimOwnBySelectHost = (o: KubeObject): unknown[] => [hasOwn(o, FINALIZER.nodeClaim)];
+
+/**
+ * A NodeClaim as renderData and resolveProviderID read it: what selectHost read, and what it
+ * recorded of its choice (host, type, merged properties). Phase, conditions, address and Node name
+ * are the later steps' own writes.
+ */
+export const claimWithHost = (o: KubeObject): unknown => [
+  spec(o),
+  md(o).labels,
+  md(o).annotations,
+  md(o).deletionTimestamp,
+  status(o).host,
+  status(o).hostNamespace,
+  status(o).nodeType,
+  status(o).properties,
+];
+
+/** A host as a NodeType's capacity counts it: labels, holder, state, health, hardware, deletion. */
+export const hostForCapacity = (o: KubeObject): unknown => [
+  md(o).labels,
+  md(o).annotations,
+  md(o).deletionTimestamp,
+  spec(o).consumerRef,
+  fieldOf(o, 'status', 'provisioning', 'state'),
+  status(o).operationalStatus,
+  status(o).errorType,
+  status(o).errorMessage,
+  status(o).hardware,
+];
+
+/** A host vMetal could claim: available (vMetal takes `available` only), free, not being deleted. */
+export const isAvailableHost = (bmh: KubeObject): boolean =>
+  !spec(bmh).consumerRef &&
+  !isDeleting(bmh) &&
+  fieldOf(bmh, 'status', 'provisioning', 'state') === 'available';
