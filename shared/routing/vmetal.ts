@@ -42,9 +42,11 @@ export const isClaimAddress = (o: KubeObject): boolean =>
 /** The provider a NodeType or NodeClaim names (`spec.providerRef`), else the claim's type's provider. */
 export function providerOf(o: KubeObject, cache: CacheView): KubeObject | undefined {
   const direct = stringOf(spec(o).providerRef);
-  if (direct) return cache.get('NodeProvider', undefined, direct);
   const typeName = stringOf(spec(o).typeRef) || stringOf(status(o).nodeType);
+  // Both looked up at once (routing by lookup reads them in one round).
+  const provider = direct ? cache.get('NodeProvider', undefined, direct) : undefined;
   const type = typeName ? cache.get('NodeType', undefined, typeName) : undefined;
+  if (direct) return provider;
   const viaType = type ? stringOf(spec(type).providerRef) : undefined;
   return viaType ? cache.get('NodeProvider', undefined, viaType) : undefined;
 }
