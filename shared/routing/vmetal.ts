@@ -5,7 +5,13 @@
  */
 import { listOf, stringOf } from '../api/json.ts';
 import { VMETAL_GROUP } from '../api/resources.ts';
-import { FINALIZER, NODE_CLAIM_LABEL, VMETAL_CLAIM_UID_LABEL } from '../api/wellknown.ts';
+import {
+  FINALIZER,
+  HOST_PAUSED_ANNOTATION,
+  NODE_CLAIM_LABEL,
+  UNHEALTHY_ANNOTATIONS,
+  VMETAL_CLAIM_UID_LABEL,
+} from '../api/wellknown.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { CacheView } from './cache.ts';
 import { fieldOf, groupOf, isDeleting, nsOf, refOf, spec, status } from './predicates.ts';
@@ -135,18 +141,25 @@ export const claimWithHost = (o: KubeObject): unknown => [
   status(o).properties,
 ];
 
-/** A host as a NodeType's capacity counts it: labels, holder, state, health, hardware, deletion. */
-export const hostForCapacity = (o: KubeObject): unknown => [
-  md(o).labels,
-  md(o).annotations,
-  md(o).deletionTimestamp,
-  spec(o).consumerRef,
-  fieldOf(o, 'status', 'provisioning', 'state'),
-  status(o).operationalStatus,
-  status(o).errorType,
-  status(o).errorMessage,
-  status(o).hardware,
-];
+/**
+ * A host as a NodeType's capacity counts it (shared/vmetal/eligibility.ts: matching, held, eligible):
+ * labels, the pause and unhealthy annotations, deletion, whether anyone holds it, whether it is
+ * available, in error, and its inventory. Not who holds it, nor the provisioning states in between
+ * (a claimed host stays claimed through them): each claim or release changes the counts once.
+ */
+export const hostForCapacity = (o: KubeObject): unknown => {
+  const ann = md(o).annotations ?? {};
+  return [
+    md(o).labels,
+    [HOST_PAUSED_ANNOTATION, ...UNHEALTHY_ANNOTATIONS].filter((a) => Object.hasOwn(ann, a)),
+    Boolean(md(o).deletionTimestamp),
+    Boolean(spec(o).consumerRef),
+    fieldOf(o, 'status', 'provisioning', 'state') === 'available',
+    Boolean(status(o).errorMessage) || status(o).operationalStatus === 'error',
+    fieldOf(o, 'status', 'hardware', 'cpu'),
+    fieldOf(o, 'status', 'hardware', 'ramMebibytes'),
+  ];
+};
 
 /** A host vMetal could claim: available (vMetal takes `available` only), free, not being deleted. */
 export const isAvailableHost = (bmh: KubeObject): boolean =>

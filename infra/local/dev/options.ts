@@ -57,6 +57,10 @@ export function parseDevOptions(values: Values): ParsedDevOptions {
         );
     if (!existsSync(manifests)) throw optionError('manifests', 'an existing file or directory', manifests);
   }
+  if (values.vmetal && manifests !== undefined)
+    throw new OptionError(
+      '--vmetal adds the built-in vMetal sample; with --manifests your manifests bring the vMetal objects (they run whenever present)',
+    );
   const machines = whole(values, 'machines', 1, 5);
   const hosts =
     values.hosts === undefined ? undefined : whole(values, 'hosts', machines, 0, `--machines (${machines})`);
@@ -90,5 +94,6 @@ export function parseDevOptions(values: Values): ParsedDevOptions {
     legacyProviderIds: oneOf(values, 'legacy-provider-ids', ['accept', 'refuse'] as const, 'accept')!,
     rbac,
     direct,
+    vmetal: Boolean(values.vmetal),
   };
 }
