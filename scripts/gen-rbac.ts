@@ -148,6 +148,12 @@ export const SCENARIOS: Scenario[] = [
       },
     },
   },
+  {
+    name: 'vmetal-scale-down',
+    description:
+      'dev --vmetal: the vMetal sample (a NodeProvider with two overlapping node types, two tenant clusters whose NodeClaims the platform simulator makes, vMetal hosts and decoys) beside a 3-machine CAPM3 sample on the same hosts; every claim Available and every machine Ready, then scale-down and release',
+    options: { machines: 3, vmetal: true },
+  },
 ];
 
 /**
