@@ -80,7 +80,10 @@ async function createVmetalObjects(client: KubeClient): Promise<void> {
   });
   await client.create(R.NodeEnvironment, { metadata: { name: 'net', namespace: NS }, spec: {} });
   await client.create(R.OSImage, { metadata: { name: 'ubuntu' }, spec: {} });
-  await client.create(R.SSHKey, { metadata: { name: 'admin' }, spec: { publicKey: 'ssh-ed25519 AAAA admin' } });
+  await client.create(R.SSHKey, {
+    metadata: { name: 'admin' },
+    spec: { publicKey: 'ssh-ed25519 AAAA admin' },
+  });
   await client.create(R.MachineConfigTemplate, { metadata: { name: 'cfg' }, spec: {} });
 }
 afterAll(async () => {
