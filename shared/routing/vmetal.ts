@@ -16,15 +16,10 @@ import type { KubeObject } from '../kube/types.ts';
 import type { CacheView } from './cache.ts';
 import { fieldOf, groupOf, isDeleting, nsOf, refOf, spec, status } from './predicates.ts';
 import { hasOwn, md } from './readers.ts';
+import { targetsOf } from './related.ts';
 import type { Target } from './types.ts';
 
-export const claims = (
-  list: (KubeObject | undefined)[],
-  pred: (c: KubeObject) => boolean = () => true,
-): Target[] =>
-  list
-    .filter((c): c is KubeObject => c !== undefined && pred(c))
-    .map((object) => ({ kind: 'NodeClaim', object }));
+export const claims = targetsOf('NodeClaim');
 
 /** The NodeClaim holding a host: its consumerRef (kind NodeClaim of our group), else its node-claim label (uid). */
 export function claimOfHost(bmh: KubeObject, cache: CacheView): KubeObject | undefined {
