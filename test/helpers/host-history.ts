@@ -4,7 +4,10 @@
  *  - a host's consumerRef never moves from one owner to another without being empty in between
  *    (a Metal3Machine, a NodeClaim or anyone else: the one host lock);
  *  - no address is held by two IPAddresses at once (CAPM3's pools and vMetal's alike).
- * Pure over the recorded events (`violations`), so a hand-made history tests the checker.
+ * Pure over the recorded events (`violations`), so a hand-made history tests the checker. When a
+ * watch ends (a timeout, a 410 under chaos) the recorder re-lists and marks the gap (`Gap`): what
+ * happened in it is unseen, so the checker forgets that kind's previous state there instead of
+ * judging a jump it did not see.
  */
 import { envelopeOf, R, type ResourceType } from '../../shared/api/resources.ts';
 import type { KubeClient, WatchEvent } from '../../shared/kube/client.ts';
@@ -14,6 +17,9 @@ export interface HistoryEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   object: KubeObject;
 }
+
+/** The kind of the marker a re-list after a watch ended leaves in the history (name: the kind). */
+export const GAP = 'Gap';
 
 const key = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
@@ -33,7 +39,13 @@ export function violations(events: readonly HistoryEvent[]): string[] {
   const addressOf = new Map<string, string>();
   for (const ev of events) {
     const o = ev.object;
-    if (o.kind === 'BareMetalHost') {
+    if (o.kind === GAP) {
+      if (o.metadata.name === 'BareMetalHost') owner.clear();
+      else {
+        holder.clear();
+        addressOf.clear();
+      }
+    } else if (o.kind === 'BareMetalHost') {
       const now = ev.type === 'DELETED' ? '' : ownerOf(o);
       const was = owner.get(key(o)) ?? '';
       if (was && now && was !== now) out.push(`host ${key(o)}: consumerRef moved from ${was} to ${now}`);
@@ -58,12 +70,21 @@ export function violations(events: readonly HistoryEvent[]): string[] {
 /** Records every change of hosts and IPAddresses from a list then a watch of each (all namespaces). */
 export function recordHistory(client: KubeClient): { events: HistoryEvent[]; stop(): void } {
   const events: HistoryEvent[] = [];
-  const controllers: AbortController[] = [];
+  const controllers = new Set<AbortController>();
   let stopped = false;
-  const follow = async (t: ResourceType) => {
-    const list = await client.list(envelopeOf(t));
+  const follow = async (t: ResourceType, first: boolean): Promise<void> => {
+    if (stopped) return;
+    let list: Awaited<ReturnType<KubeClient['list']>>;
+    try {
+      list = await client.list(envelopeOf(t));
+    } catch {
+      setTimeout(() => void follow(t, first), 100);
+      return;
+    }
+    if (!first) events.push({ type: 'MODIFIED', object: { kind: GAP, metadata: { name: t.kind } } });
     for (const o of list.items) events.push({ type: 'ADDED', object: { ...o, kind: t.kind } });
-    const c = await client.watch(
+    let c: AbortController | undefined;
+    c = await client.watch(
       t,
       undefined,
       { resourceVersion: list.resourceVersion, allowWatchBookmarks: true },
@@ -72,15 +93,15 @@ export function recordHistory(client: KubeClient): { events: HistoryEvent[]; sto
           events.push({ type: ev.type, object: { ...ev.object, kind: t.kind } });
       },
       () => {
-        if (!stopped)
-          events.push({ type: 'MODIFIED', object: { kind: 'WatchEnded', metadata: { name: t.kind } } });
+        if (c) controllers.delete(c);
+        void follow(t, false);
       },
     );
-    controllers.push(c);
+    controllers.add(c);
     if (stopped) c.abort();
   };
-  void follow(R.BareMetalHost);
-  void follow(R.IPAddress);
+  void follow(R.BareMetalHost, true);
+  void follow(R.IPAddress, true);
   return {
     events,
     stop() {

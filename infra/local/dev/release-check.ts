@@ -136,7 +136,11 @@ export function checkRelease(objects: KubeObject[], scope?: ReleaseScope): Relea
       if (before) findings.push(...changedSince(before, o));
       else if (judged?.heldByClaims.has(nsName(o)))
         findings.push(...notReleased(o, secrets), ...claimTraces(o, judged.heldByClaims.get(nsName(o))));
-      else if (!judged || judged.held.has(nsName(o))) findings.push(...notReleased(o, secrets));
+      else if (judged?.held.has(nsName(o))) findings.push(...notReleased(o, secrets));
+      // Without a scope every host is the run's, except those held by something of neither model
+      // (someone else's booking: not the product's to release).
+      else if (!judged && !heldByOther(o))
+        findings.push(...notReleased(o, secrets), ...claimTraces(o, undefined));
     }
     const stuck = (o.metadata.finalizers ?? []).filter((f) => OUR_FINALIZER.test(f));
     if (o.metadata.deletionTimestamp && stuck.length && owned(o))
@@ -206,6 +210,12 @@ function notReleased(o: KubeObject, secrets: Map<string, KubeObject>): ReleaseFi
     });
   return out;
 }
+
+const OUR_CONSUMERS = new Set(['Metal3Machine', 'NodeClaim']);
+const heldByOther = (h: KubeObject): boolean => {
+  const c = consumerOf(h);
+  return Boolean(c?.name && c.kind && !OUR_CONSUMERS.has(c.kind));
+};
 
 /** What a NodeClaim leaves on a host it held: its label, the saved record, network annotations changed. */
 function claimTraces(now: KubeObject, before: KubeObject | undefined): ReleaseFinding[] {
