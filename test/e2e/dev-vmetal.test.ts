@@ -12,8 +12,11 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type DevResult, runDev } from '../../infra/local/dev/run.ts';
+import { parseBareMetalHost } from '../../shared/api/baremetalhost.ts';
+import type { HostSelector } from '../../shared/api/index.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { compileTypeSelection, nodeTypeCapacity } from '../../shared/vmetal/eligibility.ts';
 import { runMetal3fn } from '../helpers/cli.ts';
 import { type HistoryEvent, recordHistory, violations } from '../helpers/host-history.ts';
 
@@ -137,6 +140,23 @@ describe('metal3fn dev --vmetal --scale-down', () => {
     expect(history.filter((e) => e.object.kind === 'BareMetalHost').length).toBeGreaterThan(50);
     expect(history.filter((e) => e.object.kind === 'IPAddress').length).toBeGreaterThan(CLAIMS);
     expect(violations(history)).toEqual([]);
+  });
+
+  it('NodeType capacity follows the hosts (at Ready and after the release): status = a count of the hosts then', () => {
+    const check = (objects: KubeObject[]) => {
+      const hosts = ofKind(objects, 'BareMetalHost').map((h) => parseBareMetalHost(h));
+      const types = ofKind(objects, 'NodeType');
+      expect(types.map((t) => t.metadata.name).sort()).toEqual(['large', 'small']);
+      for (const t of types) {
+        const spec = t.spec as { bareMetalHosts?: { selector?: HostSelector } };
+        const selection = compileTypeSelection({ name: t.metadata.name!, selector: spec.bareMetalHosts?.selector });
+        const want = nodeTypeCapacity(hosts, selection, 'metal3');
+        const got = (t.status as { capacity?: { total?: number; claimed?: number; available?: number } }).capacity;
+        expect(got, t.metadata.name).toMatchObject({ total: want.total, claimed: want.claimed, available: want.free });
+      }
+    };
+    check(atReady());
+    check(dump.management);
   });
 
   it('after scale-down no claim, claim Secret, IPClaim or address of the run is left', () => {
