@@ -149,10 +149,18 @@ describe('metal3fn dev --vmetal --scale-down', () => {
       expect(types.map((t) => t.metadata.name).sort()).toEqual(['large', 'small']);
       for (const t of types) {
         const spec = t.spec as { bareMetalHosts?: { selector?: HostSelector } };
-        const selection = compileTypeSelection({ name: t.metadata.name!, selector: spec.bareMetalHosts?.selector });
+        const selection = compileTypeSelection({
+          name: t.metadata.name!,
+          selector: spec.bareMetalHosts?.selector,
+        });
         const want = nodeTypeCapacity(hosts, selection, 'metal3');
-        const got = (t.status as { capacity?: { total?: number; claimed?: number; available?: number } }).capacity;
-        expect(got, t.metadata.name).toMatchObject({ total: want.total, claimed: want.claimed, available: want.free });
+        const got = (t.status as { capacity?: { total?: number; claimed?: number; available?: number } })
+          .capacity;
+        expect(got, t.metadata.name).toMatchObject({
+          total: want.total,
+          claimed: want.claimed,
+          available: want.free,
+        });
       }
     };
     check(atReady());
@@ -213,3 +221,20 @@ it('refuses --vmetal with --manifests (the manifests bring their own vMetal obje
   expect(code).toBe(2);
   expect(text).toContain('--vmetal adds the built-in vMetal sample');
 });
+
+it('--manifests with vMetal objects alone: the tenant’s and the hand-made claims Available, then released', async () => {
+  const { code, out: text } = await runMetal3fn([
+    'dev',
+    '--manifests',
+    new URL('../fixtures/dev-manifests-vmetal/', import.meta.url).pathname,
+    '--sim-delay',
+    '50',
+    '--scale-down',
+    '--timeout',
+    '90',
+  ]);
+  expect(text).toContain('0 machines, 3 NodeClaims expected');
+  expect(text).toContain('every machine Ready and every NodeClaim Available');
+  expect(text).toContain('release check: clean');
+  expect(code).toBe(0);
+}, 150_000);
