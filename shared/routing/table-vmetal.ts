@@ -60,6 +60,12 @@ const WAITED_FOR = [
   { on: 'MachineConfigTemplate', reason: 'TemplateNotFound' },
 ] as const;
 
+/** A claim naming a NodeType or NodeProvider that does not exist yet waits with NoNodeTypeAvailable. */
+const TYPE_WAITS = [
+  { on: 'NodeType', reason: 'NoNodeTypeAvailable' },
+  { on: 'NodeProvider', reason: 'NoNodeTypeAvailable' },
+] as const;
+
 export const VMETAL_ROUTES: readonly Route[] = [
   // selectHost: providers, types, claims
   {
@@ -160,7 +166,7 @@ export const VMETAL_ROUTES: readonly Route[] = [
     when: appeared,
     targets: (ev, c) => claimsWaiting(c, ['NodeEnvironmentNotFound'], nsOf(ev.object)),
   },
-  ...WAITED_FOR.map(
+  ...[...WAITED_FOR, ...TYPE_WAITS].map(
     ({ on, reason }): Route => ({
       name: `${on} created → the claims waiting for it (selectHost)`,
       on,

@@ -404,6 +404,17 @@ describe('vMetal routes', () => {
       'renderData NodeClaim/secret-wait related',
       'selectHost NodeClaim/secret-wait related',
     ]);
+    // A claim created before its NodeType or NodeProvider: resumed when either is created.
+    wait('type-wait', 'p-beta', 'NoNodeTypeAvailable');
+    expect(
+      summary(
+        { type: 'ADDED', object: obj('NodeType', 'general', undefined, { spec: { providerRef: 'metal' } }) },
+        c,
+      ),
+    ).toEqual(['selectHost NodeClaim/type-wait related', 'selectHost NodeType/general added']);
+    expect(
+      summary({ type: 'ADDED', object: obj('NodeProvider', 'new', undefined, { spec: {} }) }, c),
+    ).toEqual(['selectHost NodeClaim/type-wait related', 'selectHost NodeProvider/new added']);
     // Unchanged, or a resync: nobody.
     expect(summary({ type: 'MODIFIED', object: labelled, old: labelled }, c)).toEqual([]);
     const image = obj('OSImage', 'ubuntu', undefined);
