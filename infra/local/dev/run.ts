@@ -223,10 +223,13 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
 
     // 2. The workload clusters: one embedded API server per Cluster, started by the CAPI simulator.
     const simulate = o.simulators ?? !o.kubeconfig;
+    // vMetal tenant clusters serve https: a kubeadm join pins their CA and finds cluster-info.
+    const tenantKeys = new Set<string>();
     const workloads = new EmbeddedClusters({
-      serverOptions: () => ({
+      serverOptions: (ns, name) => ({
         faults: Boolean(o.hooks?.onWorkloadCluster),
         ...(o.rbac ? { rbac: workloadRbac(o.rbac) } : {}),
+        ...(tenantKeys.has(`${ns}/${name}`) ? { tls: true } : {}),
       }),
       prepare: async (c) => {
         if (o.rbac === 'enforce') await applyRbacFile(c.admin, RBAC_FILES.workload);
@@ -274,17 +277,25 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
           log,
         }),
       );
-      if (vmetalRun)
+      if (vmetalRun) {
+        const controlPlane = embeddedControlPlane(workloads, {
+          token: o.rbac ? WORKLOAD_TOKEN : undefined,
+          external: (ns, name) => ownSecrets.has(`${ns}/${name}`),
+        });
         cleanup.push(
           startPlatformSimulator({
             client: admin,
-            controlPlane: embeddedControlPlane(workloads, {
-              token: o.rbac ? WORKLOAD_TOKEN : undefined,
-              external: (ns, name) => ownSecrets.has(`${ns}/${name}`),
-            }),
+            controlPlane: {
+              kubeconfig: (ns, name) => {
+                tenantKeys.add(`${ns}/${name}`);
+                return controlPlane.kubeconfig(ns, name);
+              },
+              release: controlPlane.release,
+            },
             log,
           }),
         );
+      }
       cleanup.push(
         startKubeletSimulator({
           management: admin,
