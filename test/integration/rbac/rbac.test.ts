@@ -179,6 +179,17 @@ function codeCalls(): { identity: Identity; kind: string; verb: string; where: s
   return calls;
 }
 
+/**
+ * Calls no scenario can make on the embedded API servers, so no role can be observed for them:
+ * the tenant's Pods (the drain lists them; the embedded server serves no Pods, ADR 001) and its
+ * `kube-system/kube-root-ca.crt` (read only when the tenant kubeconfig carries no CA; the embedded
+ * tenants' always does). A real tenant needs them granted by hand (ADR 018, vm-dev section).
+ */
+const NOT_OBSERVABLE = new Set([
+  'functions/deprovision/drain.ts: list Pod (workload)',
+  'shared/vmetal/jointoken.ts: get ConfigMap (workload)',
+]);
+
 describe('the code calls nothing the roles refuse (static)', () => {
   it('every named direct call is granted to its identity (on the resource or its /status)', () => {
     const granted = new Set(
@@ -195,7 +206,8 @@ describe('the code calls nothing the roles refuse (static)', () => {
         const base = `${identity}|${t.group}|${t.plural}`;
         return !granted.has(`${base}|${verb}`) && !granted.has(`${base}/status|${verb}`);
       })
-      .map((c) => `${c.where}: ${c.verb} ${c.kind} (${c.identity})`);
+      .map((c) => `${c.where}: ${c.verb} ${c.kind} (${c.identity})`)
+      .filter((c) => !NOT_OBSERVABLE.has(c));
     expect([...new Set(refused)]).toEqual([]);
   });
 });
