@@ -200,7 +200,7 @@ describe('the code calls nothing the roles refuse (static)', () => {
     const calls = codeCalls();
     expect(calls.length).toBeGreaterThan(50);
     const refused = calls
-      .filter(({ identity, kind, verb, where }) => {
+      .filter(({ identity, kind, verb }) => {
         const t = R[kind as keyof typeof R];
         if (!t) return false;
         const base = `${identity}|${t.group}|${t.plural}`;
