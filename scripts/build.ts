@@ -301,6 +301,23 @@ const shakableZod: Plugin = {
   },
 };
 
+/**
+ * Every change this build makes to how a dependency behaves is one of the named plugins above, and
+ * only through this list: a plain build (`--plain`) bundles the dependencies as published, so a
+ * fault can be pinned on a plugin by building both ways (CI runs the Lambda bundle test on both).
+ * `clientNodeRareParts` only in split (Lambda) bundles: see its comment.
+ */
+export function dependencyPlugins(bundle: 'split' | 'single', plain: boolean): Plugin[] {
+  if (plain) return [];
+  return [
+    builtinsViaRequire,
+    ...(bundle === 'split' ? [clientNodeRareParts] : []),
+    clientNodeWithoutSideEffects,
+    narrowUndici,
+    shakableZod,
+  ];
+}
+
 const common: BuildOptions = {
   bundle: true,
   minify: true,
@@ -314,7 +331,6 @@ const common: BuildOptions = {
     js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
   },
   logLevel: 'warning',
-  plugins: [builtinsViaRequire, clientNodeWithoutSideEffects, narrowUndici, shakableZod],
   // Development-only backends, loaded dynamically when present (never in Lambda bundles).
   external: ['testcontainers', '@testcontainers/localstack', 'fauxqs'],
 };
@@ -322,6 +338,8 @@ const common: BuildOptions = {
 export interface BuildBundlesOptions {
   /** Output folder (default dist/ in the repository). */
   out?: string;
+  /** A plain build: no plugin that changes how a dependency behaves (see `dependencyPlugins`). */
+  plain?: boolean;
   /** Bundles to build: `cli`, `prod`, `relay`, `lambda` or `lambda/<function>` (default all). */
   only?: string[];
 }
@@ -352,13 +370,7 @@ export async function buildBundles(opts: BuildBundlesOptions = {}): Promise<void
         splitting: true,
         chunkNames: 'chunks/[name]-[hash]',
         outExtension: { '.js': '.mjs' },
-        plugins: [
-          builtinsViaRequire,
-          clientNodeRareParts,
-          clientNodeWithoutSideEffects,
-          narrowUndici,
-          shakableZod,
-        ],
+        plugins: dependencyPlugins('split', opts.plain === true),
       },
     });
   }
@@ -404,6 +416,7 @@ export async function buildBundles(opts: BuildBundlesOptions = {}): Promise<void
     const split = job.options.outdir !== undefined;
     const result = await build({
       ...common,
+      plugins: dependencyPlugins('single', opts.plain === true),
       ...job.options,
       ...(split ? {} : { outfile: job.file }),
       metafile: true,
@@ -452,11 +465,15 @@ export async function buildBundles(opts: BuildBundlesOptions = {}): Promise<void
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { out: { type: 'string' } },
+    options: { out: { type: 'string' }, plain: { type: 'boolean' } },
     allowPositionals: true,
     strict: true,
   });
-  await buildBundles({ ...(values.out ? { out: values.out } : {}), only: positionals });
+  await buildBundles({
+    ...(values.out ? { out: values.out } : {}),
+    plain: values.plain === true,
+    only: positionals,
+  });
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url))

@@ -31,15 +31,21 @@ import type { AllocatedAddress } from '../../shared/ipam/allocate.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { isMetal3Pool, referencedPools, renderData } from '../../shared/render/index.ts';
 import { toSecretYaml } from '../../shared/render/serialize.ts';
+import { claimKeys, previewNodeClaim } from './render-claim.ts';
 
 const USAGE = `usage: metal3fn render -f MANIFESTS [--machine NAME] [--index N] [-o json|yaml]
+       metal3fn render -f MANIFESTS --machine NS/NAME [--host NAME] [-o json|yaml]
 
-Preview the metaData and networkData of a Metal3DataTemplate for one machine, offline.
+Preview the metaData and networkData of a Metal3DataTemplate for one machine, offline; or, when
+--machine names a vMetal NodeClaim of the manifests (NS/NAME), its merged properties, user data
+and network data (the host: --host, else the first eligible by name; the address: the lowest free
+one; the join token printed as <redacted>).
   -f, --filename   a YAML file or a directory of YAML files (Metal3DataTemplate, Metal3Machine
                    annotated with metal3.io/BareMetalHost, its Machine, the BareMetalHost, IPPools,
                    and any existing Metal3Data and IPAddresses)
   --machine NAME   the Metal3Machine (needed when the manifests hold several)
   --index N        the Metal3Data index (default: the lowest free one among existing Metal3Data)
+  --host NAME      for a NodeClaim: the BareMetalHost to preview on (it must be eligible)
   -o, --output     json (default) or yaml`;
 
 /** Bad input: printed as one clear line, exit code 1. */
@@ -190,7 +196,14 @@ export function preview(
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let values: { filename?: string; machine?: string; index?: string; output?: string; help?: boolean };
+  let values: {
+    filename?: string;
+    machine?: string;
+    index?: string;
+    host?: string;
+    output?: string;
+    help?: boolean;
+  };
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -198,6 +211,7 @@ export async function run(argv: string[]): Promise<number> {
         filename: { type: 'string', short: 'f' },
         machine: { type: 'string' },
         index: { type: 'string' },
+        host: { type: 'string' },
         output: { type: 'string', short: 'o', default: 'json' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -230,7 +244,23 @@ export async function run(argv: string[]): Promise<number> {
     index = Number(values.index);
   }
   try {
-    const result = preview(loadManifests(values.filename), { machine: values.machine, index });
+    const objs = loadManifests(values.filename);
+    if (values.machine !== undefined && claimKeys(objs).includes(values.machine)) {
+      const claim = await previewNodeClaim(objs, values.machine, values.host);
+      const out = { properties: claim.properties, userData: claim.userData, networkData: claim.networkData };
+      process.stdout.write(
+        values.output === 'yaml' ? toSecretYaml(out) : `${JSON.stringify(out, null, 2)}\n`,
+      );
+      process.stderr.write(`rendered NodeClaim ${values.machine} on BareMetalHost ${claim.host}\n`);
+      if (claim.placeholderTenant)
+        process.stderr.write(
+          'no tenant kubeconfig Secret in the manifests: the join endpoint and CA hash are placeholders\n',
+        );
+      return 0;
+    }
+    if (values.host !== undefined)
+      throw new RenderCommandError('--host applies to a NodeClaim (--machine NS/NAME)');
+    const result = preview(objs, { machine: values.machine, index });
     const out = { metaData: result.metaData, networkData: result.networkData };
     process.stdout.write(values.output === 'yaml' ? toSecretYaml(out) : `${JSON.stringify(out, null, 2)}\n`);
     process.stderr.write(`rendered ${result.data} (index ${result.index})\n`);

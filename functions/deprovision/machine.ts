@@ -6,7 +6,7 @@
  * (node-reuse label when the template asks), then drop the machine's finalizer.
  * A host consumed by another machine is never touched.
  */
-import { isDeleting } from '../../shared/allocation/objects.ts';
+import { isDeleting, removeFinalizer } from '../../shared/allocation/objects.ts';
 import { V } from '../../shared/allocation/views.ts';
 import type { BareMetalHost } from '../../shared/api/baremetalhost.ts';
 import type { Metal3MachineTemplate } from '../../shared/api/metal3machinetemplate.ts';
@@ -179,10 +179,7 @@ async function releaseDataClaim(ctx: ReconcileContext, m3m: MachineForRelease): 
     V.Metal3DataClaim,
     ns,
     name,
-    (c) => {
-      if (!c.metadata.finalizers?.includes(FINALIZER.machine)) return SKIP;
-      c.metadata.finalizers = c.metadata.finalizers.filter((f) => f !== FINALIZER.machine);
-    },
+    (c) => (removeFinalizer(c, FINALIZER.machine) ? undefined : SKIP),
     { current: claim, expectedUid: claim.metadata.uid },
   );
   if (res.outcome === 'gone') return;
@@ -200,10 +197,7 @@ async function dropFinalizer(
     MACHINE_FOR_RELEASE,
     raw.metadata.namespace,
     raw.metadata.name!,
-    (o) => {
-      if (!o.metadata.finalizers?.includes(FINALIZER.machine)) return SKIP;
-      o.metadata.finalizers = o.metadata.finalizers.filter((f) => f !== FINALIZER.machine);
-    },
+    (o) => (removeFinalizer(o, FINALIZER.machine) ? undefined : SKIP),
     { expectedUid: raw.metadata.uid },
   );
   return done(why);

@@ -4,7 +4,7 @@
  * deletion drops the finalizer once no Metal3Machine of the cluster remains (their deletion events
  * wake this function). `noCloudProvider` / `cloudProviderEnabled` are read by resolveProviderID.
  */
-import { statusOf } from '../../shared/allocation/objects.ts';
+import { addFinalizer, removeFinalizer, statusOf } from '../../shared/allocation/objects.ts';
 import { ConditionsSchema } from '../../shared/api/conditions.ts';
 import type { Metal3Cluster } from '../../shared/api/metal3cluster.ts';
 import { envelopeOf, K, R } from '../../shared/api/resources.ts';
@@ -44,9 +44,7 @@ export async function reconcileMetal3Cluster(
     ns,
     name,
     (o) => {
-      if (!clusterName || o.metadata.deletionTimestamp || o.metadata.finalizers?.includes(FINALIZER.cluster))
-        return SKIP;
-      o.metadata.finalizers = [...(o.metadata.finalizers ?? []), FINALIZER.cluster];
+      if (!clusterName || o.metadata.deletionTimestamp || !addFinalizer(o, FINALIZER.cluster)) return SKIP;
     },
     { current: raw, expectedUid: raw.metadata.uid },
   );
@@ -136,10 +134,7 @@ async function reconcileDelete(
     R.Metal3Cluster,
     ns,
     raw.metadata.name!,
-    (o) => {
-      if (!o.metadata.finalizers?.includes(FINALIZER.cluster)) return SKIP;
-      o.metadata.finalizers = o.metadata.finalizers.filter((f) => f !== FINALIZER.cluster);
-    },
+    (o) => (removeFinalizer(o, FINALIZER.cluster) ? undefined : SKIP),
     { current: raw, expectedUid: raw.metadata.uid },
   );
   return done('finalizer removed');

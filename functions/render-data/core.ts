@@ -19,6 +19,7 @@ import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.t
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
 import { releaseData, releaseOrphanIPClaims } from '../../shared/release/data.ts';
 import { RenderError, referencedPools, renderData } from '../../shared/render/index.ts';
+import { recordClaimFailure } from '../../shared/vmetal/status.ts';
 import { ensureAddresses } from './addresses.ts';
 import { gatherObjects } from './inputs.ts';
 import { buildSecrets, createSecrets, secretNames, secretStates } from './secrets.ts';
@@ -185,6 +186,16 @@ export const reconcile: ReconcileFn = reconcileKinds(
       reconcile: reconcileData,
       recordFailure: (ctx, obj, err) => recordError(ctx, obj, err.reason, err.message),
       cluster: clusterLabelOrSpec,
+    }),
+    NodeClaim: reconcileObject({
+      resource: R.NodeClaim,
+      gone: 'NodeClaim gone',
+      // Loaded on the first NodeClaim: the vMetal path (and its YAML reader and writer) is not
+      // part of renderData's start (docs/adr/011-cold-start.md).
+      reconcile: async (ctx, claim) => (await import('./nodeclaim.ts')).renderNodeClaim(ctx, claim),
+      recordFailure: recordClaimFailure,
+      // vMetal objects belong to no Cluster API Cluster: Cluster API pause does not apply.
+      cluster: () => undefined,
     }),
   },
   (kind) => `renderData: ignoring kind ${kind}`,

@@ -5,7 +5,8 @@
  * ready first, then only `spec.providerID` of the Node, conditioned on its resourceVersion.
  *
  * Woken by the host's events and the workload cluster's Node events (the relay maps both to the
- * machine key); a requeue-after is only a safety net.
+ * machine key); a requeue-after is only a safety net. A vMetal NodeClaim gets Provisioned, Joined
+ * and Available here (./nodeclaim.ts).
  */
 
 import type { MessageEnvelope } from '../../events/envelope.ts';
@@ -38,6 +39,8 @@ import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/conte
 import { type TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { reconcileKinds, reconcileObject } from '../../shared/reconcile/object.ts';
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
+import { recordClaimFailure } from '../../shared/vmetal/status.ts';
+import { reconcileClaimJoin } from './nodeclaim.ts';
 import { nodesConcerning } from './nodes.ts';
 import {
   addressesFromHost,
@@ -459,6 +462,14 @@ export const reconcile: ReconcileFn = withNodeConflictRetry(
         // The machine's Cluster is read anyway (load): pause is checked there.
         cluster: clusterLabelOrSpec,
         pausesItself: true,
+      }),
+      NodeClaim: reconcileObject({
+        resource: R.NodeClaim,
+        gone: 'NodeClaim not found',
+        reconcile: reconcileClaimJoin,
+        recordFailure: recordClaimFailure,
+        // vMetal objects belong to no Cluster API Cluster: Cluster API pause does not apply.
+        cluster: () => undefined,
       }),
     },
     (kind) => `ignored ${kind} message`,

@@ -18,9 +18,9 @@ import { takeChosenHost } from '../../shared/hosts/take.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
-import { done, type ReconcileResult, terminal } from '../../shared/reconcile/result.ts';
+import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
 import { chooseClaimHost, compileTypeSelection, hostVerdict } from '../../shared/vmetal/eligibility.ts';
-import { propertyField, VMetalInputError, VMetalWait } from '../../shared/vmetal/errors.ts';
+import { outcomeOf, propertyField, VMetalInputError, VMetalWait } from '../../shared/vmetal/errors.ts';
 import { saveOriginalAnnotations } from '../../shared/vmetal/hostannotations.ts';
 import { loadClaimInputs } from '../../shared/vmetal/inputs.ts';
 import { buildJoin } from '../../shared/vmetal/join.ts';
@@ -28,7 +28,16 @@ import { PROP } from '../../shared/vmetal/names.ts';
 import { ipClaimName } from '../../shared/vmetal/network.ts';
 import { mergeProperties } from '../../shared/vmetal/properties.ts';
 import { type ClaimSetting, loadClaimSetting, propertyLevels } from '../../shared/vmetal/setting.ts';
-import { CLAIM_COND, recordClaimOutcome, updateClaimStatus } from '../../shared/vmetal/status.ts';
+import {
+  CLAIM_COND,
+  isRenderFailed,
+  isScheduled,
+  RENDER_FAILED,
+  recordClaimOutcome,
+  updateClaimStatus,
+  WAIT_RECHECK_SECONDS,
+} from '../../shared/vmetal/status.ts';
+import { checkClaimTemplates } from '../../shared/vmetal/templates.ts';
 import { ensureNetworkPool } from './vmetal-pool.ts';
 
 /** Claim attempts per pass when other consumers take the chosen hosts first. */
@@ -142,6 +151,8 @@ async function ensureIPClaim(
 
 export async function reconcileNodeClaim(ctx: ReconcileContext, obj: NodeClaim): Promise<ReconcileResult> {
   if (obj.metadata.deletionTimestamp) return done('NodeClaim deleting: deprovision releases it');
+  // Failed after it took a host (renderData released it): never given another.
+  if (isRenderFailed(obj)) return terminal(obj.status?.reason ?? RENDER_FAILED, obj.status?.message ?? '');
   let claim = obj;
   try {
     checkPower(claim);
@@ -149,6 +160,8 @@ export async function reconcileNodeClaim(ctx: ReconcileContext, obj: NodeClaim):
     const before = mergeProperties(propertyLevels(setting, claim));
     checkJoinFields(claim, before.nodeLabels);
     const inputs = await loadClaimInputs(ctx.client, claim, before.properties);
+    // A template that does not parse fails here, before any host is taken (renderData executes it).
+    await checkClaimTemplates(inputs);
 
     // The network's pool needs no host either: an overlap fails the claim before any host is taken.
     let pool: string | undefined;
@@ -188,10 +201,11 @@ export async function reconcileNodeClaim(ctx: ReconcileContext, obj: NodeClaim):
       });
       return terminal('HostError', hostErrorMessage(host));
     }
+    // Once scheduled, the phase and its reason belong to the later steps (renderData's waits,
+    // resolveProviderID's Available): a later pass here only keeps its own fields.
+    const later = isScheduled(claim) && claim.status?.host === hostName;
     await updateClaimStatus(ctx, claim, {
-      phase: 'Pending',
-      reason: undefined,
-      message: undefined,
+      ...(later ? {} : { phase: 'Pending' as const, reason: undefined, message: undefined }),
       fields: {
         host: hostName,
         hostNamespace: setting.hostNamespace,
@@ -213,6 +227,13 @@ export async function reconcileNodeClaim(ctx: ReconcileContext, obj: NodeClaim):
     }
     return done(`host ${hostName} claimed`);
   } catch (e) {
-    return recordClaimOutcome(ctx, claim, e, CLAIM_COND.Scheduled);
+    // A claim that holds its host is not sent back to Pending or Failed by an input edited later
+    // (its data is rendered once, ADR 018): the problem is a Warning Event on it.
+    const outcome = isScheduled(claim) ? outcomeOf(e) : undefined;
+    if (!outcome) return recordClaimOutcome(ctx, claim, e, CLAIM_COND.Scheduled);
+    await ctx.events.record(claim, 'Warning', outcome.reason, outcome.message, { once: true });
+    return outcome.phase === 'Failed'
+      ? terminal(outcome.reason, outcome.message)
+      : requeueAfter(WAIT_RECHECK_SECONDS, outcome.message);
   }
 }

@@ -49,6 +49,16 @@ export const NodeSchema = z.lazy(() =>
 );
 export type Node = z.infer<typeof NodeSchema>;
 
+/** What a drain reads of a Pod: where it runs, its controller (ownerReferences), its phase. */
+export const PodSchema = z.lazy(() =>
+  z.looseObject({
+    ...envelope('Pod'),
+    spec: z.looseObject({ nodeName: z.string().optional() }).optional(),
+    status: z.looseObject({ phase: z.string().optional() }).optional(),
+  }),
+);
+export type Pod = z.infer<typeof PodSchema>;
+
 export const EventSchema = z.lazy(() =>
   z.looseObject({
     ...envelope('Event'),

@@ -78,6 +78,7 @@ export const K = {
   Secret: res('', 'v1', 'Secret', 'secrets', true, false),
   ConfigMap: res('', 'v1', 'ConfigMap', 'configmaps', true, false),
   Node: res('', 'v1', 'Node', 'nodes', false, true),
+  Pod: res('', 'v1', 'Pod', 'pods', true, true),
   Event: res('', 'v1', 'Event', 'events', true, false),
   Lease: res('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false),
   CustomResourceDefinition: res(

@@ -26,6 +26,7 @@ import {
   LeaseSchema,
   NamespaceSchema,
   NodeSchema,
+  PodSchema,
   SecretSchema,
 } from './core.ts';
 import { IPAddressSchema, IPClaimSchema, IPPoolSchema } from './ipam.ts';
@@ -99,6 +100,7 @@ export const R = {
   Secret: view(K.Secret, SecretSchema),
   ConfigMap: view(K.ConfigMap, ConfigMapSchema),
   Node: view(K.Node, NodeSchema),
+  Pod: view(K.Pod, PodSchema),
   Event: view(K.Event, EventSchema),
   Lease: view(K.Lease, LeaseSchema),
   CustomResourceDefinition: view(K.CustomResourceDefinition, CustomResourceDefinitionSchema),

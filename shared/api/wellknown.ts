@@ -130,3 +130,9 @@ export const validHostRef = (obj: Parameters<typeof hostRefOf>[0]): HostRef | un
   const r = hostRefOf(obj);
   return r.kind === 'ok' ? r.host : undefined;
 };
+
+/**
+ * On the bootstrap-token Secrets vMetal creates in a tenant cluster, and on the management Secret
+ * keeping a tenant's current token (`<vClusterRef>-vmetal-join-token`): the tenant cluster's name.
+ */
+export const VMETAL_JOIN_TOKEN_LABEL = 'vmetal.metal3fn.io/join-token';

@@ -67,6 +67,14 @@ function parse(name: string, text: string, funcs: Map<string, unknown>): TreeSet
 }
 
 /**
+ * Parses `text` as template `name` without executing it (a claim's template is checked before any
+ * host is taken). Throws TemplateError with Go's parse message.
+ */
+export function parseGoTemplate(name: string, text: string): void {
+  parse(name, text, funcMap());
+}
+
+/**
  * Renders `text` as template `name` with `.Values` = `values`; returns the output exactly.
  * Throws TemplateError with Go's message on a parse or execution error, or naming the cap or
  * the Go behaviour we refuse to imitate.

@@ -13,7 +13,7 @@ import {
 } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { isRecord } from '../api/json.ts';
-import { apiVersionOf, type ResourceType } from '../api/kinds.ts';
+import { apiVersionOf, K, type ResourceType } from '../api/kinds.ts';
 import { KubeObjectSchema } from '../api/meta.ts';
 import { parseObject } from '../api/parse.ts';
 import type { Resource } from '../api/resources.ts';
@@ -359,6 +359,31 @@ export class KubeClient {
     return parseAs(t, patched);
   }
 
+  /**
+   * POST an Eviction to `pods/<name>/eviction` (policy/v1): the API server deletes the Pod unless a
+   * PodDisruptionBudget forbids it (429 TooManyRequests). Resolves false when the Pod is gone.
+   */
+  async evict(namespace: string, name: string): Promise<boolean> {
+    try {
+      await this.call('create', K.Pod, () =>
+        this.api.send(
+          HttpMethod.POST,
+          this.path(K.Pod, namespace, name, 'eviction'),
+          {},
+          {
+            apiVersion: 'policy/v1',
+            kind: 'Eviction',
+            metadata: { name, namespace },
+          },
+        ),
+      );
+      return true;
+    } catch (e) {
+      if (e instanceof KubeApiError && e.code === 404) return false;
+      throw e;
+    }
+  }
+
   /** DELETE; resolves false when the object was already gone. */
   async delete(
     t: ResourceType,
@@ -431,3 +456,9 @@ export class KubeClient {
     );
   }
 }
+
+/**
+ * The reads of a KubeClient: what decisions that only read take, so an offline preview can hand
+ * them objects from manifests (bin/commands/render-claim.ts) through the same schemas.
+ */
+export type ObjectReader = Pick<KubeClient, 'get' | 'list'>;

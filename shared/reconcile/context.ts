@@ -21,6 +21,8 @@ export interface ProductConfig {
    * the spreading saves.
    */
   indexSpreadByRank: boolean;
+  /** The TTL of the bootstrap tokens vMetal creates per tenant cluster (seconds; kubeadm's 24 h). */
+  joinTokenTtlSeconds: number;
 }
 
 export const DEFAULT_CONFIG: ProductConfig = {
@@ -28,6 +30,7 @@ export const DEFAULT_CONFIG: ProductConfig = {
   fastTrack: false,
   safetyRequeueSeconds: 60,
   indexSpreadByRank: true,
+  joinTokenTtlSeconds: 24 * 3600,
 };
 
 /** An object by kind, namespace and name. */

@@ -63,7 +63,7 @@ export function buildContext(opts: RuntimeContextOptions = {}): RuntimeContext {
   };
 }
 
-/** LEGACY_PROVIDER_IDS=accept|refuse, CAPM3_FAST_TRACK=true|false, SAFETY_REQUEUE_SECONDS=N. */
+/** LEGACY_PROVIDER_IDS=accept|refuse, CAPM3_FAST_TRACK=true|false, SAFETY_REQUEUE_SECONDS=N, VMETAL_JOIN_TOKEN_TTL_SECONDS=N. */
 export function productConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<ProductConfig> {
   const out: Partial<ProductConfig> = {};
   const legacy = env.LEGACY_PROVIDER_IDS ?? env.METAL3FN_LEGACY_PROVIDER_IDS;
@@ -71,6 +71,9 @@ export function productConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Part
   if (env.CAPM3_FAST_TRACK !== undefined) out.fastTrack = env.CAPM3_FAST_TRACK === 'true';
   const safety = Number(env.SAFETY_REQUEUE_SECONDS);
   if (Number.isFinite(safety) && safety > 0) out.safetyRequeueSeconds = safety;
+  const ttl = Number(env.VMETAL_JOIN_TOKEN_TTL_SECONDS);
+  // Under an hour a token could expire between rendering and the node's first boot.
+  if (Number.isInteger(ttl) && ttl >= 3600) out.joinTokenTtlSeconds = ttl;
   return out;
 }
 

@@ -37,7 +37,11 @@ export type WaitReason =
   | 'AddressesExhausted'
   | 'NoEligibleHost'
   | 'PinnedHostUnavailable'
-  | 'NoNodeTypeAvailable';
+  | 'NoNodeTypeAvailable'
+  /** The tenant cluster's kubeconfig Secret (`<vClusterRef>-kubeconfig`) is missing or has no key `value`. */
+  | 'TenantClusterNotFound'
+  /** A Secret of the claim's data name belongs to another claim (one of the same name being released). */
+  | 'DataSecretInUse';
 
 /** The object a wait is for (absent for waits on capacity). */
 export interface WaitingFor {

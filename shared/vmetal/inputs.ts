@@ -6,7 +6,7 @@
  */
 import { R } from '../api/resources.ts';
 import type { NodeClaim } from '../api/vmetal/nodeclaim.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { ObjectReader } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { type HostImage, imageOfOSImage, resolveImageSource } from './image.ts';
 import { parseNetwork, type VMetalNetwork } from './network.ts';
@@ -33,7 +33,7 @@ export interface ClaimInputs {
   networkData: ResolvedSource;
 }
 
-async function templateText(client: KubeClient, source: DataSource): Promise<string | undefined> {
+async function templateText(client: ObjectReader, source: DataSource): Promise<string | undefined> {
   switch (source.kind) {
     case 'machineConfigTemplate':
       return templateOfMachineConfigTemplate(
@@ -50,7 +50,7 @@ async function templateText(client: KubeClient, source: DataSource): Promise<str
 }
 
 export async function loadClaimInputs(
-  client: KubeClient,
+  client: ObjectReader,
   claim: NodeClaim,
   props: Readonly<Record<string, string>>,
 ): Promise<ClaimInputs> {

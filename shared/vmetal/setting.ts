@@ -13,7 +13,7 @@ import type { Metal3NodeTypeSpec, NodeProvider } from '../api/vmetal/nodeprovide
 import type { NodeType } from '../api/vmetal/nodetype.ts';
 import { NODE_CLAIM_LABEL } from '../api/wellknown.ts';
 import type { HostConsumer } from '../hosts/consumer.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { ObjectReader } from '../kube/client.ts';
 import { compileTypeSelection, nodeTypeCapacity } from './eligibility.ts';
 import { missingObject, VMetalInputError } from './errors.ts';
 import { environmentName, type PropertyLevels } from './properties.ts';
@@ -88,7 +88,7 @@ export function propertyLevels(
 }
 
 /** Which NodeType the claim uses: typeRef, else the one recorded in its status, else the match. */
-async function claimType(client: KubeClient, claim: NodeClaim): Promise<NodeType> {
+async function claimType(client: ObjectReader, claim: NodeClaim): Promise<NodeType> {
   const named = claim.spec.typeRef || claim.status?.nodeType;
   if (named) {
     const type = await client.get(R.NodeType, undefined, named);
@@ -146,7 +146,7 @@ async function claimType(client: KubeClient, claim: NodeClaim): Promise<NodeType
 }
 
 /** Reads the claim's setting; throws VMetalWait or VMetalInputError. */
-export async function loadClaimSetting(client: KubeClient, claim: NodeClaim): Promise<ClaimSetting> {
+export async function loadClaimSetting(client: ObjectReader, claim: NodeClaim): Promise<ClaimSetting> {
   const type = await claimType(client, claim);
   const providerName = claim.spec.providerRef || type.spec.providerRef;
   if (!providerName)

@@ -20,6 +20,24 @@ export const CLAIM_COND = {
   Joined: 'Joined',
 } as const;
 
+/**
+ * The Provisioned reason of a claim that failed after it took a host (a bad template, override or
+ * cloud-config found while rendering): its host and address are released and it is never given
+ * another (a claim in error is not replaced automatically; deleting it ends it).
+ */
+export const RENDER_FAILED = 'RenderFailed';
+
+export const isRenderFailed = (claim: NodeClaim): boolean =>
+  claim.status?.phase === 'Failed' &&
+  (claim.status.conditions ?? []).some(
+    (c) => c.type === CLAIM_COND.Provisioned && c.status === 'False' && c.reason === RENDER_FAILED,
+  );
+
+/** Whether the claim holds a host by selectHost's record (`status.host`, Scheduled=True). */
+export const isScheduled = (claim: NodeClaim): boolean =>
+  Boolean(claim.status?.host) &&
+  (claim.status?.conditions ?? []).some((c) => c.type === CLAIM_COND.Scheduled && c.status === 'True');
+
 /** How often a waiting claim looks again when no event wakes it (a safety net; events do). */
 export const WAIT_RECHECK_SECONDS = 60;
 

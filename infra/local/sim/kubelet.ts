@@ -11,14 +11,19 @@
  *
  * Modes per host: `label` (the above), `no-label` (no uuid label: Step 4 path), `cloud-provider`
  * (a cloud provider pre-sets the new-format ID), `legacy` (kubelet started with
- * --provider-id=metal3://<uid>, as older clusters were). When the host leaves `provisioned`
- * (deprovisioning) or disappears, the Node is deleted.
+ * --provider-id=metal3://<uid>, as older clusters were). A host held by a vMetal NodeClaim joins
+ * its tenant cluster with the user data's `kubeadm join` instead (./kubelet-vmetal.ts); a refused
+ * join leaves no Node and is tried again on the host's next event. When the host leaves
+ * `provisioned` (deprovisioning) or disappears, the Node is deleted.
  */
 import { parse as parseYaml } from 'yaml';
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeClient, WatchEvent } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { Logger } from '../../../shared/observability/logger.ts';
+import { JoinRefused } from './kubeadm-join.ts';
+import { registerReadyNode } from './kubelet-node.ts';
+import { type ClaimTarget, claimTargetOf, joinClaimHost } from './kubelet-vmetal.ts';
 
 export type KubeletMode = 'label' | 'no-label' | 'cloud-provider' | 'legacy';
 
@@ -97,8 +102,9 @@ export function startKubeletSimulator(opts: KubeletSimulatorOptions): KubeletSim
       return;
     }
     if (registered.has(uid)) return;
-    const target = await targetOf(host);
-    if (!target) return; // no consumer yet: a later host event (consumerRef set) brings us back
+    const claimTarget = await claimTargetOf(mgmt, host);
+    const target = claimTarget ? undefined : await targetOf(host);
+    if (!target && !claimTarget) return; // no consumer yet: a later host event (consumerRef set) brings us back
     if (opts.delayMs) await sleep(opts.delayMs);
     // Still provisioned after the boot delay?
     const fresh = await mgmt.get(R.BareMetalHost, host.metadata.namespace, host.metadata.name!);
@@ -109,8 +115,14 @@ export function startKubeletSimulator(opts: KubeletSimulatorOptions): KubeletSim
     )
       return;
     try {
-      await register(fresh, target);
+      if (claimTarget) await joinClaim(fresh, claimTarget);
+      else if (target) await register(fresh, target);
     } catch (e) {
+      if (e instanceof JoinRefused) {
+        // As a node whose kubeadm join failed: no Node; the next host event tries again.
+        log?.warn('kubelet sim: join refused', { host: host.metadata.name, reason: e.message });
+        return;
+      }
       // The workload cluster may not be reachable yet (kubeconfig Secret not written): retry a few times.
       if (attempt >= 20 || stopped) throw e;
       await sleep(Math.min(2000, 100 * 2 ** attempt));
@@ -188,55 +200,33 @@ export function startKubeletSimulator(opts: KubeletSimulatorOptions): KubeletSim
     )
       .map((n) => n.ip)
       .filter((ip): ip is string => Boolean(ip));
-    let node = await workload.get(R.Node, undefined, name);
-    if (!node) {
-      try {
-        node = await workload.create(R.Node, { metadata: { name, labels }, spec });
-      } catch (e) {
-        if ((e as { code?: number }).code !== 409) throw e;
-        node = await workload.get(R.Node, undefined, name);
-      }
-    }
-    if (!node) throw new Error(`Node ${name} vanished while registering`);
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    await workload.patch(
-      R.Node,
-      undefined,
+    await registerReadyNode(workload, {
       name,
-      {
-        status: {
-          conditions: [
-            {
-              type: 'Ready',
-              status: 'True',
-              reason: 'KubeletReady',
-              message: 'kubelet is posting ready status (simulated)',
-              lastHeartbeatTime: now,
-              lastTransitionTime: now,
-            },
-          ],
-          addresses: [
-            ...ips.map((address) => ({ type: 'InternalIP', address })),
-            { type: 'Hostname', address: name },
-          ],
-          nodeInfo: {
-            kubeletVersion: 'v1.28.1',
-            machineID: meta.uuid,
-            systemUUID: meta.uuid,
-            operatingSystem: 'linux',
-            architecture: 'amd64',
-          },
-        },
-      },
-      'merge',
-      { status: true },
-    );
+      labels,
+      spec,
+      addresses: [
+        ...ips.map((address) => ({ type: 'InternalIP', address })),
+        { type: 'Hostname', address: name },
+      ],
+      machineID: meta.uuid,
+    });
     registered.set(host.metadata.uid!, { namespace: target.namespace, cluster: target.cluster, node: name });
     log?.info('kubelet sim: Node registered', {
       host: `${ns}/${host.metadata.name}`,
       node: name,
       cluster: target.cluster,
       mode,
+    });
+  }
+
+  async function joinClaim(host: KubeObject, t: ClaimTarget): Promise<void> {
+    const { node, identity } = await joinClaimHost(mgmt, opts.workloadClient, host, t);
+    registered.set(host.metadata.uid!, { namespace: t.namespace, cluster: t.cluster, node });
+    log?.info('kubelet sim: Node joined', {
+      host: `${host.metadata.namespace}/${host.metadata.name}`,
+      node,
+      tenant: `${t.namespace}/${t.cluster}`,
+      identity,
     });
   }
 

@@ -91,6 +91,44 @@ describe('selectHost for a NodeProvider', () => {
 });
 
 describe('selectHost for a NodeClaim', () => {
+  it('a later pass keeps the phase of the later steps, and an input edited bad after the claim is a Warning, not Failed', async () => {
+    await createHosts(tc.client, 'later', 1, () => ({ pool: 'later' }));
+    await tc.client.create(R.NodeProvider, provider('prov-later', {}, 'later'));
+    await runSelectHost(tc.ctx, R.NodeProvider, 'prov-later', undefined);
+    await tc.client.create(R.NodeClaim, nodeClaim('c-later', 'prov-later-any'));
+    expect(await runSelectHost(tc.ctx, R.NodeClaim, 'c-later', PROJECT_NS)).toMatchObject({ kind: 'done' });
+    // resolveProviderID's Available, as it writes it.
+    const scheduled = (await tc.client.get(R.NodeClaim, PROJECT_NS, 'c-later'))!;
+    await tc.client.replaceStatus(R.NodeClaim, {
+      ...scheduled,
+      status: { ...scheduled.status, phase: 'Available', nodeName: 'c-later' },
+    });
+
+    expect(await runSelectHost(tc.ctx, R.NodeClaim, 'c-later', PROJECT_NS)).toMatchObject({ kind: 'done' });
+    expect((await tc.client.get(R.NodeClaim, PROJECT_NS, 'c-later'))!.status).toMatchObject({
+      phase: 'Available',
+      host: 'later-0000',
+    });
+
+    const edited = (await tc.client.get(R.NodeClaim, PROJECT_NS, 'c-later'))!;
+    await tc.client.replace(R.NodeClaim, {
+      ...edited,
+      spec: { ...edited.spec, properties: { 'metal3.vcluster.com/network-cidr': 'not-a-cidr' } },
+    });
+    expect(await runSelectHost(tc.ctx, R.NodeClaim, 'c-later', PROJECT_NS)).toMatchObject({
+      kind: 'terminal',
+    });
+    const after = (await tc.client.get(R.NodeClaim, PROJECT_NS, 'c-later'))!;
+    expect(after.status).toMatchObject({ phase: 'Available', host: 'later-0000' });
+    expect((await tc.client.get(R.BareMetalHost, HOST_NS, 'later-0000'))!.spec?.consumerRef?.name).toBe(
+      'c-later',
+    );
+    const warnings = (await tc.client.list(R.Event, PROJECT_NS)).items.filter(
+      (e) => e.involvedObject?.name === 'c-later' && e.type === 'Warning',
+    );
+    expect(warnings.map((e) => e.message).join('\n')).toMatch(/network-cidr/);
+  });
+
   it('claims a host (consumerRef, node-claim label, original annotations saved), then an IPClaim allocateIndex serves', async () => {
     await createHosts(tc.client, 'one', 1, () => ({ pool: 'one' }));
     const before = (await tc.client.get(R.BareMetalHost, HOST_NS, 'one-0000'))!;
