@@ -24,7 +24,9 @@ import { hasOwn, hostForSelectHost, hostProvisioning, md } from './readers.ts';
 import { notDeleting } from './related.ts';
 import type { Route, RoutingEvent } from './types.ts';
 import {
+  AWAITED_KINDS,
   claimForSelectHost,
+  claimIfAwaitedExists,
   claimOfAddress,
   claimOfHost,
   claimOwnBySelectHost,
@@ -158,6 +160,14 @@ export const VMETAL_ROUTES: readonly Route[] = [
     targets: (ev, c) => claims([claimOfHost(ev.object, c)], notDeleting),
   },
   {
+    name: 'NodeClaim waiting for an object that exists meanwhile → selectHost (a wait decided as it appeared)',
+    on: 'NodeClaim',
+    fn: 'selectHost',
+    reads: [...AWAITED_KINDS],
+    when: (ev) => liveNotDeleting(ev) && changed((o) => [status(o).reason, status(o).message])(ev),
+    targets: (ev, c) => claimIfAwaitedExists(ev.object, c),
+  },
+  {
     name: 'NodeEnvironment created → the claims of its namespace waiting for it',
     on: 'NodeEnvironment',
     fn: 'selectHost',
@@ -233,6 +243,15 @@ export const VMETAL_ROUTES: readonly Route[] = [
     lists: ['NodeClaim'],
     when: templateSecretLabelled,
     targets: (_ev, c) => claimsWaiting(c, ['TemplateSecretNotFound']).filter((t) => status(t.object).host),
+  },
+  {
+    name: 'NodeClaim with a host waiting for an object that exists meanwhile → renderData',
+    on: 'NodeClaim',
+    fn: 'renderData',
+    reads: [...AWAITED_KINDS],
+    when: (ev) =>
+      liveNotDeleting(ev) && hasHost(ev) && changed((o) => [status(o).reason, status(o).message])(ev),
+    targets: (ev, c) => claimIfAwaitedExists(ev.object, c),
   },
   ...WAITED_FOR.map(
     ({ on, reason }): Route => ({

@@ -161,3 +161,35 @@ export const isAvailableHost = (bmh: KubeObject): boolean =>
   !spec(bmh).consumerRef &&
   !isDeleting(bmh) &&
   fieldOf(bmh, 'status', 'provisioning', 'state') === 'available';
+
+/**
+ * Kinds a claim waits for by name (their `missingObject` message names them: `<Kind> [ns/]name not
+ * found`). Not template Secrets: routing reads no Secret (a GET by name would bring its data into
+ * the process, docs/security.md); a claim that missed one rechecks within 60 s.
+ */
+export const AWAITED_KINDS = [
+  'NodeType',
+  'NodeProvider',
+  'NodeEnvironment',
+  'OSImage',
+  'SSHKey',
+  'MachineConfigTemplate',
+] as const;
+const AWAITED: ReadonlySet<string> = new Set(AWAITED_KINDS);
+const MISSING = /^(\w+) (?:([a-z0-9.-]+)\/)?([a-z0-9.-]+) not found/;
+
+/**
+ * A Pending claim whose wait names an object the cache already holds: the object appeared while
+ * the claim was deciding to wait (its creation event routed before the claim's status said so).
+ * The claim itself, to look again; nothing otherwise.
+ */
+export function claimIfAwaitedExists(claim: KubeObject, cache: CacheView): Target[] {
+  const st = status(claim);
+  if (isDeleting(claim) || st.phase !== 'Pending') return [];
+  const m = MISSING.exec(stringOf(st.message) ?? '');
+  if (!m || !AWAITED.has(m[1]!)) return [];
+  const kind = m[1] as (typeof AWAITED_KINDS)[number];
+  const namespaced = kind === 'NodeEnvironment';
+  const found = cache.get(kind, namespaced ? m[2] || nsOf(claim) : undefined, m[3]!);
+  return found ? [{ kind: 'NodeClaim', object: claim }] : [];
+}

@@ -421,6 +421,47 @@ describe('vMetal routes', () => {
     expect(summary({ type: 'MODIFIED', object: image, old: image, resync: true }, c)).toEqual([]);
   });
 
+  it('a claim that decided to wait for an object created meanwhile looks again (no lost wake-up)', () => {
+    const { c, waiting } = world();
+    const waitFor = (message: string, host?: string) =>
+      withStatus(waiting, {
+        phase: 'Pending',
+        reason: 'NoNodeTypeAvailable',
+        message,
+        ...(host ? { host } : {}),
+      });
+    // The NodeType `big` is in the cache: the claim's own status write naming it wakes selectHost.
+    expect(
+      summary(
+        { type: 'MODIFIED', object: waitFor('NodeType big not found (spec.typeRef)'), old: waiting },
+        c,
+      ),
+    ).toEqual(['selectHost NodeClaim/alpha-big-1 related']);
+    // Not there yet: nothing (its creation will wake the claim).
+    expect(
+      summary(
+        { type: 'MODIFIED', object: waitFor('NodeType huge not found (spec.typeRef)'), old: waiting },
+        c,
+      ),
+    ).toEqual([]);
+    // A namespaced object in the claim's namespace; with a host, renderData too.
+    c.store('NodeEnvironment').upsert(obj('NodeEnvironment', 'net', PROJECT));
+    const envWait = waitFor(
+      `NodeEnvironment ${PROJECT}/net not found (vcluster.com/network-environment)`,
+      'h-9',
+    );
+    const hosted = withStatus(waiting, { host: 'h-9' });
+    expect(summary({ type: 'MODIFIED', object: envWait, old: hosted }, c)).toEqual([
+      'renderData NodeClaim/alpha-big-1 related',
+      'selectHost NodeClaim/alpha-big-1 related',
+    ]);
+    // The same wait again (unchanged status): nobody. A Secret is never looked up (routing reads no Secret).
+    expect(summary({ type: 'MODIFIED', object: envWait, old: envWait }, c)).toEqual([]);
+    c.store('Secret').upsert(obj('Secret', 'tpl', PROJECT));
+    const secretWait = waitFor(`Secret ${PROJECT}/tpl not found (vcluster.com/user-data-template-secret)`);
+    expect(summary({ type: 'MODIFIED', object: secretWait, old: waiting }, c)).toEqual([]);
+  });
+
   it('a tenant Node reaches the claim of its name in the tenant’s namespace; heartbeats and other tenants do not', () => {
     const { c, held } = world();
     const node = (name: string, labels: Record<string, string> = {}) =>
