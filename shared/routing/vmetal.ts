@@ -175,7 +175,6 @@ export const AWAITED_KINDS = [
   'SSHKey',
   'MachineConfigTemplate',
 ] as const;
-const AWAITED: ReadonlySet<string> = new Set(AWAITED_KINDS);
 const MISSING = /^(\w+) (?:([a-z0-9.-]+)\/)?([a-z0-9.-]+) not found/;
 
 /**
@@ -187,8 +186,8 @@ export function claimIfAwaitedExists(claim: KubeObject, cache: CacheView): Targe
   const st = status(claim);
   if (isDeleting(claim) || st.phase !== 'Pending') return [];
   const m = MISSING.exec(stringOf(st.message) ?? '');
-  if (!m || !AWAITED.has(m[1]!)) return [];
-  const kind = m[1] as (typeof AWAITED_KINDS)[number];
+  const kind = AWAITED_KINDS.find((k) => k === m?.[1]);
+  if (!m || !kind) return [];
   const namespaced = kind === 'NodeEnvironment';
   const found = cache.get(kind, namespaced ? m[2] || nsOf(claim) : undefined, m[3]!);
   return found ? [{ kind: 'NodeClaim', object: claim }] : [];
