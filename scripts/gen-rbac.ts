@@ -148,6 +148,31 @@ export const SCENARIOS: Scenario[] = [
       },
     },
   },
+  {
+    name: 'vmetal-scale-down',
+    description:
+      'dev --vmetal: the vMetal sample (a NodeProvider with two overlapping node types, two tenant clusters whose NodeClaims the platform simulator makes, vMetal hosts and decoys) beside a 3-machine CAPM3 sample on the same hosts; every claim Available and every machine Ready, then scale-down and release',
+    options: {
+      machines: 3,
+      vmetal: true,
+      hooks: {
+        async onSample(_objects: KubeObject[], admin: KubeClient) {
+          // A second provider whose second node type is removed once both exist: selectHost
+          // deletes the NodeType no claim uses (its hosts' namespace has none: both stay Pending).
+          await admin.create(R.NodeProvider, {
+            metadata: { name: 'rbac-probe' },
+            spec: {
+              metal3: {
+                clusterRef: { cluster: 'local', namespace: 'rbac-probe' },
+                nodeTypes: [{ name: 'rbac-probe-a' }, { name: 'rbac-probe-b' }],
+              },
+            },
+          });
+          void removeNodeTypeWhen(admin, 'rbac-probe', 'rbac-probe-b');
+        },
+      },
+    },
+  },
 ];
 
 /**
@@ -166,6 +191,16 @@ async function deleteIPClaimsWhen(
     await new Promise((r) => setTimeout(r, 100));
   }
   for (const n of names) await admin.delete(R.IPClaim, NS, n).catch(() => undefined);
+}
+
+/** Drops `type` from the provider's `nodeTypes[]` once its NodeType exists (or after 60 s). */
+async function removeNodeTypeWhen(admin: KubeClient, provider: string, type: string): Promise<void> {
+  const until = Date.now() + 60_000;
+  while (Date.now() < until && !(await admin.get(R.NodeType, undefined, type).catch(() => undefined)))
+    await new Promise((r) => setTimeout(r, 100));
+  const p = await admin.get(R.NodeProvider, undefined, provider);
+  const types = p?.spec.metal3?.nodeTypes?.filter((t) => t.name !== type) ?? [];
+  await admin.patch(R.NodeProvider, undefined, provider, { spec: { metal3: { nodeTypes: types } } });
 }
 
 const ipClaimStatus = (c: KubeObject | undefined) =>

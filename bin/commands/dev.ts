@@ -1,6 +1,6 @@
 /**
  * `metal3fn dev` (= `npm start`): see infra/local/dev/run.ts. Exit code 0 only when the run
- * reached its goal (every machine Ready; with --scale-down also a clean release); 2 for options
+ * reached its goal (every machine Ready, every NodeClaim Available; with --scale-down also a clean release); 2 for options
  * that cannot run (checked before anything starts), 1 for a run that failed.
  */
 import { OptionError, parseDevOptions } from '../../infra/local/dev/options.ts';
@@ -13,6 +13,11 @@ const HELP = `usage: metal3fn dev [options]
   --manifests PATH      apply these manifests (a file or a directory, in any order) instead of the
                         sample; every Cluster gets an embedded workload API server and its
                         <cluster>-kubeconfig Secret unless the manifests bring that Secret
+  --vmetal              run the vMetal model beside the CAPM3 sample, on the same hosts: a NodeProvider
+                        with two overlapping node types, two tenant clusters (p-alpha, p-beta) whose
+                        NodeClaims the platform simulator makes, more hosts than claims, decoys
+                        (infra/local/sample-vmetal/); every claim Available as well. With
+                        --manifests, vMetal objects in them run without this flag
   --kubeconfig F        use this cluster instead of the embedded API server (no simulators unless --simulators)
   --kubeconfig-out F    write the embedded management API server's kubeconfig to F (kept after the run)
   --sqs-endpoint URL    use this SQS endpoint instead of the embedded SQS server
@@ -20,7 +25,8 @@ const HELP = `usage: metal3fn dev [options]
   --sim-delay MS        simulated hardware time per host state change (default 300)
   --scale-down          after Ready, remove what this run applied (KubeadmControlPlanes,
                         MachineDeployments and unowned MachineSets to zero replicas, unowned Machines
-                        deleted), wait for the release and check it
+                        deleted; tenant clusters' node counts to zero, NodeClaims applied deleted),
+                        wait for the release and check it
   --dump-state F        write every object of the management and workload clusters as JSON at the end
   --summary-json F      write the summary as JSON
   --serve               keep running after Ready (prints the kubeconfig for kubectl; removed on exit)
@@ -63,6 +69,7 @@ export async function run(argv: string[]): Promise<number> {
       rbac: { type: 'string' },
       direct: { type: 'boolean' },
       runtime: { type: 'string' },
+      vmetal: { type: 'boolean' },
     },
     HELP,
   );

@@ -1,7 +1,8 @@
 /**
  * The relay (`metal3fn relay`): list + watch every kind the routing table needs in the management
  * cluster, and Nodes in each workload cluster (started and stopped as Clusters and their
- * `<cluster>-kubeconfig` Secrets come and go), route each event through the table against the
+ * `<cluster>-kubeconfig` Secrets come and go; a vMetal tenant cluster counts while a NodeClaim of
+ * its namespace names it in `vClusterRef`, ADR 018), route each event through the table against the
  * cache, and send key-only messages in batches.
  *
  * Initial lists are routed only after every kind has been listed, so related lookups (a host's
@@ -9,7 +10,7 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { FunctionName } from '../../events/envelope.ts';
-import { messageOf } from '../../shared/api/json.ts';
+import { messageOf, recordOf, stringOf } from '../../shared/api/json.ts';
 import type { KindName } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -33,6 +34,9 @@ import {
 } from '../../shared/routing/index.ts';
 import type { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
 import { ResourceWatcher, type WatcherOptions } from './watcher.ts';
+
+/** Kinds whose events start or stop a workload cluster's Node watch. */
+const WORKLOAD_KINDS = new Set(['Cluster', 'Secret', 'NodeClaim']);
 
 export type WatchTuning = Partial<
   Pick<
@@ -105,7 +109,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
       return;
     }
     dispatch(ev);
-    if (workloads && (ev.object.kind === 'Cluster' || ev.object.kind === 'Secret')) syncWorkload(ev.object);
+    if (workloads && WORKLOAD_KINDS.has(ev.object.kind ?? '')) syncWorkload(ev.object);
   };
 
   // ---- workload clusters: one Node watch per Cluster that has a kubeconfig Secret
@@ -113,6 +117,10 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
   const clusterKeyOf = (o: KubeObject): { ns: string; name: string } | undefined => {
     const ns = o.metadata.namespace ?? '';
     if (o.kind === 'Cluster') return { ns, name: o.metadata.name ?? '' };
+    if (o.kind === 'NodeClaim') {
+      const tenant = stringOf(recordOf(o.spec).vClusterRef);
+      return tenant ? { ns, name: tenant } : undefined;
+    }
     const name = clusterNameOfSecret(o.metadata.name ?? '');
     return name ? { ns, name } : undefined;
   };
@@ -123,7 +131,11 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     const id = `${key.ns}/${key.name}`;
     const cluster = cache.get('Cluster', key.ns, key.name);
     const secret = cache.get('Secret', key.ns, kubeconfigSecretName(key.name));
-    const want = cluster !== undefined && !isDeleting(cluster) && secret !== undefined;
+    // A vMetal tenant cluster (no Cluster object) is watched while a live claim of its namespace names it.
+    const tenant = cache
+      .list('NodeClaim', key.ns)
+      .some((c) => !isDeleting(c) && stringOf(recordOf(c.spec).vClusterRef) === key.name);
+    const want = ((cluster !== undefined && !isDeleting(cluster)) || tenant) && secret !== undefined;
     const current = nodeWatchers.get(id);
     const secretRv = secret?.metadata.resourceVersion ?? '';
     if (current && (!want || current.secretRv !== secretRv)) {
@@ -202,7 +214,9 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
   }
   ready = true;
   for (const ev of pending.splice(0)) dispatch(ev);
-  if (workloads) for (const c of cache.list('Cluster', opts.namespace)) syncWorkload(c);
+  if (workloads)
+    for (const c of [...cache.list('Cluster', opts.namespace), ...cache.list('NodeClaim', opts.namespace)])
+      syncWorkload(c);
   log.info('relay synced', { objects: cache.sizes() });
 
   return {

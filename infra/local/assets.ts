@@ -25,6 +25,7 @@ export const ASSETS = [
   'infra/local/crds',
   'infra/local/openapi',
   'infra/local/sample',
+  'infra/local/sample-vmetal',
   'infra/deploy/common/rbac-functions.yaml',
   'infra/deploy/common/rbac-relay.yaml',
   'infra/deploy/workload-rbac.yaml',

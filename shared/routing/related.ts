@@ -5,7 +5,7 @@
  */
 
 import { fieldOf, listOf } from '../api/json.ts';
-import { INFRA_GROUP } from '../api/resources.ts';
+import { INFRA_GROUP, type KindName } from '../api/resources.ts';
 import { CLUSTER_NAME_LABEL, HOSTNAME_LABEL, NODE_UUID_LABEL } from '../api/wellknown.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { objectGroup } from '../queue/message.ts';
@@ -93,13 +93,12 @@ export const poolGroup = (t: Target): string => {
     : objectGroup('IPClaim', nsOf(t.object), t.object.metadata.name ?? '');
 };
 
-export const machines = (
-  list: (KubeObject | undefined)[],
-  pred: (m: KubeObject) => boolean = () => true,
-): Target[] =>
-  list
-    .filter((m): m is KubeObject => m !== undefined && pred(m))
-    .map((object) => ({ kind: 'Metal3Machine', object }));
+/** The objects found (of one kind) that satisfy `pred`, as targets. */
+export const targetsOf =
+  (kind: KindName) =>
+  (list: (KubeObject | undefined)[], pred: (o: KubeObject) => boolean = () => true): Target[] =>
+    list.filter((o): o is KubeObject => o !== undefined && pred(o)).map((object) => ({ kind, object }));
+export const machines = targetsOf('Metal3Machine');
 export const notDeleting = (o: KubeObject) => !isDeleting(o);
 
 /** The Metal3Machines a workload Node belongs to, by every way the ProviderID workflow finds them. */

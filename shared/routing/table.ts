@@ -66,6 +66,7 @@ import {
   poolKey,
   templateGroup,
 } from './related.ts';
+import { VMETAL_ROUTES } from './table-vmetal.ts';
 import type { Route, Target } from './types.ts';
 
 export const ROUTES: readonly Route[] = [
@@ -524,4 +525,7 @@ export const ROUTES: readonly Route[] = [
       return data && isDeleting(data) ? [{ kind: 'Metal3Data', object: data }] : [];
     },
   },
+
+  // the vMetal path (ADR 018): NodeProvider, NodeType, NodeClaim and what concerns them
+  ...VMETAL_ROUTES,
 ];

@@ -1,8 +1,9 @@
 /**
  * The chaos suite, short (CI): 12 machines through the whole system (runDev) with API faults (409s,
  * 5xx, latency, watch drops and 410s, forced compactions), duplicated and reordered messages and
- * crashes between two writes, then scale to zero. `npm run chaos` runs the long version (200).
- * The same with the functions on emulated Lambda (serverless.yml's event source mappings).
+ * crashes between two writes, then scale to zero; then the same with the functions on emulated
+ * Lambda (serverless.yml's event source mappings), and with the vMetal sample's NodeClaims beside the
+ * machines on the same hosts (`npm run chaos -- --vmetal`). `npm run chaos` runs the long version (200).
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, runChaos } from './run.ts';
@@ -43,5 +44,26 @@ describe('chaos (12 machines)', () => {
     // The crashed records came back through the event source mappings.
     expect(report.lambda?.failedRecords).toBeGreaterThan(0);
     expect(report.lambda?.invocations).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('with the vMetal sample beside them: every claim Available, 0 double-claimed hosts, 0 duplicate addresses over the whole history', async () => {
+    const report = await runChaos({
+      machines: 6,
+      seed: 11,
+      simDelayMs: 20,
+      timeoutSeconds: 90,
+      vmetal: true,
+    });
+    if (!report.ok) console.log(formatReport(report));
+    expect(report.violations).toEqual([]);
+    expect(report.historyViolations).toEqual([]);
+    expect(report.historyEvents).toBeGreaterThan(100);
+    expect(report.releaseFindings).toEqual([]);
+    expect(report.ready).toBe(6);
+    expect(report.claimsAvailable).toBe(5);
+    expect(report.deadLettered).toBe(0);
+    expect(report.ok).toBe(true);
+    expect(report.faults['409']).toBeGreaterThan(0);
+    expect(report.crashes.crashed).toBeGreaterThan(0);
   }, 240_000);
 });

@@ -209,6 +209,16 @@ describe('invariants', () => {
     metadata: { name, namespace: 'metal3' },
     spec: { pool: { name: pool }, address: ip, claim: { name: claim } },
   });
+  const claim = (name: string, onHost?: string, deleting = false): KubeObject => ({
+    kind: 'NodeClaim',
+    metadata: { name, namespace: 'p-a', ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+    status: onHost ? { host: onHost, hostNamespace: 'metal3' } : {},
+  });
+  const claimHost = (name: string, consumer: string): KubeObject => ({
+    kind: 'BareMetalHost',
+    metadata: { name, namespace: 'metal3' },
+    spec: { consumerRef: { kind: 'NodeClaim', name: consumer, namespace: 'p-a' } },
+  });
   const empty: Snapshot = {
     metal3Machines: [],
     hosts: [],
@@ -282,6 +292,42 @@ describe('invariants', () => {
       name: 'the same address in two pools is fine',
       snap: { ipAddresses: [addr('p-1', 'p', '10.0.0.1', 'a'), addr('q-1', 'q', '10.0.0.1', 'b')] },
       expect: [],
+    },
+    {
+      name: 'the same address in a vMetal pool and a CAPM3 pool',
+      snap: {
+        ipAddresses: [addr('p-1', 'p', '10.0.0.1', 'a'), addr('v-1', 'v', '10.0.0.1', 'b')],
+        ipPools: [
+          {
+            metadata: {
+              name: 'v',
+              namespace: 'metal3',
+              ownerReferences: [
+                { apiVersion: 'vmetal.metal3fn.io/v1alpha1', kind: 'NodeProvider', name: 'metal', uid: 'u' },
+              ],
+            },
+          },
+        ],
+      },
+      expect: ['address-twice'],
+    },
+    {
+      name: 'claims and machines each on their own host (a deleting claim’s host retaken)',
+      snap: {
+        metal3Machines: [m3m('a', 'metal3/h1')],
+        hosts: [host('h1', 'a'), claimHost('h2', 'c1'), claimHost('h3', 'c3')],
+        nodeClaims: [claim('c1', 'h2'), claim('c2'), claim('c3', 'h3'), claim('c4', 'h1', true)],
+      },
+      expect: [],
+    },
+    {
+      name: 'two claims on one host, and a claim on a machine’s host',
+      snap: {
+        metal3Machines: [m3m('a', 'metal3/h1')],
+        hosts: [host('h1', 'a'), claimHost('h2', 'c1')],
+        nodeClaims: [claim('c1', 'h2'), claim('c2', 'h2'), claim('c3', 'h1')],
+      },
+      expect: ['host-two-owners', 'host-two-owners', 'host-claim-mismatch', 'host-claim-mismatch'],
     },
   ];
 

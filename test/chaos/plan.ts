@@ -238,7 +238,13 @@ export function duplicatePlan(p: number, random: () => number, maxDelaySeconds =
 // Invariants
 
 export interface Violation {
-  invariant: 'host-two-machines' | 'host-annotation-mismatch' | 'index-twice' | 'address-twice';
+  invariant:
+    | 'host-two-machines'
+    | 'host-annotation-mismatch'
+    | 'host-two-owners'
+    | 'host-claim-mismatch'
+    | 'index-twice'
+    | 'address-twice';
   detail: string;
 }
 
@@ -249,6 +255,8 @@ export interface Snapshot {
   templates: KubeObject[];
   ipAddresses: KubeObject[];
   ipPools: KubeObject[];
+  /** vMetal NodeClaims (empty when the run has none). */
+  nodeClaims?: KubeObject[];
 }
 
 const key = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -296,6 +304,7 @@ export function checkInvariants(s: Snapshot): Violation[] {
       });
     }
   }
+  out.push(...claimViolations(s, annotated));
   // Indexes: per template, one Metal3Data per claim, and the template's status maps no index twice.
   const dataByTemplate = new Map<string, KubeObject[]>();
   for (const d of s.metal3Datas) {
@@ -360,6 +369,26 @@ export function checkInvariants(s: Snapshot): Violation[] {
       });
     }
   }
+  // Across pools: a vMetal pool (owned by a NodeProvider) shares no live address with any other
+  // pool, CAPM3's included (its network overlapping another pool is a provider condition). Two
+  // CAPM3 pools may reuse private addresses on separate networks.
+  const vmetalPools = new Set(
+    s.ipPools.filter((p) => p.metadata.ownerReferences?.some((r) => r.kind === 'NodeProvider')).map(key),
+  );
+  const everyPool = addrs.map(
+    (a) =>
+      [
+        canonicalIp(String((a.spec as { address?: string }).address ?? '')),
+        `${a.metadata.namespace}/${(a.spec as { pool?: { name?: string } }).pool?.name}`,
+      ] as [string, string],
+  );
+  for (const [ip, pools] of duplicates(everyPool)) {
+    if (new Set(pools).size > 1 && pools.some((p) => vmetalPools.has(p)))
+      out.push({
+        invariant: 'address-twice',
+        detail: `${ip} live in pools ${[...new Set(pools)].join(', ')}`,
+      });
+  }
   for (const p of s.ipPools) {
     const indexes = (p.status as { indexes?: Record<string, string> } | undefined)?.indexes ?? {};
     for (const [ip, claims] of duplicates(
@@ -370,6 +399,43 @@ export function checkInvariants(s: Snapshot): Violation[] {
         detail: `pool ${key(p)}: status gives ${ip} to ${claims.join(', ')}`,
       });
     }
+  }
+  return out;
+}
+
+/**
+ * A host is held by one owner across both models: no two live claims name the same host, no host
+ * is a claim's and a machine's at once, and a claim's host names that claim as its consumer (or
+ * nobody, mid-claim or mid-release).
+ */
+function claimViolations(s: Snapshot, annotated: [string, string][]): Violation[] {
+  const out: Violation[] = [];
+  const held = (s.nodeClaims ?? [])
+    .filter((c) => !c.metadata.deletionTimestamp)
+    .map((c) => {
+      const st = (c.status ?? {}) as { host?: string; hostNamespace?: string };
+      return st.host ? ([`${st.hostNamespace}/${st.host}`, key(c)] as [string, string]) : undefined;
+    })
+    .filter((e): e is [string, string] => e !== undefined);
+  for (const [host, claims] of duplicates(held))
+    out.push({ invariant: 'host-two-owners', detail: `host ${host} held by claims ${claims.join(', ')}` });
+  const machineOf = new Map(annotated);
+  const hosts = new Map(s.hosts.map((h) => [key(h), h]));
+  for (const [host, claim] of held) {
+    const machine = machineOf.get(host);
+    if (machine)
+      out.push({
+        invariant: 'host-two-owners',
+        detail: `host ${host} held by claim ${claim} and machine ${machine}`,
+      });
+    const ref = (
+      hosts.get(host)?.spec as { consumerRef?: { kind?: string; name?: string; namespace?: string } }
+    )?.consumerRef;
+    if (ref && (ref.kind !== 'NodeClaim' || `${ref.namespace}/${ref.name}` !== claim))
+      out.push({
+        invariant: 'host-claim-mismatch',
+        detail: `claim ${claim} holds host ${host}, whose consumerRef is ${ref.kind} ${ref.namespace}/${ref.name}`,
+      });
   }
   return out;
 }
@@ -428,7 +494,10 @@ export class InvariantChecker {
     const fresh: Violation[] = [];
     for (const v of found) {
       const id = `${v.invariant}|${v.detail}`;
-      const crossKind = v.invariant === 'host-annotation-mismatch';
+      const crossKind =
+        v.invariant === 'host-annotation-mismatch' ||
+        v.invariant === 'host-claim-mismatch' ||
+        (v.invariant === 'host-two-owners' && v.detail.includes(' and machine '));
       if (crossKind && !this.suspect.has(id)) {
         nextSuspect.add(id);
         continue;
@@ -455,14 +524,17 @@ export async function listSnapshot(
   client: KubeClient,
   R: typeof import('../../shared/api/resources.ts').R,
 ): Promise<Snapshot> {
-  const [metal3Machines, hosts, metal3Datas, templates, ipAddresses, ipPools] = await Promise.all([
-    client.list(R.Metal3Machine),
-    client.list(R.BareMetalHost),
-    client.list(R.Metal3Data),
-    client.list(R.Metal3DataTemplate),
-    client.list(R.IPAddress),
-    client.list(R.IPPool),
-  ]);
+  const [metal3Machines, hosts, metal3Datas, templates, ipAddresses, ipPools, nodeClaims] = await Promise.all(
+    [
+      client.list(R.Metal3Machine),
+      client.list(R.BareMetalHost),
+      client.list(R.Metal3Data),
+      client.list(R.Metal3DataTemplate),
+      client.list(R.IPAddress),
+      client.list(R.IPPool),
+      client.list(R.NodeClaim),
+    ],
+  );
   return {
     metal3Machines: metal3Machines.items,
     hosts: hosts.items,
@@ -470,5 +542,6 @@ export async function listSnapshot(
     templates: templates.items,
     ipAddresses: ipAddresses.items,
     ipPools: ipPools.items,
+    nodeClaims: nodeClaims.items,
   };
 }

@@ -29,8 +29,11 @@ import { listEverything } from '../../infra/local/dev/objects.ts';
 import { checkRelease, type ReleaseFinding } from '../../infra/local/dev/release-check.ts';
 import { type DevResult, runDev } from '../../infra/local/dev/run.ts';
 import type { RunSummary } from '../../infra/local/dev/summary.ts';
+import { vmetalScaleDown, vmetalScaleDownPlan } from '../../infra/local/dev/vmetal.ts';
+import { TENANT_DECLARATION_LABEL } from '../../infra/local/sim/platform.ts';
 import { R, type Resource } from '../../shared/api/resources.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
+import { KubeClient } from '../../shared/kube/client.ts';
+import { recordHistory, violations } from '../helpers/host-history.ts';
 import {
   type CrashStats,
   crashingTable,
@@ -67,7 +70,15 @@ export interface ChaosOptions {
   dumpOnLeak?: string | undefined;
   /** The functions on emulated Lambda (runDev's `lambda`). */
   lambda?: boolean | undefined;
+  /**
+   * The vMetal sample beside the machines (dev --vmetal): its NodeClaims on the same hosts, under
+   * the same faults; the invariants cover both models, and the hosts' and addresses' whole history.
+   */
+  vmetal?: boolean | undefined;
 }
+
+/** NodeClaims of the vMetal sample (infra/local/sample-vmetal/20-tenants.yaml). */
+const VMETAL_SAMPLE_CLAIMS = 5;
 
 export interface ChaosReport {
   ok: boolean;
@@ -75,6 +86,12 @@ export interface ChaosReport {
   seed: number;
   machines: number;
   ready: number;
+  /** vMetal NodeClaims followed and Available (0 without `vmetal`). */
+  claims: number;
+  claimsAvailable: number;
+  /** Host and address changes watched, and history violations (consumerRef moves, addresses held twice). */
+  historyEvents: number;
+  historyViolations: string[];
   timeToReadySeconds: number | undefined;
   scaleDownSeconds: number | undefined;
   /** From the last Metal3Machine gone until the release check was clean (the data cascade). */
@@ -156,6 +173,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   let active = false;
   let compactTimer: NodeJS.Timeout | undefined;
   let checker: InvariantChecker | undefined;
+  let history: ReturnType<typeof recordHistory> | undefined;
   let readyAt: number | undefined;
   let goneAt: number | undefined;
   let cleanAt: number | undefined;
@@ -200,9 +218,18 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
           await admin.patch(t, obj.metadata.namespace, obj.metadata.name!, { spec: { replicas: 0 } });
         }
       }
+      if (o.vmetal) {
+        const declared = (
+          await admin.list(R.ConfigMap, undefined, { labelSelector: TENANT_DECLARATION_LABEL })
+        ).items;
+        await vmetalScaleDown(admin, vmetalScaleDownPlan(declared.map((d) => ({ ...d, kind: 'ConfigMap' }))));
+      }
       const deadline = Date.now() + timeoutSeconds * 1000;
       while (!finished && Date.now() < deadline) {
-        if ((await admin.list(R.Metal3Machine)).items.length === 0) break;
+        const left =
+          (await admin.list(R.Metal3Machine)).items.length +
+          (o.vmetal ? (await admin.list(R.NodeClaim)).items.length : 0);
+        if (left === 0) break;
         await sleep(250);
       }
       goneAt = Date.now();
@@ -220,6 +247,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       }
       if ((await admin.list(R.Metal3Machine)).items.length > 0) {
         releaseFindings.unshift({ object: 'Metal3Machines', problem: 'not all deleted in time' });
+      }
+      if (o.vmetal && (await admin.list(R.NodeClaim)).items.length > 0) {
+        releaseFindings.unshift({ object: 'NodeClaims', problem: 'not all deleted in time' });
       }
       checker?.poke();
       await checker?.settle();
@@ -267,6 +297,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     result = await capturingLogs(Boolean(o.verbose), logs, logSamples, () =>
       runDev({
         machines: o.machines,
+        vmetal: o.vmetal,
         // The scale-down is ours (scaleDownAndCheck): runDev serves until it is done.
         scaleDown: false,
         serve: true,
@@ -281,6 +312,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
           onServers(mgmt) {
             servers.mgmt = mgmt;
             mgmt?.faults.seed(seed);
+            // Its own client (not the product's: no fault rule matches it), from before anything exists.
+            if (mgmt) history = recordHistory(KubeClient.fromString(mgmt.kubeconfig()));
           },
           onWorkloadCluster({ server }) {
             server.faults.seed(seed + 1 + servers.workloads.length);
@@ -304,7 +337,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
             checker ??= new InvariantChecker(() => listSnapshot(admin, R));
             checker.poke();
             const tls = [...observer.timelines.values()];
-            if (readyAt === undefined && tls.length >= o.machines && tls.every((t) => t.phase === 'Ready')) {
+            const claims = tls.filter((t) => t.model === 'vmetal').length;
+            const wanted = o.vmetal ? VMETAL_SAMPLE_CLAIMS : 0;
+            if (
+              readyAt === undefined &&
+              tls.length - claims >= o.machines &&
+              claims >= wanted &&
+              tls.every((t) => t.phase === 'Ready')
+            ) {
               readyAt = Date.now();
               scaleDown = scaleDownAndCheck(admin).catch((e: unknown) => {
                 releaseFindings.unshift({ object: 'scale-down', problem: (e as Error).message });
@@ -317,7 +357,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   } finally {
     finished = true;
     if (compactTimer) clearInterval(compactTimer);
+    history?.stop();
   }
+  const historyViolations = history ? violations(history.events) : [];
   await scaleDown;
   await checker?.settle();
 
@@ -333,7 +375,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   )) {
     faults[k] = (faults[k] ?? 0) + v;
   }
-  const violations = checker?.violations ?? [];
+  const invariantViolations = checker?.violations ?? [];
   if (readyAt !== undefined && cleanAt === undefined && releaseFindings.length === 0) {
     releaseFindings.push({ object: 'release check', problem: 'did not run to the end' });
   }
@@ -341,16 +383,23 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const problems: string[] = [];
   if (!result.ok) problems.push(result.message);
   if (releaseFindings.length) problems.push(`${releaseFindings.length} release finding(s)`);
-  if (violations.length) problems.push(`${violations.length} invariant violation(s)`);
+  if (invariantViolations.length) problems.push(`${invariantViolations.length} invariant violation(s)`);
+  if (historyViolations.length) problems.push(`${historyViolations.length} history violation(s)`);
   if (deadLettered > 0) problems.push(`${deadLettered} message(s) dead-lettered`);
   if (!checker || checker.checks === 0) problems.push('no invariant check ran');
   const ok = problems.length === 0;
   return {
     ok,
-    message: ok ? 'every machine Ready, released cleanly, no invariant violated' : problems.join('; '),
+    message: ok
+      ? `every machine Ready${o.vmetal ? ' and every NodeClaim Available' : ''}, released cleanly, no invariant violated`
+      : problems.join('; '),
     seed,
     machines: o.machines,
     ready: summary?.ready ?? 0,
+    claims: summary?.claims ?? 0,
+    claimsAvailable: summary?.claimsAvailable ?? 0,
+    historyEvents: history?.events.length ?? 0,
+    historyViolations,
     timeToReadySeconds: readyAt === undefined ? undefined : round((readyAt - started) / 1000),
     scaleDownSeconds:
       readyAt === undefined || goneAt === undefined ? undefined : round((goneAt - readyAt) / 1000),
@@ -365,7 +414,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     conflictsSeenByProduct: summary?.conflicts ?? 0,
     deadLettered,
     invariantChecks: checker?.checks ?? 0,
-    violations,
+    violations: invariantViolations,
     releaseFindings,
     logs,
     logSamples,
@@ -390,6 +439,7 @@ export function formatReport(r: ChaosReport): string {
     ['result', `${r.ok ? 'OK' : 'FAILED'}: ${r.message}`],
     ['seed', String(r.seed)],
     ['machines Ready', `${r.ready} / ${r.machines}`],
+    ...(r.claims ? [['NodeClaims Available', `${r.claimsAvailable} / ${r.claims}`] as [string, string]] : []),
     ['time to all Ready', r.timeToReadySeconds === undefined ? 'not reached' : `${r.timeToReadySeconds} s`],
     [
       'scale-down: machines gone',
@@ -412,6 +462,7 @@ export function formatReport(r: ChaosReport): string {
     ['409s seen by the product', String(r.conflictsSeenByProduct)],
     ['dead-lettered', String(r.deadLettered)],
     ['invariant checks / violations', `${r.invariantChecks} / ${r.violations.length}`],
+    ['history events / violations', `${r.historyEvents} / ${r.historyViolations.length}`],
     ['release findings', String(r.releaseFindings.length)],
     [
       'added latency per machine',
@@ -437,6 +488,7 @@ export function formatReport(r: ChaosReport): string {
   const w = Math.max(...rows.map(([k]) => k.length));
   const text = rows.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`);
   for (const v of r.violations) text.push(`  VIOLATION ${v.invariant}: ${v.detail}`);
+  for (const v of r.historyViolations) text.push(`  HISTORY ${v}`);
   for (const f of r.releaseFindings) text.push(`  LEAK ${f.object}: ${f.problem}`);
   if (r.outputTail) text.push('  --- last lines of the run ---', ...r.outputTail.map((l) => `  ${l}`));
   return text.join('\n');
@@ -454,13 +506,14 @@ async function main(argv: string[]): Promise<number> {
       verbose: { type: 'boolean' },
       'dump-on-leak': { type: 'string' },
       runtime: { type: 'string' },
+      vmetal: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });
   if (values.help) {
     process.stdout.write(
-      'usage: npm run chaos -- [--machines N (200)] [--seed S (1)] [--json FILE] [--timeout S] [--sim-delay MS] [--verbose] [--dump-on-leak FILE] [--runtime worker|lambda]\n',
+      'usage: npm run chaos -- [--machines N (200)] [--seed S (1)] [--json FILE] [--timeout S] [--sim-delay MS] [--verbose] [--dump-on-leak FILE] [--runtime worker|lambda] [--vmetal]\n',
     );
     return 0;
   }
@@ -472,7 +525,9 @@ async function main(argv: string[]): Promise<number> {
   };
   const machines = int(values.machines, 200, 'machines');
   const seed = int(values.seed, 1, 'seed');
-  process.stdout.write(`chaos: ${machines} machines, seed ${seed} …\n`);
+  process.stdout.write(
+    `chaos: ${machines} machines${values.vmetal ? ' and the vMetal sample' : ''}, seed ${seed} …\n`,
+  );
   const report = await runChaos({
     machines,
     seed,
@@ -481,6 +536,7 @@ async function main(argv: string[]): Promise<number> {
     verbose: Boolean(values.verbose),
     dumpOnLeak: values['dump-on-leak'],
     lambda: runtimeIsLambda(values.runtime),
+    vmetal: Boolean(values.vmetal),
   });
   process.stdout.write(`${formatReport(report)}\n`);
   if (values.json) await writeFile(values.json, `${JSON.stringify(report, null, 2)}\n`);

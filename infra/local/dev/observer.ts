@@ -6,14 +6,18 @@
  * wait for. It uses its own client and counters, so what it reads never counts as the product's
  * requests.
  */
-import { envelopeOf, R, type ResourceType } from '../../../shared/api/resources.ts';
+import { R } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import { type Cache, informer, keyOf } from '../informer.ts';
 import { belongsTo } from './ownership.ts';
-import { machinePhase, type Phase } from './phase.ts';
+import { claimPhase, machinePhase, type Phase } from './phase.ts';
 
 export interface MachineTimeline {
+  /** `ns/name` of the Metal3Machine, or `NodeClaim ns/name` for a vMetal claim. */
   key: string;
+  /** Which model: a CAPM3 machine (default) or a vMetal NodeClaim. */
+  model?: 'capm3' | 'vmetal';
   firstSeen: number;
   phase: Phase;
   /** ms timestamps of the first time each phase was observed. */
@@ -32,60 +36,24 @@ export interface MachineTimeline {
   host?: string;
 }
 
-type Cache = Map<string, KubeObject>;
-const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-
-/** List, then watch from the list's resourceVersion; re-list whenever the watch ends. */
-function informer(client: KubeClient, t: ResourceType, cache: Cache, onChange: () => void): { stop(): void } {
-  let stopped = false;
-  let controller: AbortController | undefined;
-  const loop = async () => {
-    while (!stopped) {
-      try {
-        const list = await client.list(envelopeOf(t));
-        cache.clear();
-        for (const o of list.items) cache.set(keyOf(o), o);
-        onChange();
-        await new Promise<void>((resolve) => {
-          client
-            .watch(
-              t,
-              undefined,
-              { resourceVersion: list.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300 },
-              (ev) => {
-                if (ev.type === 'ADDED' || ev.type === 'MODIFIED')
-                  cache.set(keyOf(ev.object), { ...ev.object, kind: t.kind });
-                else if (ev.type === 'DELETED') cache.delete(keyOf(ev.object));
-                else return;
-                onChange();
-              },
-              () => resolve(),
-            )
-            .then(
-              (c) => {
-                controller = c;
-                if (stopped) c.abort();
-              },
-              () => resolve(),
-            );
-        });
-      } catch {
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-  };
-  void loop();
-  return {
-    stop() {
-      stopped = true;
-      controller?.abort();
-    },
-  };
-}
-
 export interface ProgressObserverOptions {
   /** The uids of what the run applied: only machines that belong to them are followed (default: all). */
   applied?: ReadonlySet<string> | undefined;
+  /**
+   * Follow vMetal NodeClaims too; `isRunClaim` says which are the run's (default: all). Their
+   * timelines are keyed `NodeClaim ns/name`.
+   */
+  claims?: { isRunClaim?: (claim: KubeObject) => boolean } | undefined;
+}
+
+export const CLAIM_KEY_PREFIX = 'NodeClaim ';
+
+/** When the host was handed over (our image on it), started provisioning and was provisioned. */
+function markHost(tl: MachineTimeline, host: KubeObject, now: number): void {
+  const state = (host.status as { provisioning?: { state?: string } } | undefined)?.provisioning?.state;
+  if ((host.spec as { image?: { url?: string } } | undefined)?.image?.url) tl.hostHandedOver ??= now;
+  if (state === 'provisioning') tl.hostProvisioningStarted ??= now;
+  if (state === 'provisioned') tl.hostProvisioned ??= now;
 }
 
 export class ProgressObserver {
@@ -94,6 +62,8 @@ export class ProgressObserver {
   private readonly machines: Cache = new Map();
   private readonly machineSets: Cache = new Map();
   private readonly hosts: Cache = new Map();
+  private readonly claims: Cache = new Map();
+  private readonly claimOpts: ProgressObserverOptions['claims'];
   /** Nodes per workload cluster. */
   private readonly nodes = new Map<string, Cache>();
   private readonly stops: { stop(): void }[] = [];
@@ -107,6 +77,8 @@ export class ProgressObserver {
     this.stops.push(informer(management, R.Machine, this.machines, this.changed));
     if (this.applied) this.stops.push(informer(management, R.MachineSet, this.machineSets, this.changed));
     this.stops.push(informer(management, R.BareMetalHost, this.hosts, this.changed));
+    this.claimOpts = opts.claims;
+    if (opts.claims) this.stops.push(informer(management, R.NodeClaim, this.claims, this.changed));
   }
 
   /** Follows the Nodes of one more workload cluster (each cluster once). */
@@ -133,10 +105,25 @@ export class ProgressObserver {
     return () => this.listeners.delete(fn);
   }
 
-  /** The current objects of a machine (for the stuck report). */
-  objectsOf(key: string): { m3m?: KubeObject; machine?: KubeObject; host?: KubeObject } {
+  /** The current objects of a machine or claim (for the stuck report). */
+  objectsOf(key: string): { m3m?: KubeObject; machine?: KubeObject; host?: KubeObject; claim?: KubeObject } {
+    if (key.startsWith(CLAIM_KEY_PREFIX)) {
+      const claim = this.claims.get(key.slice(CLAIM_KEY_PREFIX.length));
+      return { claim, host: claim ? this.claimHost(claim) : undefined };
+    }
     const m3m = this.m3ms.get(key);
     return { m3m, machine: m3m ? this.machineOf(m3m) : undefined, host: m3m ? this.hostOf(m3m) : undefined };
+  }
+
+  /** Whether the object a timeline follows still exists. */
+  exists(key: string): boolean {
+    const o = this.objectsOf(key);
+    return Boolean(o.m3m ?? o.claim);
+  }
+
+  private claimHost(claim: KubeObject): KubeObject | undefined {
+    const st = claim.status as { host?: string; hostNamespace?: string } | undefined;
+    return st?.host ? this.hosts.get(`${st.hostNamespace ?? ''}/${st.host}`) : undefined;
   }
 
   hostCount(): number {
@@ -156,8 +143,11 @@ export class ProgressObserver {
   private update(): void {
     const now = Date.now();
     const nodeByUid = new Map<string, KubeObject>();
-    for (const cache of this.nodes.values())
+    // A tenant's Node is named after its claim: `<cluster namespace>/<node name>`.
+    const nodeNames = new Set<string>();
+    for (const [cluster, cache] of this.nodes)
       for (const n of cache.values()) {
+        nodeNames.add(`${cluster.split('/')[0]}/${n.metadata.name}`);
         const uid = n.metadata.labels?.['metal3.io/uuid'];
         if (uid) nodeByUid.set(uid, n);
       }
@@ -177,14 +167,33 @@ export class ProgressObserver {
         tl.infraReady ??= now;
       if (host) {
         tl.host = keyOf(host);
-        const state = (host.status as { provisioning?: { state?: string } } | undefined)?.provisioning?.state;
-        if ((host.spec as { image?: { url?: string } } | undefined)?.image?.url) tl.hostHandedOver ??= now;
-        if (state === 'provisioning') tl.hostProvisioningStarted ??= now;
-        if (state === 'provisioned') tl.hostProvisioned ??= now;
+        markHost(tl, host, now);
         if (host.metadata.uid && nodeByUid.has(host.metadata.uid)) tl.nodeSeen ??= now;
       }
     }
+    this.updateClaims(now, nodeNames);
     for (const fn of this.listeners) fn();
+  }
+
+  private updateClaims(now: number, nodeNames: Set<string>): void {
+    for (const [k, claim] of this.claims) {
+      const key = `${CLAIM_KEY_PREFIX}${k}`;
+      let tl = this.timelines.get(key);
+      if (!tl) {
+        if (this.claimOpts?.isRunClaim && !this.claimOpts.isRunClaim(claim)) continue;
+        tl = { key, model: 'vmetal', firstSeen: now, phase: 'waiting for host', at: {} };
+        this.timelines.set(key, tl);
+      }
+      const host = this.claimHost(claim);
+      tl.phase = claimPhase(claim, host);
+      tl.at[tl.phase] ??= now;
+      if (tl.phase === 'providerID' || tl.phase === 'Ready') tl.infraReady ??= now;
+      if (host) {
+        tl.host = keyOf(host);
+        markHost(tl, host, now);
+      }
+      if (nodeNames.has(`${claim.metadata.namespace}/${claim.metadata.name}`)) tl.nodeSeen ??= now;
+    }
   }
 
   stop(): void {

@@ -58,6 +58,10 @@ export function parseDevOptions(values: Values): ParsedDevOptions {
         );
     if (!existsSync(manifests)) throw optionError('manifests', 'an existing file or directory', manifests);
   }
+  if (values.vmetal && manifests !== undefined)
+    throw new OptionError(
+      '--vmetal adds the built-in vMetal sample; with --manifests your manifests bring the vMetal objects (they run whenever present)',
+    );
   const machines = whole(values, 'machines', 1, 5);
   const hosts =
     values.hosts === undefined ? undefined : whole(values, 'hosts', machines, 0, `--machines (${machines})`);
@@ -96,5 +100,6 @@ export function parseDevOptions(values: Values): ParsedDevOptions {
     rbac,
     direct,
     lambda,
+    vmetal: Boolean(values.vmetal),
   };
 }

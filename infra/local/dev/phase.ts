@@ -42,6 +42,25 @@ export function machinePhase({ m3m, machine, host }: MachineObjects): Phase {
   return 'waiting for host';
 }
 
+/**
+ * The phase of a vMetal NodeClaim on the same scale: a host held (associated), its image set (data
+ * ready), the host provisioning, Provisioned (the claim's counterpart of a providerID), Available
+ * (Ready: joined its tenant cluster).
+ */
+export function claimPhase(claim: KubeObject, host: KubeObject | undefined): Phase {
+  if (claim.metadata.deletionTimestamp) return 'deleting';
+  const phase = get(claim, 'status', 'phase');
+  if (phase === 'Failed') return 'failed';
+  if (phase === 'Available') return 'Ready';
+  const conds = (get(claim, 'status', 'conditions') as { type: string; status: string }[] | undefined) ?? [];
+  if (conds.some((c) => c.type === 'Provisioned' && c.status === 'True')) return 'providerID';
+  const state = get(host, 'status', 'provisioning', 'state');
+  if (state === 'provisioning' || state === 'provisioned') return 'provisioning';
+  if (get(host, 'spec', 'image', 'url')) return 'data ready';
+  if (get(claim, 'status', 'host')) return 'associated';
+  return 'waiting for host';
+}
+
 /** The conditions of a stuck object, as one line a person can act on. */
 export function conditionsLine(obj: KubeObject | undefined): string {
   const conds =

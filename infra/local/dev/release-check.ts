@@ -9,6 +9,12 @@
  * released; a host someone else held before the run must be exactly as it was. Without a scope the
  * whole cluster is the run's (an embedded run of the sample).
  */
+import {
+  NODE_CLAIM_LABEL,
+  VMETAL_CLAIM_UID_LABEL,
+  VMETAL_HOST_ANNOTATION,
+  VMETAL_ORIGINAL_ANNOTATIONS,
+} from '../../../shared/api/wellknown.ts';
 import { sameJson } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { belongsTo, byUid, runMetal3Machines } from './ownership.ts';
@@ -25,6 +31,10 @@ export interface ReleaseScope {
   atReady: KubeObject[];
   /** Hosts someone else held before the run, as they were then. */
   foreignHosts: KubeObject[];
+  /** Which NodeClaims are the run's (vMetal, ADR 018; default none). */
+  isRunClaim?: ((claim: KubeObject) => boolean) | undefined;
+  /** Every host before the run: a host a run claim held must have its network annotations back. */
+  hostsBefore?: KubeObject[] | undefined;
 }
 
 const ref = (o: KubeObject) =>
@@ -33,7 +43,14 @@ const nsName = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.na
 const DATA_SECRET_TYPE = 'infrastructure.cluster.x-k8s.io/secret';
 const OUR_FINALIZER = /metal3|ipam|cluster\.x-k8s\.io/;
 const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
-const LEAK_KINDS = new Set(['Metal3Machine', 'Metal3Data', 'Metal3DataClaim', 'IPClaim', 'IPAddress']);
+const LEAK_KINDS = new Set([
+  'Metal3Machine',
+  'Metal3Data',
+  'Metal3DataClaim',
+  'IPClaim',
+  'IPAddress',
+  'NodeClaim',
+]);
 
 type ConsumerRef = { kind?: string; namespace?: string; name?: string };
 const consumerOf = (h: KubeObject): ConsumerRef | undefined =>
@@ -47,6 +64,10 @@ interface Judged {
   ipClaims: Set<string>;
   /** Hosts (`ns/name`) the run's machines held. */
   held: Set<string>;
+  /** Hosts (`ns/name`) the run's NodeClaims held, as they were before the run (undefined: not known). */
+  heldByClaims: Map<string, KubeObject | undefined>;
+  /** uids of the run's NodeClaims. */
+  claimUids: Set<string>;
   foreign: Map<string, KubeObject>;
 }
 
@@ -62,7 +83,18 @@ function judge(now: KubeObject[], scope: ReleaseScope): Judged {
   const dataClaims = new Set<string>();
   const ipClaims = new Set<string>();
   const held = new Set<string>();
+  const claimUids = new Set(
+    everything
+      .filter((o) => o.kind === 'NodeClaim' && scope.isRunClaim?.(o) === true)
+      .map((o) => o.metadata.uid ?? ''),
+  );
+  const before = new Map((scope.hostsBefore ?? []).map((h) => [nsName(h), h]));
+  const heldByClaims = new Map<string, KubeObject | undefined>();
   for (const o of everything) {
+    if (o.kind === 'IPClaim' && claimUids.has(o.metadata.labels?.[VMETAL_CLAIM_UID_LABEL] ?? ''))
+      ipClaims.add(nsName(o));
+    if (o.kind === 'BareMetalHost' && claimUids.has(o.metadata.labels?.[NODE_CLAIM_LABEL] ?? ''))
+      heldByClaims.set(nsName(o), before.get(nsName(o)));
     if (o.kind === 'Metal3DataClaim' && owned(o)) dataClaims.add(nsName(o));
     if (o.kind === 'IPClaim' && owned(o)) ipClaims.add(nsName(o));
     if (o.kind === 'BareMetalHost') {
@@ -72,10 +104,15 @@ function judge(now: KubeObject[], scope: ReleaseScope): Judged {
     }
   }
   return {
-    owned,
+    owned: (o) =>
+      owned(o) ||
+      (o.kind === 'NodeClaim' && claimUids.has(o.metadata.uid ?? '')) ||
+      claimUids.has(o.metadata.labels?.[VMETAL_CLAIM_UID_LABEL] ?? ''),
     dataClaims,
     ipClaims,
     held,
+    heldByClaims,
+    claimUids,
     foreign: new Map(scope.foreignHosts.map((h) => [nsName(h), h])),
   };
 }
@@ -89,14 +126,21 @@ export function checkRelease(objects: KubeObject[], scope?: ReleaseScope): Relea
     if (o.kind && LEAK_KINDS.has(o.kind)) {
       if (owned(o)) findings.push({ object: ref(o), problem: 'still exists after scale-down' });
     } else if (o.kind === 'Secret') {
-      if ((o as { type?: string }).type === DATA_SECRET_TYPE && owned(o))
+      const claimData = Boolean(o.metadata.labels?.[VMETAL_CLAIM_UID_LABEL]);
+      if (((o as { type?: string }).type === DATA_SECRET_TYPE || claimData) && owned(o))
         findings.push({ object: ref(o), problem: 'rendered data Secret left behind' });
     } else if (o.kind === 'Metal3DataTemplate' || o.kind === 'IPPool') {
       findings.push(...allocationsLeft(o, judged));
     } else if (o.kind === 'BareMetalHost') {
       const before = judged?.foreign.get(nsName(o));
       if (before) findings.push(...changedSince(before, o));
-      else if (!judged || judged.held.has(nsName(o))) findings.push(...notReleased(o, secrets));
+      else if (judged?.heldByClaims.has(nsName(o)))
+        findings.push(...notReleased(o, secrets), ...claimTraces(o, judged.heldByClaims.get(nsName(o))));
+      else if (judged?.held.has(nsName(o))) findings.push(...notReleased(o, secrets));
+      // Without a scope every host is the run's, except those held by something of neither model
+      // (someone else's booking: not the product's to release).
+      else if (!judged && !heldByOther(o))
+        findings.push(...notReleased(o, secrets), ...claimTraces(o, undefined));
     }
     const stuck = (o.metadata.finalizers ?? []).filter((f) => OUR_FINALIZER.test(f));
     if (o.metadata.deletionTimestamp && stuck.length && owned(o))
@@ -164,6 +208,32 @@ function notReleased(o: KubeObject, secrets: Map<string, KubeObject>): ReleaseFi
       object: ref(secret),
       problem: `BMC credentials Secret of released ${ref(o)} still labelled ${CLUSTER_NAME_LABEL}=${label}`,
     });
+  return out;
+}
+
+const OUR_CONSUMERS = new Set(['Metal3Machine', 'NodeClaim']);
+const heldByOther = (h: KubeObject): boolean => {
+  const c = consumerOf(h);
+  return Boolean(c?.name && c.kind && !OUR_CONSUMERS.has(c.kind));
+};
+
+/** What a NodeClaim leaves on a host it held: its label, the saved record, network annotations changed. */
+function claimTraces(now: KubeObject, before: KubeObject | undefined): ReleaseFinding[] {
+  const out: ReleaseFinding[] = [];
+  const label = now.metadata.labels?.[NODE_CLAIM_LABEL];
+  if (label) out.push({ object: ref(now), problem: `still labelled ${NODE_CLAIM_LABEL}=${label}` });
+  const ann = now.metadata.annotations ?? {};
+  if (ann[VMETAL_ORIGINAL_ANNOTATIONS] !== undefined)
+    out.push({ object: ref(now), problem: `still carries ${VMETAL_ORIGINAL_ANNOTATIONS}` });
+  if (before) {
+    const was = before.metadata.annotations ?? {};
+    const changed = Object.values(VMETAL_HOST_ANNOTATION).filter((k) => ann[k] !== was[k]);
+    if (changed.length)
+      out.push({
+        object: ref(now),
+        problem: `network annotations not as before the run: ${changed.join(', ')}`,
+      });
+  }
   return out;
 }
 

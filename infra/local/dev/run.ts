@@ -37,6 +37,7 @@ import { applyManifests, ensureNamespace, installCrds, loadManifests } from '../
 import { createSampleHosts, startBmoSimulator } from '../sim/bmo.ts';
 import { startCapiSimulator } from '../sim/capi.ts';
 import { startKubeletSimulator } from '../sim/kubelet.ts';
+import { startPlatformSimulator } from '../sim/platform.ts';
 import { startLocalSqs } from '../sqs.ts';
 import { type EmbeddedCluster, EmbeddedClusters } from '../workload/embedded.ts';
 import { embeddedControlPlane, simulatorWorkloadClients } from '../workload/provider.ts';
@@ -68,6 +69,16 @@ import {
 } from './run-objects.ts';
 import { formatSummary, type RunSummary, summarize } from './summary.ts';
 import { startProgressView } from './view.ts';
+import {
+  createVmetalSampleHosts,
+  expectedClaims,
+  isVmetalObject,
+  planVmetalHosts,
+  runClaimPredicate,
+  SAMPLE_VMETAL_DIR,
+  vmetalScaleDown,
+  vmetalScaleDownPlan,
+} from './vmetal.ts';
 
 export interface DevOptions {
   machines: number;
@@ -87,6 +98,12 @@ export interface DevOptions {
   timeoutSeconds: number;
   concurrency: number;
   legacyProviderIds: 'accept' | 'refuse';
+  /**
+   * The vMetal model beside the CAPM3 sample (infra/local/sample-vmetal/: a provider with two
+   * overlapping node types, two tenant clusters, more hosts than claims, decoys). With
+   * `--manifests`, vMetal objects in the manifests are run whether or not this is set.
+   */
+  vmetal?: boolean | undefined;
   out?: NodeJS.WriteStream;
   hooks?: DevHooks;
   /** Queue prefix (default `dev<pid>-`). */
@@ -174,7 +191,12 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
   if (o.lambda && o.direct) throw new Error('lambda and direct are two runtimes: choose one');
   // The manifests first: a run that cannot apply them starts nothing.
   const defaultNamespace = o.manifests ? MANIFESTS_NAMESPACE : SAMPLE_NAMESPACE;
-  const objects = await loadManifests(o.manifests ?? SAMPLE_DIR);
+  const objects = [
+    ...(await loadManifests(o.manifests ?? SAMPLE_DIR)),
+    ...(o.vmetal && !o.manifests ? await loadManifests(SAMPLE_VMETAL_DIR) : []),
+  ];
+  // vMetal objects (ours, or the platform simulator's tenant declarations): claims to follow.
+  const vmetalRun = objects.some(isVmetalObject);
   const size = o.manifests ? undefined : sampleSize(o.machines, o.hosts);
 
   try {
@@ -213,10 +235,13 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
 
     // 2. The workload clusters: one embedded API server per Cluster, started by the CAPI simulator.
     const simulate = o.simulators ?? !o.kubeconfig;
+    // vMetal tenant clusters serve https: a kubeadm join pins their CA and finds cluster-info.
+    const tenantKeys = new Set<string>();
     const workloads = new EmbeddedClusters({
-      serverOptions: () => ({
+      serverOptions: (ns, name) => ({
         faults: Boolean(o.hooks?.onWorkloadCluster),
         ...(o.rbac ? { rbac: workloadRbac(o.rbac) } : {}),
+        ...(tenantKeys.has(`${ns}/${name}`) ? { tls: true } : {}),
       }),
       prepare: async (c) => {
         if (o.rbac === 'enforce') await applyRbacFile(c.admin, RBAC_FILES.workload);
@@ -265,6 +290,25 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
           log,
         }),
       );
+      if (vmetalRun) {
+        const controlPlane = embeddedControlPlane(workloads, {
+          token: o.rbac ? WORKLOAD_TOKEN : undefined,
+          external: (ns, name) => ownSecrets.has(`${ns}/${name}`),
+        });
+        cleanup.push(
+          startPlatformSimulator({
+            client: admin,
+            controlPlane: {
+              kubeconfig: (ns, name) => {
+                tenantKeys.add(`${ns}/${name}`);
+                return controlPlane.kubeconfig(ns, name);
+              },
+              release: controlPlane.release,
+            },
+            log,
+          }),
+        );
+      }
       cleanup.push(
         startKubeletSimulator({
           management: admin,
@@ -346,6 +390,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         }
       }
       if (simulate) await createPlannedHosts(admin, planHosts(size));
+      if (simulate && o.vmetal) await createVmetalSampleHosts(admin, SAMPLE_NAMESPACE);
     }
     await o.hooks?.onSample?.(objects, admin);
     // Hosts someone else holds: before the run as they are, after it exactly so (release check).
@@ -361,14 +406,20 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     ];
     const appliedAt = Date.now();
     const expected = size ? size.controlPlane + size.workers : expectedMachines(applied);
+    const claimsExpected = vmetalRun ? expectedClaims(applied) : 0;
+    const claimsNote = vmetalRun ? `, ${plural(claimsExpected, 'NodeClaim')}` : '';
     say(
       size
-        ? `sample:         ${expected} machines, ${size.hosts} hosts\n`
-        : `manifests:      ${applied.length} objects applied${ownerUidsFilled ? ` (${ownerUidsFilled} ownerReference uids filled in)` : ''}; ${expected} machines expected; clusters ${clustersOf(applied).sort().join(', ') || 'none'}${foreign.length ? `; ${plural(foreign.length, 'host')} held by others left alone` : ''}\n`,
+        ? `sample:         ${expected} machines${claimsNote}, ${size.hosts + (o.vmetal && simulate ? planVmetalHosts().length : 0)} hosts\n`
+        : `manifests:      ${applied.length} objects applied${ownerUidsFilled ? ` (${ownerUidsFilled} ownerReference uids filled in)` : ''}; ${expected} machines${claimsNote} expected; clusters ${clustersOf(applied).sort().join(', ') || 'none'}${foreign.length ? `; ${plural(foreign.length, 'host')} held by others left alone` : ''}\n`,
     );
 
     // 7. Progress until every machine of the run is Ready (both sides) or the time runs out.
-    const observer = new ProgressObserver(admin, { applied: appliedUids });
+    const isRunClaim = runClaimPredicate(applied);
+    const observer = new ProgressObserver(admin, {
+      applied: appliedUids,
+      ...(vmetalRun ? { claims: { isRunClaim } } : {}),
+    });
     cleanup.push(observer);
     cleanup.push({ stop: workloads.onStarted((c) => observer.addWorkload(c.key, c.admin)) });
     const view = startProgressView(observer, started, out);
@@ -376,7 +427,12 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     if (onProgress) observer.onChange(() => onProgress(observer, admin));
     const allReady = () => {
       const tls = [...observer.timelines.values()].filter((t) => t.phase !== 'deleting');
-      return tls.length >= Math.max(1, expected) && tls.every((t) => t.phase === 'Ready');
+      const claims = tls.filter((t) => t.model === 'vmetal').length;
+      return (
+        tls.length - claims >= (claimsExpected > 0 ? expected : Math.max(1, expected)) &&
+        claims >= claimsExpected &&
+        tls.every((t) => t.phase === 'Ready')
+      );
     };
     const reached = await waitFor(observer, allReady, o.timeoutSeconds * 1000);
     view.stop();
@@ -406,16 +462,19 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     if (!reached) {
       const tls = [...observer.timelines.values()];
       say(
-        `\nNot every machine reached Ready in time (${tls.filter((t) => t.phase === 'Ready').length} of ${expected}). Stuck:`,
+        `\nNot every machine reached Ready in time (${tls.filter((t) => t.phase === 'Ready').length} of ${expected + claimsExpected}). Stuck:`,
       );
       for (const tl of tls) {
         if (tl.phase === 'Ready') continue;
         const objs = observer.objectsOf(tl.key);
         say(
-          `  ${tl.key} (${tl.phase}): ${conditionsLine(objs.m3m)}${objs.host ? `; host ${tl.host}: ${conditionsLine(objs.host)}` : ''}`,
+          `  ${tl.key} (${tl.phase}): ${conditionsLine(objs.m3m ?? objs.claim)}${objs.host ? `; host ${tl.host}: ${conditionsLine(objs.host)}` : ''}`,
         );
       }
-      if (tls.length < expected) say(`  ${expected - tls.length} machines not created yet`);
+      const claimTls = tls.filter((t) => t.model === 'vmetal').length;
+      if (tls.length - claimTls < expected)
+        say(`  ${expected - (tls.length - claimTls)} machines not created yet`);
+      if (claimTls < claimsExpected) say(`  ${claimsExpected - claimTls} NodeClaims not created yet`);
     }
 
     const snapshot = async (): Promise<StateDump> => {
@@ -431,13 +490,16 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     let release: ReleaseFinding[] | undefined;
     if (reached && o.scaleDown) {
       const plan = scaleDownPlan(applied);
+      const vplan = vmetalScaleDownPlan(applied);
+      const tenants = vplan.tenants.map((t) => `tenant ${t.namespace}/${t.name}`);
       say(
-        `\nscale-down: ${plan.scale.map((s) => `${s.kind} ${s.namespace}/${s.name}`).join(', ') || 'nothing'} to 0; deleting ${plan.remove.map((m) => `Machine ${m.namespace}/${m.name}`).join(', ') || 'no Machine'} …`,
+        `\nscale-down: ${[...plan.scale.map((s) => `${s.kind} ${s.namespace}/${s.name}`), ...tenants].join(', ') || 'nothing'} to 0; deleting ${[...plan.remove.map((m) => `Machine ${m.namespace}/${m.name}`), ...vplan.claims.map((c) => `NodeClaim ${c.namespace}/${c.name}`)].join(', ') || 'no Machine'} …`,
       );
       await scaleDown(admin, plan);
+      await vmetalScaleDown(admin, vplan);
       const gone = await waitFor(
         observer,
-        () => [...observer.timelines.values()].every((t) => !observer.objectsOf(t.key).m3m),
+        () => [...observer.timelines.values()].every((t) => !observer.exists(t.key)),
         o.timeoutSeconds * 1000,
       );
       // The release cascade (claim -> Metal3Data -> IPClaims -> addresses, Secrets; hosts
@@ -447,6 +509,8 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         applied: appliedUids,
         atReady: atReady!.management,
         foreignHosts: foreign,
+        isRunClaim,
+        hostsBefore,
       };
       const settleUntil = Date.now() + o.timeoutSeconds * 1000;
       release = checkRelease(await listEverything(admin), scope);
@@ -454,10 +518,14 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         await new Promise((r) => setTimeout(r, 250));
         release = checkRelease(await listEverything(admin), scope);
       }
-      if (!gone) release.unshift({ object: 'Metal3Machines', problem: 'not all deleted in time' });
+      if (!gone)
+        release.unshift({
+          object: vmetalRun ? 'Metal3Machines and NodeClaims' : 'Metal3Machines',
+          problem: 'not all deleted in time',
+        });
       say(
         release.length === 0
-          ? `release check: clean (no Metal3Data, data Secrets, IP claims or addresses of the run's machines left; every host they held available, no consumerRef, no finalizer stuck${foreign.length ? `; ${plural(foreign.length, 'host')} held by others unchanged` : ''})`
+          ? `release check: clean (no Metal3Data, data Secrets, IP claims or addresses of the run's machines${vmetalRun ? ' and NodeClaims' : ''} left; every host they held available, no consumerRef, no finalizer stuck${vmetalRun ? ', network annotations as before' : ''}${foreign.length ? `; ${plural(foreign.length, 'host')} held by others unchanged` : ''})`
           : 'release check FAILED:',
       );
       for (const f of release) say(`  ${f.object}: ${f.problem}`);
@@ -496,7 +564,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       ...(release ? { release } : {}),
       ...(o.rbac ? { rbacLog } : {}),
       message: ok
-        ? 'every machine Ready'
+        ? `every machine Ready${claimsExpected > 0 ? ' and every NodeClaim Available' : ''}`
         : reached
           ? 'release check failed'
           : `machines not Ready within ${o.timeoutSeconds}s`,

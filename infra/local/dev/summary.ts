@@ -3,8 +3,12 @@ import type { LambdaFigures } from '../lambda-esm.ts';
 import { addedLatencyMs, type MachineTimeline, timeToReadyMs } from './observer.ts';
 
 export interface RunSummary {
+  /** CAPM3 machines followed, and how many reached Ready. */
   machines: number;
   ready: number;
+  /** vMetal NodeClaims followed, and how many reached Available (0 and 0 in a CAPM3-only run). */
+  claims: number;
+  claimsAvailable: number;
   hostsUsed: number;
   hosts: number;
   wallSeconds: number;
@@ -72,14 +76,19 @@ export interface SummaryInputs {
 }
 
 export function summarize(i: SummaryInputs): RunSummary {
-  const machines = i.timelines.length;
-  const ready = i.timelines.filter((t) => t.at.Ready !== undefined).length;
+  const claimTls = i.timelines.filter((t) => t.model === 'vmetal');
+  const machineTls = i.timelines.filter((t) => t.model !== 'vmetal');
+  const reached = (tls: MachineTimeline[]) => tls.filter((t) => t.at.Ready !== undefined).length;
   const latencies = i.timelines.map(addedLatencyMs).filter((v): v is number => v !== undefined);
   const spans = i.timelines.map(timeToReadyMs).filter((v): v is number => v !== undefined);
-  const per = (n: number) => (machines ? Math.round((n / machines) * 100) / 100 : 0);
+  // Per machine: a claim is one machine of the other model (one host, one node).
+  const units = i.timelines.length;
+  const per = (n: number) => (units ? Math.round((n / units) * 100) / 100 : 0);
   return {
-    machines,
-    ready,
+    machines: machineTls.length,
+    ready: reached(machineTls),
+    claims: claimTls.length,
+    claimsAvailable: reached(claimTls),
     hostsUsed: new Set(i.timelines.map((t) => t.host).filter(Boolean)).size,
     hosts: i.hosts,
     wallSeconds: Math.round(i.wallMs / 10) / 100,
@@ -136,6 +145,7 @@ function lambdaRows(l: LambdaFigures | undefined): [string, string][] {
 export function formatSummary(s: RunSummary): string {
   const rows: [string, string][] = [
     ['machines Ready', `${s.ready} / ${s.machines}`],
+    ...(s.claims ? [['NodeClaims Available', `${s.claimsAvailable} / ${s.claims}`] as [string, string]] : []),
     ['hosts used', `${s.hostsUsed} of ${s.hosts}`],
     [
       'wall time',

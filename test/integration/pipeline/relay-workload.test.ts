@@ -83,6 +83,37 @@ describe('relay: workload clusters', () => {
     await until(() => relay.workloadClusters().length === 0);
   });
 
+  it('watches a vMetal tenant cluster while a NodeClaim names it, and routes its Nodes to the claim', async () => {
+    const ns = 'p-alpha';
+    await mgmt.client.create(R.Namespace, { metadata: { name: ns } });
+    await mgmt.client.create(R.Secret, {
+      metadata: { name: 'alpha-kubeconfig', namespace: ns },
+      data: { value: Buffer.from(workload.kubeconfig).toString('base64') },
+    });
+    // The kubeconfig alone (no Cluster, no claim) is no tenant to watch.
+    await until(() => relay.cache.get('Secret', ns, 'alpha-kubeconfig'));
+    expect(relay.workloadClusters()).not.toContain(`${ns}/alpha`);
+    await mgmt.client.create(R.NodeClaim, {
+      metadata: { name: 'alpha-small-x', namespace: ns },
+      spec: { vClusterRef: 'alpha', typeRef: 'small' },
+    });
+    await until(() => relay.workloadClusters().includes(`${ns}/alpha`));
+    await workload.client.create(R.Node, { metadata: { name: 'alpha-small-x' }, spec: {} });
+    const msg = await until(() =>
+      sent.find(
+        (m) => m.msg.function === 'resolveProviderID' && m.msg.cause?.startsWith(`${ns}/alpha:Node/`),
+      ),
+    );
+    expect(msg.msg).toMatchObject({
+      kind: 'NodeClaim',
+      namespace: ns,
+      name: 'alpha-small-x',
+      reason: 'related',
+    });
+    await mgmt.client.delete(R.NodeClaim, ns, 'alpha-small-x');
+    await until(() => !relay.workloadClusters().includes(`${ns}/alpha`));
+  });
+
   it('re-lists on a period and re-sends every object as a resync (safety net)', async () => {
     const seen: RoutedMessage[] = [];
     const queues = await ensureQueues(local.sqs, { prefix: 'wl2-' });

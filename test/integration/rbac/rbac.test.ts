@@ -40,7 +40,7 @@ import {
   recordScenario,
   renderRoleFile,
 } from '../../../scripts/rbac/rules.ts';
-import { R, VMETAL_GROUP } from '../../../shared/api/resources.ts';
+import { R } from '../../../shared/api/resources.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 
@@ -163,8 +163,15 @@ function codeCalls(): { identity: Identity; kind: string; verb: string; where: s
         const method = m[1] ?? m[3]!;
         const kind = m[2] ?? m[4]!;
         const where = `${dir}/${file}`;
+        // A call on a tenant's or workload cluster's client (`tenant.list(R.Pod…)`) is the workload
+        // identity's, as Nodes always are.
+        const receiver = text.slice(Math.max(0, (m.index ?? 0) - 24), m.index);
         const identity: Identity =
-          kind === 'Node' ? 'workload' : file.startsWith('relay/') ? 'relay' : 'functions';
+          kind === 'Node' || /(tenant|workload)\w*\(?\)?\)?$/i.test(receiver)
+            ? 'workload'
+            : file.startsWith('relay/')
+              ? 'relay'
+              : 'functions';
         calls.push({ identity, kind, verb: VERB[method]!, where });
       }
     }
@@ -172,9 +179,16 @@ function codeCalls(): { identity: Identity; kind: string; verb: string; where: s
   return calls;
 }
 
-/** The files of the vMetal path (not routed yet: see the exclusion below). */
-const VMETAL_FILES =
-  /^(functions\/(select-host|deprovision)\/(nodeclaim|nodeprovider|nodetype|vmetal-pool)\.ts|shared\/vmetal\/)/;
+/**
+ * Calls no scenario can make on the embedded API servers, so no role can be observed for them:
+ * the tenant's Pods (the drain lists them; the embedded server serves no Pods, ADR 001) and its
+ * `kube-system/kube-root-ca.crt` (read only when the tenant kubeconfig carries no CA; the embedded
+ * tenants' always does). A real tenant needs them granted by hand (ADR 018, vm-dev section).
+ */
+const NOT_OBSERVABLE = new Set([
+  'functions/deprovision/drain.ts: list Pod (workload)',
+  'shared/vmetal/jointoken.ts: get ConfigMap (workload)',
+]);
 
 describe('the code calls nothing the roles refuse (static)', () => {
   it('every named direct call is granted to its identity (on the resource or its /status)', () => {
@@ -186,16 +200,14 @@ describe('the code calls nothing the roles refuse (static)', () => {
     const calls = codeCalls();
     expect(calls.length).toBeGreaterThan(50);
     const refused = calls
-      .filter(({ identity, kind, verb, where }) => {
+      .filter(({ identity, kind, verb }) => {
         const t = R[kind as keyof typeof R];
         if (!t) return false;
-        // The vMetal path (ADR 018) has no routes and no runDev scenario yet, so no event reaches it
-        // and gen:rbac cannot observe it; its grants come with that scenario (issue 19, dev --vmetal).
-        if (t.group === VMETAL_GROUP || VMETAL_FILES.test(where)) return false;
         const base = `${identity}|${t.group}|${t.plural}`;
         return !granted.has(`${base}|${verb}`) && !granted.has(`${base}/status|${verb}`);
       })
-      .map((c) => `${c.where}: ${c.verb} ${c.kind} (${c.identity})`);
+      .map((c) => `${c.where}: ${c.verb} ${c.kind} (${c.identity})`)
+      .filter((c) => !NOT_OBSERVABLE.has(c));
     expect([...new Set(refused)]).toEqual([]);
   });
 });

@@ -61,7 +61,31 @@ beforeAll(async () => {
   await applyObjects(tc.client, await loadManifests(join(ROOT, 'infra/local/sample')), NS);
   await createMachine(tc.client, 'm0', 'md-0-template');
   await converge(makeCtx(tc.client));
+  await createVmetalObjects(tc.client);
 });
+
+/**
+ * One object of each vMetal kind (ADR 018), as the admin: a provider over the sample's namespace,
+ * its type, a claim, an environment and the catalogue kinds claims wait for.
+ */
+async function createVmetalObjects(client: KubeClient): Promise<void> {
+  await client.create(R.NodeProvider, {
+    metadata: { name: 'metal' },
+    spec: { metal3: { clusterRef: { cluster: 'local', namespace: NS }, nodeTypes: [{ name: 'small' }] } },
+  });
+  await client.create(R.NodeType, { metadata: { name: 'small' }, spec: { providerRef: 'metal' } });
+  await client.create(R.NodeClaim, {
+    metadata: { name: 'tenant-small-0', namespace: NS },
+    spec: { providerRef: 'metal', typeRef: 'small', vClusterRef: 'tenant' },
+  });
+  await client.create(R.NodeEnvironment, { metadata: { name: 'net', namespace: NS }, spec: {} });
+  await client.create(R.OSImage, { metadata: { name: 'ubuntu' }, spec: {} });
+  await client.create(R.SSHKey, {
+    metadata: { name: 'admin' },
+    spec: { publicKey: 'ssh-ed25519 AAAA admin' },
+  });
+  await client.create(R.MachineConfigTemplate, { metadata: { name: 'cfg' }, spec: {} });
+}
 afterAll(async () => {
   await tc?.stop();
 });

@@ -28,7 +28,17 @@ describe('parseDevOptions', () => {
       rbac: undefined,
       direct: false,
       lambda: false,
+      vmetal: false,
     });
+  });
+
+  it('takes --vmetal alone, and refuses it with --manifests (the manifests bring their vMetal objects)', () => {
+    expect(parseDevOptions({ vmetal: true })).toMatchObject({ vmetal: true });
+    expect(() => parseDevOptions({ vmetal: true, manifests: dir })).toThrow(
+      new OptionError(
+        '--vmetal adds the built-in vMetal sample; with --manifests your manifests bring the vMetal objects (they run whenever present)',
+      ),
+    );
   });
 
   it('reads what it is given', () => {

@@ -1,0 +1,69 @@
+/**
+ * A list-then-watch loop into a map (test and dev only): the progress observer and the platform
+ * simulator follow the objects they need with it. Re-lists whenever the watch ends.
+ */
+import { envelopeOf, type ResourceType } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+
+export type Cache = Map<string, KubeObject>;
+export const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** List, then watch from the list's resourceVersion; re-list whenever the watch ends. */
+export function informer(
+  client: KubeClient,
+  t: ResourceType,
+  cache: Cache,
+  onChange: () => void,
+  opts: { labelSelector?: string } = {},
+): { stop(): void } {
+  let stopped = false;
+  let controller: AbortController | undefined;
+  const loop = async () => {
+    while (!stopped) {
+      try {
+        const list = await client.list(envelopeOf(t), undefined, { labelSelector: opts.labelSelector });
+        cache.clear();
+        for (const o of list.items) cache.set(keyOf(o), o);
+        onChange();
+        await new Promise<void>((resolve) => {
+          client
+            .watch(
+              t,
+              undefined,
+              {
+                resourceVersion: list.resourceVersion,
+                allowWatchBookmarks: true,
+                timeoutSeconds: 300,
+                labelSelector: opts.labelSelector,
+              },
+              (ev) => {
+                if (ev.type === 'ADDED' || ev.type === 'MODIFIED')
+                  cache.set(keyOf(ev.object), { ...ev.object, kind: t.kind });
+                else if (ev.type === 'DELETED') cache.delete(keyOf(ev.object));
+                else return;
+                onChange();
+              },
+              () => resolve(),
+            )
+            .then(
+              (c) => {
+                controller = c;
+                if (stopped) c.abort();
+              },
+              () => resolve(),
+            );
+        });
+      } catch {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
+  void loop();
+  return {
+    stop() {
+      stopped = true;
+      controller?.abort();
+    },
+  };
+}
