@@ -19,12 +19,18 @@ export type NodeRelease = { kind: 'done'; note: string } | { kind: 'wait'; messa
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
+const isForbidden = (e: unknown): e is KubeApiError => e instanceof KubeApiError && e.code === 403;
+
 /** The Pods bound to the Node; none when the tenant serves no Pods (404 on the collection). */
-async function podsOn(tenant: KubeClient, node: string): Promise<Pod[] | 'not served'> {
+async function podsOn(
+  tenant: KubeClient,
+  node: string,
+): Promise<Pod[] | 'not served' | { forbidden: string }> {
   try {
     return (await tenant.list(R.Pod, undefined, { fieldSelector: `spec.nodeName=${node}` })).items;
   } catch (e) {
     if (e instanceof KubeApiError && e.code === 404) return 'not served';
+    if (isForbidden(e)) return { forbidden: `list pods: ${e.message}` };
     throw e;
   }
 }
@@ -54,8 +60,11 @@ export async function drainTenantNode(ctx: ReconcileContext, claim: NodeClaim): 
   const pods = await podsOn(tenant, node);
   let left = 0;
   const blocked: string[] = [];
+  let forbidden: string | undefined;
   if (pods === 'not served') {
     log.info('the tenant serves no Pods: nothing to drain', { node });
+  } else if ('forbidden' in pods) {
+    forbidden = pods.forbidden;
   } else {
     const plan = planDrain(pods);
     left = plan.remaining.length;
@@ -64,6 +73,10 @@ export async function drainTenantNode(ctx: ReconcileContext, claim: NodeClaim): 
       try {
         if (!(await tenant.evict(pod.metadata.namespace!, pod.metadata.name!))) left--;
       } catch (e) {
+        if (isForbidden(e)) {
+          forbidden = `create pods/eviction ${ref}: ${e.message}`;
+          continue;
+        }
         // 429: a PodDisruptionBudget allows no disruption now; look again later, as kubectl drain does.
         if (!(e instanceof KubeApiError) || e.code !== 429) throw e;
         blocked.push(`${ref}: ${e.message}`);
@@ -74,7 +87,7 @@ export async function drainTenantNode(ctx: ReconcileContext, claim: NodeClaim): 
     ? Date.parse(claim.metadata.deletionTimestamp)
     : Number.NaN;
   const elapsedSeconds = Number.isNaN(deletedAt) ? 0 : (ctx.now().getTime() - deletedAt) / 1000;
-  const outcome = drainOutcome({ node, left, blocked, elapsedSeconds });
+  const outcome = drainOutcome({ node, left, blocked, elapsedSeconds, forbidden });
   if (outcome.kind === 'wait') return outcome;
   if (outcome.kind === 'timedOut') log.warn('drain timed out', { node, message: outcome.message });
   await tenant.delete(R.Node, undefined, node, { preconditions: { uid: current.metadata.uid! } });

@@ -44,7 +44,10 @@ export type DrainOutcome =
 
 /**
  * After an eviction pass: `left` Pods still on the Node (not counting those just evicted and
- * gone), `blocked` the evictions a PodDisruptionBudget refused (`ns/name: message`).
+ * gone), `blocked` the evictions a PodDisruptionBudget refused (`ns/name: message`), `forbidden`
+ * set when the tenant refused the drain itself (403 on listing Pods or evicting: the workload
+ * identity lacks the grants) — a wait like a PDB's, bounded by the same timeout, so a missing grant
+ * delays the release and says why, never holds the host forever.
  */
 export function drainOutcome(i: {
   node: string;
@@ -52,10 +55,13 @@ export function drainOutcome(i: {
   blocked: readonly string[];
   elapsedSeconds: number;
   timeoutSeconds?: number;
+  forbidden?: string | undefined;
 }): DrainOutcome {
   const timeout = i.timeoutSeconds ?? DRAIN_TIMEOUT_SECONDS;
-  if (i.left === 0) return { kind: 'deleteNode', note: `Node ${i.node} drained` };
-  const what = `${i.left} Pod(s) left on Node ${i.node}${i.blocked.length > 0 ? `; evictions refused: ${i.blocked.join('; ')}` : ''}`;
+  if (i.left === 0 && !i.forbidden) return { kind: 'deleteNode', note: `Node ${i.node} drained` };
+  const what = i.forbidden
+    ? `the tenant refused the drain of Node ${i.node} (${i.forbidden}; the workload identity needs list pods and create pods/eviction)`
+    : `${i.left} Pod(s) left on Node ${i.node}${i.blocked.length > 0 ? `; evictions refused: ${i.blocked.join('; ')}` : ''}`;
   if (i.elapsedSeconds >= timeout)
     return {
       kind: 'timedOut',

@@ -70,6 +70,20 @@ describe('drainOutcome', () => {
       },
     ],
     [
+      'the tenant refused the drain (403): wait, naming the grants, even with no Pod counted',
+      { node: 'n1', left: 0, blocked: [], elapsedSeconds: 10, forbidden: 'list pods: forbidden' },
+      {
+        kind: 'wait',
+        message:
+          'draining: the tenant refused the drain of Node n1 (list pods: forbidden; the workload identity needs list pods and create pods/eviction)',
+      },
+    ],
+    [
+      'a refused drain is bounded by the timeout too',
+      { node: 'n1', left: 0, blocked: [], elapsedSeconds: 300, forbidden: 'list pods: forbidden' },
+      { kind: 'timedOut', message: expect.stringContaining('deleting the Node anyway') },
+    ],
+    [
       'a shorter timeout',
       { node: 'n1', left: 1, blocked: [], elapsedSeconds: 5, timeoutSeconds: 5 },
       { kind: 'timedOut' },
