@@ -41,8 +41,8 @@ export function poisons(good: MessageEnvelope, other: MessageEnvelope): Poison[]
     },
     {
       label: 'unknown kind',
-      body: JSON.stringify({ ...good, apiVersion: 'v1', kind: 'Pod' }),
-      reason: /unknown kind 'Pod'/,
+      body: JSON.stringify({ ...good, apiVersion: 'apps/v1', kind: 'StatefulSet' }),
+      reason: /unknown kind 'StatefulSet'/,
     },
     {
       label: 'oversized',
