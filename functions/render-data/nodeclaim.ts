@@ -13,7 +13,8 @@ import type { Secret } from '../../shared/api/core.ts';
 import { apiVersionOf, R } from '../../shared/api/resources.ts';
 import type { NodeClaim } from '../../shared/api/vmetal/nodeclaim.ts';
 import { VMETAL_CLAIM_UID_LABEL, VMETAL_HOST_ANNOTATION } from '../../shared/api/wellknown.ts';
-import { type HostConsumer, hostConsumerRef, hostHeldBy } from '../../shared/hosts/consumer.ts';
+import { getCondition } from '../../shared/capi/conditions.ts';
+import { type HostConsumer, hostHeldBy } from '../../shared/hosts/consumer.ts';
 import { hostState } from '../../shared/hosts/eligibility.ts';
 import { updateHeldHost } from '../../shared/hosts/held.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
@@ -59,13 +60,6 @@ export const CLAIM_REBOOT_ANNOTATION = 'machines.vcluster.com/reboot';
 export const HOST_REBOOT_ANNOTATION = 'reboot.metal3.io';
 /** How often a release after a failure looks again while the host deprovisions (events wake it too). */
 const RELEASE_RECHECK_SECONDS = 15;
-
-/** The host names the claim (kind, name, namespace) and, when the ref carries one, its uid. */
-function heldByClaim(host: BareMetalHost, consumer: HostConsumer): boolean {
-  if (!hostHeldBy(host, consumer)) return false;
-  const uid = hostConsumerRef(host)?.uid;
-  return !uid || uid === consumer.uid;
-}
 
 type AddressState =
   | { kind: 'ready'; address: string; prefix: number; gateway?: string }
@@ -253,7 +247,7 @@ interface HostPlan {
 
 /** Everything the claim asks of its host, in place; SKIP when the host already has it all. */
 function provisionHost(h: BareMetalHost, plan: HostPlan, consumer: HostConsumer): undefined | typeof SKIP {
-  if (!heldByClaim(h, consumer)) return SKIP;
+  if (!hostHeldBy(h, consumer)) return SKIP;
   const before = JSON.stringify([h.metadata.annotations, h.spec]);
   const ns = h.metadata.namespace;
   const ann = { ...(h.metadata.annotations ?? {}) };
@@ -422,7 +416,7 @@ export async function renderNodeClaim(ctx: ReconcileContext, claim: NodeClaim): 
   if (claim.status?.phase === 'Failed') return done('NodeClaim failed');
   const consumer = claimConsumer(claim, hostNamespace);
   const host = await ctx.client.get(R.BareMetalHost, hostNamespace, hostName);
-  if (!host || !heldByClaim(host, consumer))
+  if (!host || !hostHeldBy(host, consumer))
     return done(`BareMetalHost ${hostNamespace}/${hostName} not held by the claim`);
   const names = claimSecretNames(claim.metadata.name!);
   try {
@@ -450,13 +444,11 @@ export async function renderNodeClaim(ctx: ReconcileContext, claim: NodeClaim): 
       reboot: reboot !== undefined && hostState(host) === 'provisioned',
     };
     const written = await updateHeldHost(ctx.client, host, consumer, (h) => provisionHost(h, plan, consumer));
-    if (written.outcome === 'gone' || !heldByClaim(written.object, consumer))
+    if (written.outcome === 'gone' || !hostHeldBy(written.object, consumer))
       return done(`BareMetalHost ${hostNamespace}/${hostName} no longer held by the claim`);
     if (reboot !== undefined) await clearRebootRequest(ctx, claim, reboot);
 
-    const provisioned = (claim.status?.conditions ?? []).some(
-      (c) => c.type === CLAIM_COND.Provisioned && c.status === 'True',
-    );
+    const provisioned = getCondition(claim.status?.conditions, CLAIM_COND.Provisioned)?.status === 'True';
     await updateClaimStatus(ctx, claim, {
       reason: undefined,
       message: undefined,

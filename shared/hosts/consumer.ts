@@ -57,11 +57,13 @@ export const consumerRefOf = (c: HostConsumer): ConsumerRef => ({
 
 /**
  * consumerRef names this consumer: name, namespace (the host's when the ref has none), kind and API
- * group; the version is ignored (a v1beta2 ref names the same object).
+ * group; the version is ignored (a v1beta2 ref names the same object). When both the ref and the
+ * consumer carry a uid they must match: a later object of the same name does not hold its
+ * predecessor's host (CAPM3's refs carry none, so for Metal3Machines the name decides).
  */
 export function isHeldBy(
   ref: ConsumerRef | undefined,
-  c: Pick<HostConsumer, 'apiVersion' | 'kind' | 'namespace' | 'name'>,
+  c: Pick<HostConsumer, 'apiVersion' | 'kind' | 'namespace' | 'name' | 'uid'>,
   hostNamespace?: string,
 ): boolean {
   if (!ref) return false;
@@ -69,7 +71,8 @@ export function isHeldBy(
     ref.kind === c.kind &&
     ref.name === c.name &&
     (ref.namespace || hostNamespace) === c.namespace &&
-    groupOf(ref.apiVersion) === groupOf(c.apiVersion)
+    groupOf(ref.apiVersion) === groupOf(c.apiVersion) &&
+    (!ref.uid || !c.uid || ref.uid === c.uid)
   );
 }
 
@@ -80,7 +83,7 @@ export const hostNamespaceOf = (c: Pick<HostConsumer, 'namespace' | 'hostNamespa
 /** The host's consumerRef names `c`. */
 export const hostHeldBy = (
   h: BareMetalHost,
-  c: Pick<HostConsumer, 'apiVersion' | 'kind' | 'namespace' | 'name'>,
+  c: Pick<HostConsumer, 'apiVersion' | 'kind' | 'namespace' | 'name' | 'uid'>,
 ) => isHeldBy(hostConsumerRef(h), c, h.metadata.namespace);
 
 /**

@@ -7,7 +7,7 @@ import { isRecord } from '../api/json.ts';
 import type { KubeObject } from '../api/meta.ts';
 import { envelopeOf, R } from '../api/resources.ts';
 import type { NodeClaim, NodeClaimStatus } from '../api/vmetal/nodeclaim.ts';
-import { type ConditionInput, setCondition } from '../capi/conditions.ts';
+import { type ConditionInput, getCondition, setCondition } from '../capi/conditions.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import type { TerminalError } from '../reconcile/errors.ts';
@@ -27,16 +27,15 @@ export const CLAIM_COND = {
  */
 export const RENDER_FAILED = 'RenderFailed';
 
-export const isRenderFailed = (claim: NodeClaim): boolean =>
-  claim.status?.phase === 'Failed' &&
-  (claim.status.conditions ?? []).some(
-    (c) => c.type === CLAIM_COND.Provisioned && c.status === 'False' && c.reason === RENDER_FAILED,
-  );
+export const isRenderFailed = (claim: NodeClaim): boolean => {
+  const c = getCondition(claim.status?.conditions, CLAIM_COND.Provisioned);
+  return claim.status?.phase === 'Failed' && c?.status === 'False' && c.reason === RENDER_FAILED;
+};
 
 /** Whether the claim holds a host by selectHost's record (`status.host`, Scheduled=True). */
 export const isScheduled = (claim: NodeClaim): boolean =>
   Boolean(claim.status?.host) &&
-  (claim.status?.conditions ?? []).some((c) => c.type === CLAIM_COND.Scheduled && c.status === 'True');
+  getCondition(claim.status?.conditions, CLAIM_COND.Scheduled)?.status === 'True';
 
 /** How often a waiting claim looks again when no event wakes it (a safety net; events do). */
 export const WAIT_RECHECK_SECONDS = 60;

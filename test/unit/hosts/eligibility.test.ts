@@ -69,6 +69,24 @@ describe('isHeldBy', () => {
   ])('%j -> %s', (ref, expected) => {
     expect(isHeldBy(ref, me, 'metal3')).toBe(expected);
   });
+
+  const claim = {
+    apiVersion: 'vmetal.metal3fn.io/v1alpha1',
+    kind: 'NodeClaim',
+    name: 'c1',
+    namespace: 'p-a',
+    uid: 'uid-now',
+  };
+  it.each([
+    ['the same uid', { ...claim }, true],
+    ['a ref without uid (named only)', { ...claim, uid: undefined }, true],
+    ["an earlier object of the same name's uid", { ...claim, uid: 'uid-before' }, false],
+  ])('a consumer with a uid: %s', (_n, ref, expected) => {
+    expect(isHeldBy(ref, claim, 'metal3')).toBe(expected);
+  });
+  it('a consumer without a uid (CAPM3) is decided by the name whatever uid the ref carries', () => {
+    expect(isHeldBy({ ...M3M, name: 'm1', namespace: 'metal3', uid: 'any' }, me, 'metal3')).toBe(true);
+  });
 });
 
 describe('classifyHost: exclusions', () => {
