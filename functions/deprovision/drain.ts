@@ -9,7 +9,7 @@ import type { Pod } from '../../shared/api/core.ts';
 import { R } from '../../shared/api/resources.ts';
 import type { NodeClaim } from '../../shared/api/vmetal/nodeclaim.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
-import { KubeApiError } from '../../shared/kube/errors.ts';
+import { isForbidden, isNotFound, KubeApiError } from '../../shared/kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import { isWorkloadUnavailable } from '../../shared/kube/workload.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
@@ -19,8 +19,6 @@ export type NodeRelease = { kind: 'done'; note: string } | { kind: 'wait'; messa
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
-const isForbidden = (e: unknown): e is KubeApiError => e instanceof KubeApiError && e.code === 403;
-
 /** The Pods bound to the Node; none when the tenant serves no Pods (404 on the collection). */
 async function podsOn(
   tenant: KubeClient,
@@ -29,7 +27,7 @@ async function podsOn(
   try {
     return (await tenant.list(R.Pod, undefined, { fieldSelector: `spec.nodeName=${node}` })).items;
   } catch (e) {
-    if (e instanceof KubeApiError && e.code === 404) return 'not served';
+    if (isNotFound(e)) return 'not served';
     if (isForbidden(e)) return { forbidden: `list pods: ${e.message}` };
     throw e;
   }

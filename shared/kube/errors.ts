@@ -104,3 +104,4 @@ export function kubeErrorFrom(code: number, body: unknown, headers?: Record<stri
 export const isConflict = (e: unknown): e is ConflictError => e instanceof ConflictError;
 export const isNotFound = (e: unknown): e is NotFoundError => e instanceof NotFoundError;
 export const isAlreadyExists = (e: unknown): e is AlreadyExistsError => e instanceof AlreadyExistsError;
+export const isForbidden = (e: unknown): e is ForbiddenError => e instanceof ForbiddenError;
