@@ -17,7 +17,7 @@ import { apiVersionOf, K, type ResourceType } from '../api/kinds.ts';
 import { KubeObjectSchema } from '../api/meta.ts';
 import { parseObject } from '../api/parse.ts';
 import type { Resource } from '../api/resources.ts';
-import { KubeApiError, kubeErrorFrom } from './errors.ts';
+import { isNotFound, kubeErrorFrom } from './errors.ts';
 import { RequestStats, type Verb } from './stats.ts';
 import { undiciRequestLibrary } from './transport.ts';
 import type { KubeList, KubeObject } from './types.ts';
@@ -245,7 +245,7 @@ export class KubeClient {
         this.api.send(HttpMethod.GET, this.path(t, namespace, name), {}),
       );
     } catch (e) {
-      if (e instanceof KubeApiError && e.code === 404) return undefined;
+      if (isNotFound(e)) return undefined;
       throw e;
     }
     return parseAs(t, body);
@@ -379,7 +379,7 @@ export class KubeClient {
       );
       return true;
     } catch (e) {
-      if (e instanceof KubeApiError && e.code === 404) return false;
+      if (isNotFound(e)) return false;
       throw e;
     }
   }
@@ -406,7 +406,7 @@ export class KubeClient {
       );
       return true;
     } catch (e) {
-      if (e instanceof KubeApiError && e.code === 404) return false;
+      if (isNotFound(e)) return false;
       throw e;
     }
   }

@@ -19,7 +19,7 @@ import { VMETAL_JOIN_TOKEN_LABEL } from '../api/wellknown.ts';
 import type { KubeClient, ObjectReader } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { currentClusterOf } from '../kube/kubeconfig-cluster.ts';
-import { optimisticUpdate } from '../kube/optimistic.ts';
+import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import { kubeconfigFromSecret, kubeconfigSecretName } from '../kube/workload.ts';
 import { TransientError } from '../reconcile/errors.ts';
 import { VMetalInputError, VMetalWait } from './errors.ts';
@@ -212,7 +212,7 @@ export async function ensureJoinToken(
       namespace,
       name,
       (s) => {
-        if (!tokenNeedsRotation(tokenOfSecret(s), now, ttlSeconds)) return;
+        if (!tokenNeedsRotation(tokenOfSecret(s), now, ttlSeconds)) return SKIP;
         s.data = { ...(s.data ?? {}), ...tokenData(newBootstrapToken(now, ttlSeconds)) };
       },
       { current },
