@@ -53,7 +53,8 @@ export function areaOf(url: string): string | undefined {
     if (parts[2] === 'sim') return 'infra/local/sim';
     return parts.length > 3 ? `infra/local/${parts[2]}` : 'infra/local (other)';
   }
-  if (parts[0] === 'functions' || parts[0] === 'shared') return parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0]!;
+  if (parts[0] === 'functions' || parts[0] === 'shared')
+    return parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0]!;
   return parts[0]!;
 }
 
@@ -94,7 +95,10 @@ export function summarize(profiles: CpuProfile[], callersOf?: RegExp, depth = 6)
       const name = f.functionName || '(anonymous)';
       let out: { area: string; label: string };
       if (SPECIAL.has(f.functionName) && !f.url) {
-        out = { area: f.functionName === '(garbage collector)' ? 'GC' : f.functionName, label: f.functionName };
+        out = {
+          area: f.functionName === '(garbage collector)' ? 'GC' : f.functionName,
+          label: f.functionName,
+        };
       } else {
         const area = f.url.startsWith('node:') ? undefined : areaOf(f.url);
         if (area) out = { area, label: `${name} ${shortUrl(f.url)}:${f.lineNumber + 1}` };
@@ -115,7 +119,10 @@ export function summarize(profiles: CpuProfile[], callersOf?: RegExp, depth = 6)
                 area: areaOf(caller.callFrame.url)!,
                 label: `${name} ← ${caller.callFrame.functionName || '(anonymous)'} ${shortUrl(caller.callFrame.url)}:${caller.callFrame.lineNumber + 1}`,
               }
-            : { area: f.url ? 'node internals' : 'native (no caller)', label: f.url ? `${name} ${f.url}` : name };
+            : {
+                area: f.url ? 'node internals' : 'native (no caller)',
+                label: f.url ? `${name} ${f.url}` : name,
+              };
         }
       }
       charged.set(id, out);
@@ -135,7 +142,12 @@ export function summarize(profiles: CpuProfile[], callersOf?: RegExp, depth = 6)
 }
 
 /** `a ← b ← c`: the sampled frame and its nearest callers with a script outside Node. */
-function chainOf(id: number, byId: Map<number, ProfileNode>, parent: Map<number, number>, depth: number): string {
+function chainOf(
+  id: number,
+  byId: Map<number, ProfileNode>,
+  parent: Map<number, number>,
+  depth: number,
+): string {
   const out: string[] = [];
   let at: number | undefined = id;
   while (at !== undefined && out.length < depth) {
@@ -173,7 +185,10 @@ function main(): void {
   }
   const runs = positionals.map((arg) => {
     const [path, machines] = arg.split('=');
-    return { name: path!, machines: machines ? Number(machines) : undefined, s: summarize(load(path!), values.callers ? new RegExp(values.callers) : undefined),
+    return {
+      name: path!,
+      machines: machines ? Number(machines) : undefined,
+      s: summarize(load(path!), values.callers ? new RegExp(values.callers) : undefined),
     };
   });
   const first = runs[0]!.s;
@@ -195,9 +210,12 @@ function main(): void {
   row('**total (non-idle)**', (s) => s.totalMs);
   const top = Number(values.top);
   for (const r of runs) {
-    console.log(`\nTop ${top} functions by self time, ${r.name} (${(r.s.totalMs / 1000).toFixed(1)} s non-idle):`);
+    console.log(
+      `\nTop ${top} functions by self time, ${r.name} (${(r.s.totalMs / 1000).toFixed(1)} s non-idle):`,
+    );
     const fns = [...r.s.byFunction.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
-    for (const [label, ms] of fns) console.log(`  ${pct(ms, r.s.totalMs).padStart(7)}  ${(ms / 1000).toFixed(2).padStart(8)} s  ${label}`);
+    for (const [label, ms] of fns)
+      console.log(`  ${pct(ms, r.s.totalMs).padStart(7)}  ${(ms / 1000).toFixed(2).padStart(8)} s  ${label}`);
     if (!values.callers) continue;
     console.log(`\nCallers of /${values.callers}/, ${r.name}:`);
     const chains = [...r.s.byChain.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);

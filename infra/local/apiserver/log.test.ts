@@ -19,7 +19,9 @@ describe('RequestLog', () => {
     for (let n = 1; n <= 10; n++) {
       log.record(entry(n));
       const names = log.entries.map((e) => e.name);
-      expect(names).toEqual(Array.from({ length: Math.min(n, 3) }, (_, i) => `c${n - Math.min(n, 3) + i + 1}`));
+      expect(names).toEqual(
+        Array.from({ length: Math.min(n, 3) }, (_, i) => `c${n - Math.min(n, 3) + i + 1}`),
+      );
     }
   });
 

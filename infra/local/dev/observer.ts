@@ -187,14 +187,20 @@ export class ProgressObserver {
   // ---- events ----------------------------------------------------------------------------------
 
   private onMetal3Machine(c: Change): void {
-    if (!c) return this.recomputeAll();
+    if (!c) {
+      this.recomputeAll();
+      return;
+    }
     this.refreshMachine(keyOf(c.object), Date.now());
     this.notify();
   }
 
   /** A Machine (its Metal3Machine's phase) or MachineSet (ownership) changed. */
   private onOwner(c: Change, isMachine: boolean): void {
-    if (!c) return this.recomputeAll();
+    if (!c) {
+      this.recomputeAll();
+      return;
+    }
     const uid = c.object.metadata.uid;
     if (uid) {
       if (c.type === 'DELETED') this.owners.delete(uid);
@@ -208,7 +214,10 @@ export class ProgressObserver {
   }
 
   private onHost(c: Change): void {
-    if (!c) return this.recomputeAll();
+    if (!c) {
+      this.recomputeAll();
+      return;
+    }
     const key = keyOf(c.object);
     const uid = c.object.metadata.uid;
     if (uid) {
@@ -220,13 +229,19 @@ export class ProgressObserver {
   }
 
   private onClaim(c: Change): void {
-    if (!c) return this.recomputeAll();
+    if (!c) {
+      this.recomputeAll();
+      return;
+    }
     this.refreshClaim(keyOf(c.object), Date.now());
     this.notify();
   }
 
   private onNode(cluster: string, c: Change): void {
-    if (!c) return this.recomputeAll();
+    if (!c) {
+      this.recomputeAll();
+      return;
+    }
     const node = c.object;
     const nodeKey = `${cluster}|${node.metadata.name}`;
     const uid = node.metadata.labels?.[NODE_HOST_UID_LABEL];

@@ -95,7 +95,8 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
   const nodesByCluster = new Map<string, Map<string, { name: string; uid: string }>>();
   const machinesByNodeKey = new Map<string, Set<string>>();
   const nodeKeysOfMachine = new Map<string, string[]>();
-  const nodeKey = (ns: string, cluster: string, what: 'pid' | 'node', v: string) => `${ns}|${cluster}|${what}|${v}`;
+  const nodeKey = (ns: string, cluster: string, what: 'pid' | 'node', v: string) =>
+    `${ns}|${cluster}|${what}|${v}`;
   function indexMachine(o: KubeObject, deleted: boolean): void {
     const ns = o.metadata.namespace ?? '';
     const id = `${ns}/${o.metadata.name}`;

@@ -63,7 +63,9 @@ describe('ProgressObserver', () => {
       await eventually(() => tl.nodeSeen, 'the Node seen (a Node event, through the host uid)');
 
       await client.patch(R.Metal3Machine, NS, 'm-run', { spec: { providerID: `metal3://${NS}/h/m-run` } });
-      await client.patch(R.Metal3Machine, NS, 'm-run', { status: { ready: true } }, 'merge', { status: true });
+      await client.patch(R.Metal3Machine, NS, 'm-run', { status: { ready: true } }, 'merge', {
+        status: true,
+      });
       await eventually(() => tl.phase === 'providerID' && tl.infraReady, 'providerID');
 
       await client.patch(
@@ -75,7 +77,14 @@ describe('ProgressObserver', () => {
         { status: true },
       );
       await eventually(() => tl.phase === 'Ready', 'Ready (a Machine event)');
-      expect(Object.keys(tl.at)).toEqual(['waiting for host', 'associated', 'data ready', 'provisioning', 'providerID', 'Ready']);
+      expect(Object.keys(tl.at)).toEqual([
+        'waiting for host',
+        'associated',
+        'data ready',
+        'provisioning',
+        'providerID',
+        'Ready',
+      ]);
       expect(tl.host).toBe(hostKey);
       expect(observer.timelines.has(`${NS}/m-other`)).toBe(false);
       expect(notified).toBeGreaterThan(0);
