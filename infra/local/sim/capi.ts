@@ -87,42 +87,59 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
   }
 
   /**
-   * Indexes from the watches, so a Node event finds its Machines and a Machine pass its Node without
-   * listing every Machine or Node (each list was O(fleet), per event and per pass). Nodes: per
-   * `ns/cluster` while its watch runs, providerID → Node. Machines: `ns|cluster|providerID` and
-   * `ns|cluster|node name` → Machine names.
+   * Indexes from the watches, so a Node, KubeadmConfig or unowned Metal3Machine event finds its
+   * Machines and a Machine pass its Node without listing every Machine or Node (each list was
+   * O(fleet), per event and per pass). Nodes: per `ns/cluster` while its watch runs, providerID →
+   * Node. Machines: `ns|cluster|pid|providerID`, `ns|cluster|node|name`, `ns|KubeadmConfig|name`
+   * (bootstrap configRef) and `ns|Metal3Machine|name` (infrastructureRef) → Machine names.
    */
   const nodesByCluster = new Map<string, Map<string, { name: string; uid: string }>>();
-  const machinesByNodeKey = new Map<string, Set<string>>();
-  const nodeKeysOfMachine = new Map<string, string[]>();
+  const machinesByKey = new Map<string, Set<string>>();
+  const keysOfMachine = new Map<string, string[]>();
   const nodeKey = (ns: string, cluster: string, what: 'pid' | 'node', v: string) =>
     `${ns}|${cluster}|${what}|${v}`;
+  const refKey = (ns: string, kind: string, name: string) => `${ns}|${kind}|${name}`;
+  /** The Machines whose configRef or infrastructureRef names this object. */
+  const enqueueReferrers = (o: KubeObject) => {
+    const ns = o.metadata.namespace ?? '';
+    for (const m of [...(machinesByKey.get(refKey(ns, o.kind ?? '', o.metadata.name ?? '')) ?? [])])
+      enqueue('Machine', ns, m);
+  };
   function indexMachine(o: KubeObject, deleted: boolean): void {
     const ns = o.metadata.namespace ?? '';
     const id = `${ns}/${o.metadata.name}`;
-    for (const k of nodeKeysOfMachine.get(id) ?? []) {
-      const set = machinesByNodeKey.get(k);
+    for (const k of keysOfMachine.get(id) ?? []) {
+      const set = machinesByKey.get(k);
       set?.delete(o.metadata.name!);
-      if (set?.size === 0) machinesByNodeKey.delete(k);
+      if (set?.size === 0) machinesByKey.delete(k);
     }
-    nodeKeysOfMachine.delete(id);
+    keysOfMachine.delete(id);
     if (deleted) return;
-    const spec = (o.spec ?? {}) as { providerID?: string; clusterName?: string };
+    const spec = (o.spec ?? {}) as {
+      providerID?: string;
+      clusterName?: string;
+      bootstrap?: { configRef?: { kind?: string; name?: string } };
+      infrastructureRef?: { kind?: string; name?: string };
+    };
     const cluster = spec.clusterName ?? o.metadata.labels?.[CLUSTER_NAME_LABEL] ?? '';
     const nodeName = (o.status as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name;
+    const refs = [spec.bootstrap?.configRef, spec.infrastructureRef].filter(
+      (r) => (r?.kind === 'KubeadmConfig' || r?.kind === 'Metal3Machine') && r.name,
+    );
     const keys = [
       ...(spec.providerID ? [nodeKey(ns, cluster, 'pid', spec.providerID)] : []),
       ...(nodeName ? [nodeKey(ns, cluster, 'node', nodeName)] : []),
+      ...refs.map((r) => refKey(ns, r!.kind!, r!.name!)),
     ];
     for (const k of keys) {
-      let set = machinesByNodeKey.get(k);
+      let set = machinesByKey.get(k);
       if (!set) {
         set = new Set();
-        machinesByNodeKey.set(k, set);
+        machinesByKey.set(k, set);
       }
       set.add(o.metadata.name!);
     }
-    if (keys.length) nodeKeysOfMachine.set(id, keys);
+    if (keys.length) keysOfMachine.set(id, keys);
   }
 
   const ctx: CapiContext = {
@@ -220,7 +237,7 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
     }
     if (!providerID) return;
     const keys = [nodeKey(ns, cluster, 'pid', providerID), nodeKey(ns, cluster, 'node', name)];
-    for (const k of keys) for (const m of [...(machinesByNodeKey.get(k) ?? [])]) enqueue('Machine', ns, m);
+    for (const k of keys) for (const m of [...(machinesByKey.get(k) ?? [])]) enqueue('Machine', ns, m);
   }
 
   // ---- watches -----------------------------------------------------------------------------------
@@ -288,21 +305,14 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
       const owner = o.metadata.ownerReferences?.find((x) => x.kind === 'Machine')?.name;
       if (owner) enqueue('Machine', o.metadata.namespace, owner);
       // Not owned yet (applied before or after its Machine): the Machines that name it.
-      else
-        enqueueMatching('Machine', R.Machine, o.metadata.namespace, (m) => {
-          const ref = specOf(m).infrastructureRef;
-          return ref?.kind === 'Metal3Machine' && ref.name === o.metadata.name;
-        });
+      else enqueueReferrers({ ...o, kind: 'Metal3Machine' });
     }),
     watchKind(R.KubeadmConfig, (ev) => {
       const o = ev.object;
       const owner = o.metadata.ownerReferences?.find((x) => x.kind === 'Machine')?.name;
       if (owner) enqueue('Machine', o.metadata.namespace, owner);
-      else
-        enqueueMatching('Machine', R.Machine, o.metadata.namespace, (m) => {
-          const ref = specOf(m).bootstrap?.configRef;
-          return ref?.kind === 'KubeadmConfig' && ref.name === o.metadata.name;
-        });
+      // Owned by its KubeadmControlPlane or MachineSet until its Machine adopts it.
+      else enqueueReferrers({ ...o, kind: 'KubeadmConfig' });
     }),
     watchKind(R.KubeadmControlPlane, (ev) => {
       const o = ev.object;
