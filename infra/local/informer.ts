@@ -7,6 +7,8 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 
 export type Cache = Map<string, KubeObject>;
+/** What changed: one watch event's object, or undefined after a (re-)list replaced the whole cache. */
+export type Change = { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject } | undefined;
 export const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 /** List, then watch from the list's resourceVersion; re-list whenever the watch ends. */
@@ -14,7 +16,7 @@ export function informer(
   client: KubeClient,
   t: ResourceType,
   cache: Cache,
-  onChange: () => void,
+  onChange: (change: Change) => void,
   opts: { labelSelector?: string } = {},
 ): { stop(): void } {
   let stopped = false;
@@ -25,7 +27,7 @@ export function informer(
         const list = await client.list(envelopeOf(t), undefined, { labelSelector: opts.labelSelector });
         cache.clear();
         for (const o of list.items) cache.set(keyOf(o), o);
-        onChange();
+        onChange(undefined);
         await new Promise<void>((resolve) => {
           client
             .watch(
@@ -38,11 +40,11 @@ export function informer(
                 labelSelector: opts.labelSelector,
               },
               (ev) => {
-                if (ev.type === 'ADDED' || ev.type === 'MODIFIED')
-                  cache.set(keyOf(ev.object), { ...ev.object, kind: t.kind });
-                else if (ev.type === 'DELETED') cache.delete(keyOf(ev.object));
+                const object = { ...ev.object, kind: t.kind };
+                if (ev.type === 'ADDED' || ev.type === 'MODIFIED') cache.set(keyOf(object), object);
+                else if (ev.type === 'DELETED') cache.delete(keyOf(object));
                 else return;
-                onChange();
+                onChange({ type: ev.type, object });
               },
               () => resolve(),
             )

@@ -101,7 +101,9 @@ export const ROUTES: readonly Route[] = [
     fn: 'selectHost',
     reads: ['Metal3Machine'],
     lists: ['Metal3Machine'],
-    when: (ev) => live(ev) && isFreeHost(ev.object) && (!ev.old || ev.resync === true || !isFreeHost(ev.old)),
+    // Not on a resync: every waiting Metal3Machine is re-emitted to selectHost by its own resync, and
+    // F free hosts each waking W waiting machines was F×W messages per resync (O(fleet²)).
+    when: (ev) => live(ev) && isFreeHost(ev.object) && ev.resync !== true && (!ev.old || !isFreeHost(ev.old)),
     targets: (ev, c) =>
       machines(
         c.list('Metal3Machine', nsOf(ev.object)),

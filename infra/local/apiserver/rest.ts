@@ -171,14 +171,26 @@ export class Rest {
     } else {
       if (read.minRv !== undefined && read.minRv > this.store.rv)
         throw tooLargeResourceVersion(read.minRv, this.store.rv);
-      all = this.store.list(kind.resource, scope, read.from);
+      // A required label value narrows the read to the objects carrying it (the store's label index).
+      const narrow = labels.find((r) => r.op === 'eq' || r.op === 'in');
+      all = narrow
+        ? this.store.listWithLabel(kind.resource, narrow.key, narrow.values, scope, read.from)
+        : this.store.list(kind.resource, scope, read.from);
     }
-    const filtered =
-      labels.length || fields.length
-        ? all.filter((o) => matchesLabels(labels, o.metadata.labels) && matchesFields(fields, o))
-        : all;
     const limit =
       q.limit && q.limit > 0 && !(read.mode === 'current' && read.ignoreLimit) ? q.limit : undefined;
+    let filtered = all;
+    if (labels.length || fields.length) {
+      // With selectors no remainingItemCount is given, so a page needs its items and one more (is
+      // there a continuation?): the filter stops there instead of testing every object.
+      const enough = limit === undefined ? Number.POSITIVE_INFINITY : limit + 1;
+      filtered = [];
+      for (const o of all) {
+        if (!matchesLabels(labels, o.metadata.labels) || !matchesFields(fields, o)) continue;
+        filtered.push(o);
+        if (filtered.length >= enough) break;
+      }
+    }
     if (limit === undefined || filtered.length <= limit) {
       return { items: filtered, resourceVersion: String(listRv) };
     }

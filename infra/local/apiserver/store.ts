@@ -78,6 +78,11 @@ export class Store {
   readonly history: History;
   private readonly watchers = new Map<string, Set<Watcher>>();
   private readonly uids = new Map<string, { resource: string; key: string }>();
+  /**
+   * resource → `label=value` → object keys: a list whose selector requires one label value reads
+   * those objects only, not every object of the resource (a scan per request grew with the fleet).
+   */
+  private readonly labelIndex = new Map<string, Map<string, Set<string>>>();
   /** owner uid → dependent uids (ownerReferences index, for garbage collection). */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly persistence: Persistence | undefined;
@@ -113,6 +118,7 @@ export class Store {
   private index(resource: string, obj: any): void {
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
     this.bucket(resource).set(key, obj);
+    this.indexLabels(resource, key, obj.metadata.labels, true);
     this.uids.set(obj.metadata.uid, { resource, key });
     for (const ref of obj.metadata.ownerReferences ?? []) {
       let s = this.dependents.get(ref.uid);
@@ -121,6 +127,34 @@ export class Store {
         this.dependents.set(ref.uid, s);
       }
       s.add(obj.metadata.uid);
+    }
+  }
+
+  private indexLabels(
+    resource: string,
+    key: string,
+    labels: Record<string, string> | undefined,
+    add: boolean,
+  ): void {
+    if (!labels) return;
+    let byLabel = this.labelIndex.get(resource);
+    if (!byLabel) {
+      byLabel = new Map();
+      this.labelIndex.set(resource, byLabel);
+    }
+    for (const [k, v] of Object.entries(labels)) {
+      const lv = `${k}=${v}`;
+      let keys = byLabel.get(lv);
+      if (add) {
+        if (!keys) {
+          keys = new Set();
+          byLabel.set(lv, keys);
+        }
+        keys.add(key);
+      } else if (keys) {
+        keys.delete(key);
+        if (keys.size === 0) byLabel.delete(lv);
+      }
     }
   }
 
@@ -173,6 +207,23 @@ export class Store {
     return out;
   }
 
+  /**
+   * Like `list`, but only the objects carrying label `key` with one of `values` (sorted, one
+   * namespace or all, keys >= `from`): read through the label index.
+   */
+  listWithLabel(resource: string, key: string, values: string[], ns?: string, from?: string): any[] {
+    const b = this.buckets.get(resource);
+    const byLabel = this.labelIndex.get(resource);
+    if (!b || !byLabel) return [];
+    const prefix = ns ? `${ns}/` : '';
+    const keys: string[] = [];
+    for (const v of new Set(values))
+      for (const k of byLabel.get(`${key}=${v}`) ?? [])
+        if (k.startsWith(prefix) && (from === undefined || k >= from)) keys.push(k);
+    keys.sort();
+    return keys.map((k) => b.objects.get(k));
+  }
+
   count(resource: string): number {
     return this.buckets.get(resource)?.objects.size ?? 0;
   }
@@ -197,7 +248,10 @@ export class Store {
     deepFreeze(obj);
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
     this.persistence?.save(resource, key, obj, rv);
-    if (prev) this.unindexOwners(prev);
+    if (prev) {
+      this.unindexOwners(prev);
+      this.indexLabels(resource, key, prev.metadata.labels, false);
+    }
     this.index(resource, obj);
     this.emit({ rv, resource, type: prev ? 'MODIFIED' : 'ADDED', obj, prev });
     return obj;
@@ -213,6 +267,7 @@ export class Store {
     this.buckets.get(resource)?.delete(key);
     this.uids.delete(obj.metadata.uid);
     this.unindexOwners(current);
+    this.indexLabels(resource, key, current.metadata.labels, false);
     this.emit({ rv, resource, type: 'DELETED', obj, prev: current });
     return obj;
   }

@@ -9,7 +9,7 @@
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { type Cache, informer, keyOf } from '../informer.ts';
+import { type Cache, type Change, informer, keyOf } from '../informer.ts';
 import { belongsTo } from './ownership.ts';
 import { claimPhase, machinePhase, type Phase } from './phase.ts';
 
@@ -56,6 +56,32 @@ function markHost(tl: MachineTimeline, host: KubeObject, now: number): void {
   if (state === 'provisioned') tl.hostProvisioned ??= now;
 }
 
+/** `key → set of keys` index helpers. */
+function link(index: Map<string, Set<string>>, from: string, to: string): void {
+  let set = index.get(from);
+  if (!set) {
+    set = new Set();
+    index.set(from, set);
+  }
+  set.add(to);
+}
+function unlink(index: Map<string, Set<string>>, from: string | undefined, to: string): void {
+  if (from === undefined) return;
+  const set = index.get(from);
+  set?.delete(to);
+  if (set?.size === 0) index.delete(from);
+}
+
+const HOST_ANNOTATION = 'metal3.io/BareMetalHost';
+const NODE_HOST_UID_LABEL = 'metal3.io/uuid';
+
+/**
+ * Each watch event refreshes only the timelines its object concerns (a Metal3Machine's own, a
+ * Machine's Metal3Machine, a host's machines and claims, a Node's host's machine), found through
+ * indexes kept here, so following N machines costs O(1) per event; the listeners are told once per
+ * turn of the event loop. (Recomputing every timeline on every event made the observer the fastest
+ * growing cost of a `metal3fn dev` run: O(N) per event, O(N²) per run.) A re-list recomputes all.
+ */
 export class ProgressObserver {
   readonly timelines = new Map<string, MachineTimeline>();
   private readonly m3ms: Cache = new Map();
@@ -69,16 +95,32 @@ export class ProgressObserver {
   private readonly stops: { stop(): void }[] = [];
   private readonly listeners = new Set<() => void>();
   private readonly applied: ReadonlySet<string> | undefined;
-  private readonly changed = () => this.update();
+  /** Machines and MachineSets by uid (ownership walks of `isRunMachine`). */
+  private readonly owners = new Map<string, KubeObject>();
+  /** Metal3Machines seen that are not (yet) known to be the run's: a Machine or MachineSet event may make them so. */
+  private readonly pending = new Set<string>();
+  /** Host key → Metal3Machines whose annotation names it; m3m key → the host key indexed. */
+  private readonly m3msByHost = new Map<string, Set<string>>();
+  private readonly hostOfM3m = new Map<string, string>();
+  /** Host key → claims whose status names it; claim key → the host key indexed. */
+  private readonly claimsByHost = new Map<string, Set<string>>();
+  private readonly hostOfClaim = new Map<string, string>();
+  private readonly hostKeyByUid = new Map<string, string>();
+  /** Host uid → `cluster|node` keys of the Nodes labelled with it. */
+  private readonly nodesByHostUid = new Map<string, Set<string>>();
+  /** `<cluster namespace>/<node name>` → `cluster|node` keys (a tenant's Node is named after its claim). */
+  private readonly nodesByName = new Map<string, Set<string>>();
+  private notifyScheduled = false;
 
   constructor(management: KubeClient, opts: ProgressObserverOptions = {}) {
     this.applied = opts.applied;
-    this.stops.push(informer(management, R.Metal3Machine, this.m3ms, this.changed));
-    this.stops.push(informer(management, R.Machine, this.machines, this.changed));
-    if (this.applied) this.stops.push(informer(management, R.MachineSet, this.machineSets, this.changed));
-    this.stops.push(informer(management, R.BareMetalHost, this.hosts, this.changed));
     this.claimOpts = opts.claims;
-    if (opts.claims) this.stops.push(informer(management, R.NodeClaim, this.claims, this.changed));
+    this.stops.push(informer(management, R.Metal3Machine, this.m3ms, (c) => this.onMetal3Machine(c)));
+    this.stops.push(informer(management, R.Machine, this.machines, (c) => this.onOwner(c, true)));
+    if (this.applied)
+      this.stops.push(informer(management, R.MachineSet, this.machineSets, (c) => this.onOwner(c, false)));
+    this.stops.push(informer(management, R.BareMetalHost, this.hosts, (c) => this.onHost(c)));
+    if (opts.claims) this.stops.push(informer(management, R.NodeClaim, this.claims, (c) => this.onClaim(c)));
   }
 
   /** Follows the Nodes of one more workload cluster (each cluster once). */
@@ -86,7 +128,7 @@ export class ProgressObserver {
     if (this.nodes.has(key)) return;
     const cache: Cache = new Map();
     this.nodes.set(key, cache);
-    this.stops.push(informer(client, R.Node, cache, this.changed));
+    this.stops.push(informer(client, R.Node, cache, (c) => this.onNode(key, c)));
   }
 
   /** Whether a Metal3Machine is one of the run's machines (its Machine belongs to what the run applied). */
@@ -94,10 +136,7 @@ export class ProgressObserver {
     if (!this.applied) return true;
     const machine = this.machineOf(m3m);
     if (!machine) return false;
-    const known = new Map<string, KubeObject>();
-    for (const o of [...this.machines.values(), ...this.machineSets.values()])
-      if (o.metadata.uid) known.set(o.metadata.uid, o);
-    return belongsTo(machine, this.applied, known);
+    return belongsTo(machine, this.applied, this.owners);
   }
 
   onChange(fn: () => void): () => void {
@@ -121,9 +160,14 @@ export class ProgressObserver {
     return Boolean(o.m3m ?? o.claim);
   }
 
-  private claimHost(claim: KubeObject): KubeObject | undefined {
+  private claimHostKey(claim: KubeObject): string | undefined {
     const st = claim.status as { host?: string; hostNamespace?: string } | undefined;
-    return st?.host ? this.hosts.get(`${st.hostNamespace ?? ''}/${st.host}`) : undefined;
+    return st?.host ? `${st.hostNamespace ?? ''}/${st.host}` : undefined;
+  }
+
+  private claimHost(claim: KubeObject): KubeObject | undefined {
+    const k = this.claimHostKey(claim);
+    return k ? this.hosts.get(k) : undefined;
   }
 
   hostCount(): number {
@@ -136,64 +180,194 @@ export class ProgressObserver {
   }
 
   private hostOf(m3m: KubeObject): KubeObject | undefined {
-    const ann = m3m.metadata.annotations?.['metal3.io/BareMetalHost'];
+    const ann = m3m.metadata.annotations?.[HOST_ANNOTATION];
     return ann ? this.hosts.get(ann) : undefined;
   }
 
-  private update(): void {
-    const now = Date.now();
-    const nodeByUid = new Map<string, KubeObject>();
-    // A tenant's Node is named after its claim: `<cluster namespace>/<node name>`.
-    const nodeNames = new Set<string>();
-    for (const [cluster, cache] of this.nodes)
-      for (const n of cache.values()) {
-        nodeNames.add(`${cluster.split('/')[0]}/${n.metadata.name}`);
-        const uid = n.metadata.labels?.['metal3.io/uuid'];
-        if (uid) nodeByUid.set(uid, n);
-      }
-    for (const [key, m3m] of this.m3ms) {
-      let tl = this.timelines.get(key);
-      if (!tl) {
-        if (!this.isRunMachine(m3m)) continue;
-        tl = { key, firstSeen: now, phase: 'waiting for host', at: {} };
-        this.timelines.set(key, tl);
-      }
-      const host = this.hostOf(m3m);
-      const phase = machinePhase({ m3m, machine: this.machineOf(m3m), host });
-      tl.phase = phase;
-      tl.at[phase] ??= now;
-      const m3mStatus = m3m.status as { ready?: boolean } | undefined;
-      if ((m3m.spec as { providerID?: string } | undefined)?.providerID && m3mStatus?.ready === true)
-        tl.infraReady ??= now;
-      if (host) {
-        tl.host = keyOf(host);
-        markHost(tl, host, now);
-        if (host.metadata.uid && nodeByUid.has(host.metadata.uid)) tl.nodeSeen ??= now;
-      }
+  // ---- events ----------------------------------------------------------------------------------
+
+  private onMetal3Machine(c: Change): void {
+    if (!c) {
+      this.recomputeAll();
+      return;
     }
-    this.updateClaims(now, nodeNames);
-    for (const fn of this.listeners) fn();
+    this.refreshMachine(keyOf(c.object), Date.now());
+    this.notify();
   }
 
-  private updateClaims(now: number, nodeNames: Set<string>): void {
-    for (const [k, claim] of this.claims) {
-      const key = `${CLAIM_KEY_PREFIX}${k}`;
-      let tl = this.timelines.get(key);
-      if (!tl) {
-        if (this.claimOpts?.isRunClaim && !this.claimOpts.isRunClaim(claim)) continue;
-        tl = { key, model: 'vmetal', firstSeen: now, phase: 'waiting for host', at: {} };
-        this.timelines.set(key, tl);
-      }
-      const host = this.claimHost(claim);
-      tl.phase = claimPhase(claim, host);
-      tl.at[tl.phase] ??= now;
-      if (tl.phase === 'providerID' || tl.phase === 'Ready') tl.infraReady ??= now;
-      if (host) {
-        tl.host = keyOf(host);
-        markHost(tl, host, now);
-      }
-      if (nodeNames.has(`${claim.metadata.namespace}/${claim.metadata.name}`)) tl.nodeSeen ??= now;
+  /** A Machine (its Metal3Machine's phase) or MachineSet (ownership) changed. */
+  private onOwner(c: Change, isMachine: boolean): void {
+    if (!c) {
+      this.recomputeAll();
+      return;
     }
+    const uid = c.object.metadata.uid;
+    if (uid) {
+      if (c.type === 'DELETED') this.owners.delete(uid);
+      else this.owners.set(uid, c.object);
+    }
+    const now = Date.now();
+    const infra = (c.object.spec as { infrastructureRef?: { name?: string } } | undefined)?.infrastructureRef;
+    if (!isMachine) for (const k of [...this.pending]) this.refreshMachine(k, now);
+    else if (infra?.name) this.refreshMachine(`${c.object.metadata.namespace ?? ''}/${infra.name}`, now);
+    this.notify();
+  }
+
+  private onHost(c: Change): void {
+    if (!c) {
+      this.recomputeAll();
+      return;
+    }
+    const key = keyOf(c.object);
+    const uid = c.object.metadata.uid;
+    if (uid) {
+      if (c.type === 'DELETED') this.hostKeyByUid.delete(uid);
+      else this.hostKeyByUid.set(uid, key);
+    }
+    this.refreshHostUsers(key, Date.now());
+    this.notify();
+  }
+
+  private onClaim(c: Change): void {
+    if (!c) {
+      this.recomputeAll();
+      return;
+    }
+    this.refreshClaim(keyOf(c.object), Date.now());
+    this.notify();
+  }
+
+  private onNode(cluster: string, c: Change): void {
+    if (!c) {
+      this.recomputeAll();
+      return;
+    }
+    const node = c.object;
+    const nodeKey = `${cluster}|${node.metadata.name}`;
+    const uid = node.metadata.labels?.[NODE_HOST_UID_LABEL];
+    const name = `${cluster.split('/')[0]}/${node.metadata.name}`;
+    if (c.type === 'DELETED') {
+      unlink(this.nodesByHostUid, uid, nodeKey);
+      unlink(this.nodesByName, name, nodeKey);
+    } else {
+      if (uid) link(this.nodesByHostUid, uid, nodeKey);
+      link(this.nodesByName, name, nodeKey);
+    }
+    const now = Date.now();
+    const hostKey = uid ? this.hostKeyByUid.get(uid) : undefined;
+    if (hostKey) for (const k of [...(this.m3msByHost.get(hostKey) ?? [])]) this.refreshMachine(k, now);
+    const claimKey = `${CLAIM_KEY_PREFIX}${name}`;
+    if (this.timelines.has(claimKey) || this.claims.has(name)) this.refreshClaim(name, now);
+    this.notify();
+  }
+
+  // ---- timelines -------------------------------------------------------------------------------
+
+  private refreshHostUsers(hostKey: string, now: number): void {
+    for (const k of [...(this.m3msByHost.get(hostKey) ?? [])]) this.refreshMachine(k, now);
+    for (const k of [...(this.claimsByHost.get(hostKey) ?? [])]) this.refreshClaim(k, now);
+  }
+
+  /** Recomputes one Metal3Machine's timeline (`key` = ns/name) from the caches. */
+  private refreshMachine(key: string, now: number): void {
+    const m3m = this.m3ms.get(key);
+    const ann = m3m?.metadata.annotations?.[HOST_ANNOTATION];
+    if (this.hostOfM3m.get(key) !== ann) {
+      unlink(this.m3msByHost, this.hostOfM3m.get(key), key);
+      if (ann) {
+        link(this.m3msByHost, ann, key);
+        this.hostOfM3m.set(key, ann);
+      } else this.hostOfM3m.delete(key);
+    }
+    if (!m3m) {
+      this.pending.delete(key);
+      return;
+    }
+    let tl = this.timelines.get(key);
+    if (!tl) {
+      if (!this.isRunMachine(m3m)) {
+        this.pending.add(key);
+        return;
+      }
+      this.pending.delete(key);
+      tl = { key, firstSeen: now, phase: 'waiting for host', at: {} };
+      this.timelines.set(key, tl);
+    }
+    const host = this.hostOf(m3m);
+    const phase = machinePhase({ m3m, machine: this.machineOf(m3m), host });
+    tl.phase = phase;
+    tl.at[phase] ??= now;
+    const m3mStatus = m3m.status as { ready?: boolean } | undefined;
+    if ((m3m.spec as { providerID?: string } | undefined)?.providerID && m3mStatus?.ready === true)
+      tl.infraReady ??= now;
+    if (host) {
+      tl.host = keyOf(host);
+      markHost(tl, host, now);
+      if (host.metadata.uid && this.nodesByHostUid.has(host.metadata.uid)) tl.nodeSeen ??= now;
+    }
+  }
+
+  /** Recomputes one claim's timeline (`k` = ns/name of the NodeClaim). */
+  private refreshClaim(k: string, now: number): void {
+    const claim = this.claims.get(k);
+    const hostKey = claim ? this.claimHostKey(claim) : undefined;
+    if (this.hostOfClaim.get(k) !== hostKey) {
+      unlink(this.claimsByHost, this.hostOfClaim.get(k), k);
+      if (hostKey) {
+        link(this.claimsByHost, hostKey, k);
+        this.hostOfClaim.set(k, hostKey);
+      } else this.hostOfClaim.delete(k);
+    }
+    if (!claim) return;
+    const key = `${CLAIM_KEY_PREFIX}${k}`;
+    let tl = this.timelines.get(key);
+    if (!tl) {
+      if (this.claimOpts?.isRunClaim && !this.claimOpts.isRunClaim(claim)) return;
+      tl = { key, model: 'vmetal', firstSeen: now, phase: 'waiting for host', at: {} };
+      this.timelines.set(key, tl);
+    }
+    const host = this.claimHost(claim);
+    tl.phase = claimPhase(claim, host);
+    tl.at[tl.phase] ??= now;
+    if (tl.phase === 'providerID' || tl.phase === 'Ready') tl.infraReady ??= now;
+    if (host) {
+      tl.host = keyOf(host);
+      markHost(tl, host, now);
+    }
+    if (this.nodesByName.has(`${claim.metadata.namespace}/${claim.metadata.name}`)) tl.nodeSeen ??= now;
+  }
+
+  /** After a (re-)list: rebuilds the indexes from the caches and recomputes every timeline. */
+  private recomputeAll(): void {
+    const now = Date.now();
+    this.owners.clear();
+    for (const o of [...this.machines.values(), ...this.machineSets.values()])
+      if (o.metadata.uid) this.owners.set(o.metadata.uid, o);
+    this.hostKeyByUid.clear();
+    for (const [k, h] of this.hosts) if (h.metadata.uid) this.hostKeyByUid.set(h.metadata.uid, k);
+    this.nodesByHostUid.clear();
+    this.nodesByName.clear();
+    for (const [cluster, cache] of this.nodes)
+      for (const n of cache.values()) {
+        const nodeKey = `${cluster}|${n.metadata.name}`;
+        const uid = n.metadata.labels?.[NODE_HOST_UID_LABEL];
+        if (uid) link(this.nodesByHostUid, uid, nodeKey);
+        link(this.nodesByName, `${cluster.split('/')[0]}/${n.metadata.name}`, nodeKey);
+      }
+    this.pending.clear();
+    for (const key of new Set([...this.m3ms.keys(), ...this.hostOfM3m.keys()])) this.refreshMachine(key, now);
+    for (const k of new Set([...this.claims.keys(), ...this.hostOfClaim.keys()])) this.refreshClaim(k, now);
+    this.notify();
+  }
+
+  /** Tells the listeners once per turn of the event loop (they scan every timeline). */
+  private notify(): void {
+    if (this.notifyScheduled) return;
+    this.notifyScheduled = true;
+    setImmediate(() => {
+      this.notifyScheduled = false;
+      for (const fn of this.listeners) fn();
+    });
   }
 
   stop(): void {

@@ -12,4 +12,13 @@ export interface CapiContext {
   log?: Logger | undefined;
   /** Queue an object for (another) pass. */
   enqueue(kind: SimKind, namespace: string | undefined, name: string | undefined): void;
+  /**
+   * The workload cluster's Node with this providerID, from the simulator's Node watch (as Cluster
+   * API's providerID index); `unknown` while that watch is not running (the caller lists instead).
+   */
+  nodeByProviderID?(
+    namespace: string,
+    clusterName: string,
+    providerID: string,
+  ): { name: string; uid: string } | undefined | 'unknown';
 }

@@ -143,12 +143,17 @@ export async function handleMachine(ctx: CapiContext, ns: string, name: string):
   let nodeRef: { apiVersion: string; kind: string; name: string; uid: string } | undefined;
   if (infraReady && providerID && clusterName) {
     try {
-      const wc = await ctx.workloadClient(ns, clusterName);
-      const node = (await wc.list(R.Node)).items.find(
-        (n) => (n.spec as { providerID?: string } | undefined)?.providerID === providerID,
-      );
-      if (node)
-        nodeRef = { apiVersion: 'v1', kind: 'Node', name: node.metadata.name!, uid: node.metadata.uid! };
+      let node: { name: string; uid: string } | undefined | 'unknown' = ctx.nodeByProviderID
+        ? ctx.nodeByProviderID(ns, clusterName, providerID)
+        : 'unknown';
+      if (node === 'unknown') {
+        const wc = await ctx.workloadClient(ns, clusterName);
+        const found = (await wc.list(R.Node)).items.find(
+          (n) => (n.spec as { providerID?: string } | undefined)?.providerID === providerID,
+        );
+        node = found ? { name: found.metadata.name!, uid: found.metadata.uid! } : undefined;
+      }
+      if (node) nodeRef = { apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid };
     } catch {
       // No workload cluster yet: the Node watch (or a later event) brings us back.
     }

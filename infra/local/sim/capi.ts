@@ -86,11 +86,78 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
     pump();
   }
 
-  const ctx: CapiContext = { client, workloadClient, controlPlane: opts.controlPlane, log, enqueue };
+  /**
+   * Indexes from the watches, so a Node, KubeadmConfig or unowned Metal3Machine event finds its
+   * Machines and a Machine pass its Node without listing every Machine or Node (each list was
+   * O(fleet), per event and per pass). Nodes: per `ns/cluster` while its watch runs, providerID →
+   * Node. Machines: `ns|cluster|pid|providerID`, `ns|cluster|node|name`, `ns|KubeadmConfig|name`
+   * (bootstrap configRef) and `ns|Metal3Machine|name` (infrastructureRef) → Machine names.
+   */
+  const nodesByCluster = new Map<string, Map<string, { name: string; uid: string }>>();
+  const machinesByKey = new Map<string, Set<string>>();
+  const keysOfMachine = new Map<string, string[]>();
+  const nodeKey = (ns: string, cluster: string, what: 'pid' | 'node', v: string) =>
+    `${ns}|${cluster}|${what}|${v}`;
+  const refKey = (ns: string, kind: string, name: string) => `${ns}|${kind}|${name}`;
+  /** The Machines whose configRef or infrastructureRef names this object. */
+  const enqueueReferrers = (o: KubeObject) => {
+    const ns = o.metadata.namespace ?? '';
+    for (const m of [...(machinesByKey.get(refKey(ns, o.kind ?? '', o.metadata.name ?? '')) ?? [])])
+      enqueue('Machine', ns, m);
+  };
+  function indexMachine(o: KubeObject, deleted: boolean): void {
+    const ns = o.metadata.namespace ?? '';
+    const id = `${ns}/${o.metadata.name}`;
+    for (const k of keysOfMachine.get(id) ?? []) {
+      const set = machinesByKey.get(k);
+      set?.delete(o.metadata.name!);
+      if (set?.size === 0) machinesByKey.delete(k);
+    }
+    keysOfMachine.delete(id);
+    if (deleted) return;
+    const spec = (o.spec ?? {}) as {
+      providerID?: string;
+      clusterName?: string;
+      bootstrap?: { configRef?: { kind?: string; name?: string } };
+      infrastructureRef?: { kind?: string; name?: string };
+    };
+    const cluster = spec.clusterName ?? o.metadata.labels?.[CLUSTER_NAME_LABEL] ?? '';
+    const nodeName = (o.status as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name;
+    const refs = [spec.bootstrap?.configRef, spec.infrastructureRef].filter(
+      (r) => (r?.kind === 'KubeadmConfig' || r?.kind === 'Metal3Machine') && r.name,
+    );
+    const keys = [
+      ...(spec.providerID ? [nodeKey(ns, cluster, 'pid', spec.providerID)] : []),
+      ...(nodeName ? [nodeKey(ns, cluster, 'node', nodeName)] : []),
+      ...refs.map((r) => refKey(ns, r!.kind!, r!.name!)),
+    ];
+    for (const k of keys) {
+      let set = machinesByKey.get(k);
+      if (!set) {
+        set = new Set();
+        machinesByKey.set(k, set);
+      }
+      set.add(o.metadata.name!);
+    }
+    if (keys.length) keysOfMachine.set(id, keys);
+  }
+
+  const ctx: CapiContext = {
+    client,
+    workloadClient,
+    controlPlane: opts.controlPlane,
+    log,
+    enqueue,
+    nodeByProviderID: (ns, cluster, providerID) => {
+      const nodes = nodesByCluster.get(`${ns}/${cluster}`);
+      return nodes ? nodes.get(providerID) : 'unknown';
+    },
+  };
 
   function pump(): void {
     while (!stopped && running < CONCURRENCY) {
-      const key = [...queue].find((k) => !active.has(k));
+      // Queued keys are never active (an active key is queued again through `redo`): take the first.
+      const key: string | undefined = queue.values().next().value;
       if (!key) break;
       queue.delete(key);
       active.add(key);
@@ -134,6 +201,8 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
       if (stopped) return;
       try {
         const wc = await workloadClient(ns, cluster);
+        // Filled by the watch's initial events; absent (callers list) while no watch runs.
+        nodesByCluster.set(key, new Map());
         const ctl = await wc.watch(
           R.Node,
           undefined,
@@ -141,12 +210,14 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
           (ev) => onNode(ns, cluster, ev),
           (err) => {
             if (stopped) return;
+            nodesByCluster.delete(key);
             nodeWatches.set(key, 'starting');
             retry(err ? 500 : 0);
           },
         );
         nodeWatches.set(key, ctl);
       } catch {
+        nodesByCluster.delete(key);
         // The workload cluster is not reachable yet (its kubeconfig Secret): try again shortly.
         retry(500);
       }
@@ -156,19 +227,17 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
 
   function onNode(ns: string, cluster: string, ev: WatchEvent): void {
     const providerID = (ev.object.spec as { providerID?: string } | undefined)?.providerID;
-    if (!providerID || ev.type === 'BOOKMARK') return;
-    void client
-      .list(R.Machine, ns)
-      .then(({ items }) => {
-        for (const m of items) {
-          const spec = (m.spec ?? {}) as { providerID?: string; clusterName?: string };
-          if ((spec.clusterName ?? m.metadata.labels?.[CLUSTER_NAME_LABEL]) !== cluster) continue;
-          const st = (m.status ?? {}) as { nodeRef?: { name?: string } };
-          if (spec.providerID === providerID || st.nodeRef?.name === ev.object.metadata.name)
-            enqueue('Machine', ns, m.metadata.name);
-        }
-      })
-      .catch(() => {});
+    if (ev.type === 'BOOKMARK') return;
+    const nodes = nodesByCluster.get(`${ns}/${cluster}`);
+    const name = ev.object.metadata.name!;
+    if (nodes) {
+      for (const [pid, n] of nodes) if (n.name === name && pid !== providerID) nodes.delete(pid);
+      if (providerID && ev.type !== 'DELETED') nodes.set(providerID, { name, uid: ev.object.metadata.uid! });
+      else if (providerID) nodes.delete(providerID);
+    }
+    if (!providerID) return;
+    const keys = [nodeKey(ns, cluster, 'pid', providerID), nodeKey(ns, cluster, 'node', name)];
+    for (const k of keys) for (const m of [...(machinesByKey.get(k) ?? [])]) enqueue('Machine', ns, m);
   }
 
   // ---- watches -----------------------------------------------------------------------------------
@@ -224,6 +293,7 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
     }),
     watchKind(R.Machine, (ev) => {
       const o = ev.object;
+      if (ev.type !== 'BOOKMARK') indexMachine(o, ev.type === 'DELETED');
       enqueue('Machine', o.metadata.namespace, o.metadata.name);
       const cp = o.metadata.labels?.[CONTROL_PLANE_NAME_LABEL];
       const ms = o.metadata.labels?.[SET_NAME_LABEL];
@@ -235,21 +305,14 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
       const owner = o.metadata.ownerReferences?.find((x) => x.kind === 'Machine')?.name;
       if (owner) enqueue('Machine', o.metadata.namespace, owner);
       // Not owned yet (applied before or after its Machine): the Machines that name it.
-      else
-        enqueueMatching('Machine', R.Machine, o.metadata.namespace, (m) => {
-          const ref = specOf(m).infrastructureRef;
-          return ref?.kind === 'Metal3Machine' && ref.name === o.metadata.name;
-        });
+      else enqueueReferrers({ ...o, kind: 'Metal3Machine' });
     }),
     watchKind(R.KubeadmConfig, (ev) => {
       const o = ev.object;
       const owner = o.metadata.ownerReferences?.find((x) => x.kind === 'Machine')?.name;
       if (owner) enqueue('Machine', o.metadata.namespace, owner);
-      else
-        enqueueMatching('Machine', R.Machine, o.metadata.namespace, (m) => {
-          const ref = specOf(m).bootstrap?.configRef;
-          return ref?.kind === 'KubeadmConfig' && ref.name === o.metadata.name;
-        });
+      // Owned by its KubeadmControlPlane or MachineSet until its Machine adopts it.
+      else enqueueReferrers({ ...o, kind: 'KubeadmConfig' });
     }),
     watchKind(R.KubeadmControlPlane, (ev) => {
       const o = ev.object;

@@ -233,6 +233,36 @@ describe('CAPI + baremetal-operator simulators around the cores', () => {
     expect((running.status as any).nodeRef).toMatchObject({ kind: 'Node', name: hostName });
   });
 
+  it('sets nodeRef when the Node with the providerID was there before the Machine had it', async () => {
+    const m = (await m3ms()).find(
+      (x) =>
+        x.metadata.labels?.['cluster.x-k8s.io/control-plane-name'] !== 'cp' &&
+        x.metadata.annotations?.['metal3.io/BareMetalHost'] &&
+        !(x.spec as any).providerID,
+    )!;
+    const hostName = m.metadata.annotations!['metal3.io/BareMetalHost']!.split('/')[1]!;
+    const providerID = `metal3://${NS}/${hostName}/${m.metadata.name}`;
+    await tc.client.create(R.Node, { metadata: { name: hostName }, spec: { providerID } });
+    await optimisticUpdate(tc.client, R.Metal3Machine, NS, m.metadata.name!, (o) => {
+      (o.spec as any).providerID = providerID;
+    });
+    await optimisticUpdate(
+      tc.client,
+      R.Metal3Machine,
+      NS,
+      m.metadata.name!,
+      (o) => {
+        (o.status as any).ready = true;
+      },
+      { status: true },
+    );
+    const running = await eventually(async () => {
+      const x = await tc.client.get(R.Machine, NS, m.metadata.name!);
+      return (x!.status as any)?.phase === 'Running' && x;
+    }, 'Machine Running');
+    expect((running.status as any).nodeRef).toMatchObject({ kind: 'Node', name: hostName });
+  });
+
   it('scale-down releases the host with the node-reuse label; scale-up reuses it', async () => {
     const before = await m3ms();
     await tc.client.patch(R.MachineDeployment, NS, 'md-0', { spec: { replicas: 1 } });

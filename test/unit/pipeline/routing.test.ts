@@ -321,6 +321,8 @@ describe('routing table', () => {
     ]);
     // Still free, nothing changed about that: no wake-up storm.
     expect(summary({ type: 'MODIFIED', object: free, old: free }, c)).toEqual([]);
+    // Nor on a resync: the waiting machines are re-emitted by their own resync.
+    expect(summary({ type: 'MODIFIED', object: free, old: free, resync: true }, c)).toEqual([]);
   });
 
   it("a Cluster unpaused (spec.paused or its annotation) wakes its objects in every function; other clusters' stay asleep", () => {
