@@ -122,10 +122,7 @@ async function runFleet(
     const inside = Number((await readFile(peakFile, 'utf8').catch(() => '0')).trim());
     devCurve.peakMiB = Math.max(devCurve.peakMiB, mib(inside));
     apiCurve = apiMemory.finish();
-    await writeFile(
-      join(dir, 'memory.json'),
-      `${JSON.stringify({ apiServer: apiCurve, dev: devCurve }, null, 1)}\n`,
-    );
+    await writeFile(join(dir, 'memory.json'), `${JSON.stringify({ apiServer: apiCurve, dev: devCurve })}\n`);
     const text = await readFile(summaryFile, 'utf8').catch(() => undefined);
     if (!text)
       throw new Error(`${name}: dev wrote no summary (exit ${exitCode}); see ${join(dir, 'dev.log')}`);
