@@ -43,7 +43,11 @@ const CLI = fileURLToPath(new URL('../../bin/metal3fn.ts', import.meta.url));
 const PEAK_HOOK = new URL('./peak-rss-on-exit.ts', import.meta.url).href;
 
 interface FleetRun {
-  summary: RunSummary & { releaseFindings?: { object: string; problem: string }[] };
+  summary: RunSummary & {
+    releaseFindings?: { object: string; problem: string }[];
+    /** `<verb> <resource>` -> requests, the run's whole (scale-down included). */
+    requestsByResource?: Record<string, number>;
+  };
   exitCode: number;
   apiServer: MemoryCurve;
   dev: MemoryCurve;
@@ -188,6 +192,23 @@ export function fleetFigures(
   return out;
 }
 
+/**
+ * Requests per unit by `<verb> <resource>` over the whole run, scale-down included (dev counts the
+ * scale-up's in requestsPerMachine; this split is for finding where they go), largest first.
+ */
+export function requestsByResource(
+  prefix: string,
+  summary: FleetRun['summary'],
+  unit: 'Machine' | 'Claim',
+): Record<string, number> {
+  const units = unit === 'Machine' ? summary.machines : summary.claims;
+  const out: Record<string, number> = {};
+  if (!units) return out;
+  for (const [key, n] of Object.entries(summary.requestsByResource ?? {}).sort((a, b) => b[1] - a[1]))
+    out[`${prefix}.wholeRunRequestsPer${unit}.${key.replace(' ', '.')}`] = r2(n / units);
+  return out;
+}
+
 async function writeManifests(dir: string, files: Record<string, KubeObject[]>): Promise<string> {
   const at = join(dir, 'manifests');
   await mkdir(at);
@@ -236,6 +257,7 @@ export async function benchScale(o: ScaleOptions): Promise<Record<string, number
     log,
   );
   Object.assign(out, fleetFigures(prefix, run, 'Machine', WRITE_FLOOR_PER_MACHINE));
+  Object.assign(out, requestsByResource(prefix, run.summary, 'Machine'));
   log(
     `scale: ${o.machines} machines${clusters > 1 ? ` over ${clusters} clusters` : ''}: ${run.summary.ready} Ready in ${run.summary.convergeSeconds} s; API server peak ${run.apiServer.peakMiB} MiB, dev (relay inside) peak ${run.dev.peakMiB} MiB; ${releaseLine(run)}`,
   );
@@ -252,7 +274,9 @@ export async function benchScale(o: ScaleOptions): Promise<Record<string, number
       },
       log,
     );
-    Object.assign(out, fleetFigures(`fleet.vmetal.${o.vmetalClaims}`, vrun, 'Claim', WRITE_FLOOR_PER_CLAIM));
+    const vprefix = `fleet.vmetal.${o.vmetalClaims}`;
+    Object.assign(out, fleetFigures(vprefix, vrun, 'Claim', WRITE_FLOOR_PER_CLAIM));
+    Object.assign(out, requestsByResource(vprefix, vrun.summary, 'Claim'));
     log(
       `scale: ${o.vmetalClaims} NodeClaims: ${vrun.summary.claimsAvailable} Available in ${vrun.summary.convergeSeconds} s; writes per claim ${vrun.summary.writesPerMachine} (floor ${WRITE_FLOOR_PER_CLAIM}); ${releaseLine(vrun)}`,
     );
