@@ -205,7 +205,8 @@ export function requestsByResource(
   const out: Record<string, number> = {};
   if (!units) return out;
   for (const [key, n] of Object.entries(summary.requestsByResource ?? {}).sort((a, b) => b[1] - a[1]))
-    out[`${prefix}.wholeRunRequestsPer${unit}.${key.replace(' ', '.')}`] = r2(n / units);
+    // The per-cluster and one-off requests (initial lists, finalizers) are noise here.
+    if (n / units >= 0.1) out[`${prefix}.wholeRunRequestsPer${unit}.${key.replace(' ', '.')}`] = r2(n / units);
   return out;
 }
 
