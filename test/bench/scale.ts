@@ -204,9 +204,10 @@ export function requestsByResource(
   const units = unit === 'Machine' ? summary.machines : summary.claims;
   const out: Record<string, number> = {};
   if (!units) return out;
+  // The per-cluster and one-off requests (initial lists, finalizers) are noise here.
   for (const [key, n] of Object.entries(summary.requestsByResource ?? {}).sort((a, b) => b[1] - a[1]))
-    // The per-cluster and one-off requests (initial lists, finalizers) are noise here.
-    if (n / units >= 0.1) out[`${prefix}.wholeRunRequestsPer${unit}.${key.replace(' ', '.')}`] = r2(n / units);
+    if (n / units >= 0.1)
+      out[`${prefix}.wholeRunRequestsPer${unit}.${key.replace(' ', '.')}`] = r2(n / units);
   return out;
 }
 
