@@ -23,7 +23,13 @@ const { values } = parseArgs({
   allowPositionals: true,
 });
 const quick = Boolean(values.quick);
-const scale = parseScaleArgs(values);
+let scale: ReturnType<typeof parseScaleArgs>;
+try {
+  scale = parseScaleArgs(values);
+} catch (e) {
+  process.stderr.write(`bench: ${(e as Error).message}\n`);
+  process.exit(2);
+}
 
 const ALL: Bench[] = [
   { name: 'system', module: './system.ts', fn: 'benchSystem', args: [{ quick }] },
