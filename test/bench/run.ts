@@ -2,20 +2,36 @@
  * `npm run bench [-- --json FILE] [--quick]`: every benchmark of the project in one run, printing a
  * table of figures and ratios measured in that run (the machines are shared and noisy: compare
  * ratios, not absolute times) and writing them as JSON.
+ *
+ * `npm run bench -- --scale N [--clusters K] [--vmetal-claims C] [--timeout S] [--json FILE]`: the
+ * fleet-scale run alone (./scale.ts; hours at N = 10,000), its figures under `fleet.*`.
  */
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { withHeadlines } from './headline.ts';
+import { parseScaleArgs, SCALE_ARG_OPTIONS } from './scale-args.ts';
 
 type Bench = { name: string; module: string; fn: string; args?: unknown[] };
 
 const { values } = parseArgs({
-  options: { json: { type: 'string' }, quick: { type: 'boolean' }, only: { type: 'string' } },
+  options: {
+    json: { type: 'string' },
+    quick: { type: 'boolean' },
+    only: { type: 'string' },
+    ...SCALE_ARG_OPTIONS,
+  },
   allowPositionals: true,
 });
 const quick = Boolean(values.quick);
+let scale: ReturnType<typeof parseScaleArgs>;
+try {
+  scale = parseScaleArgs(values);
+} catch (e) {
+  process.stderr.write(`bench: ${(e as Error).message}\n`);
+  process.exit(2);
+}
 
-const BENCHES: Bench[] = [
+const ALL: Bench[] = [
   { name: 'system', module: './system.ts', fn: 'benchSystem', args: [{ quick }] },
   {
     name: 'host claim',
@@ -32,6 +48,9 @@ const BENCHES: Bench[] = [
   { name: 'API server', module: './apiserver.ts', fn: 'benchApiServer' },
   { name: 'apiserversource', module: './apiserversource.ts', fn: 'benchApiServerSource' },
 ];
+const BENCHES: Bench[] = scale
+  ? [{ name: 'fleet scale', module: './scale.ts', fn: 'benchScale', args: [scale] }]
+  : ALL;
 
 const measured: Record<string, number> = {};
 const failures: Record<string, string> = {};
@@ -55,7 +74,8 @@ for (const b of BENCHES) {
 
 // A full run must yield every headline figure as a number; a partial one (--only) says what it lacks.
 const { results, missing } = withHeadlines(measured);
-if (missing.length > 0 && !values.only) failures.headline = `missing figures: ${missing.join(', ')}`;
+if (missing.length > 0 && !values.only && !scale)
+  failures.headline = `missing figures: ${missing.join(', ')}`;
 
 const w = Math.max(...Object.keys(results).map((k) => k.length), 10);
 process.stdout.write(`\n${'figure'.padEnd(w)}  value\n${'-'.repeat(w)}  -----\n`);

@@ -36,3 +36,37 @@ export const WRITE_FLOOR: readonly { step: string; write: string }[] = [
 ];
 
 export const WRITE_FLOOR_PER_MACHINE = WRITE_FLOOR.length;
+
+/**
+ * The same for one vMetal NodeClaim to become Available (ADR 018; one network, as in the vMetal
+ * sample), read from what the functions write: Events and the simulators' writes excluded, and so
+ * are the writes shared by many claims (the network's IPPool, once per provider network; the
+ * tenant's join-token Secret and its bootstrap token, once per tenant and TTL; NodeType capacity,
+ * which several claims' changes may share). No BMC Secret label: the vMetal lock is the host alone.
+ * Provisioned and Joined are two status writes because they are two moments (the host provisioned,
+ * then the tenant's Node registered), as the Metal3Machine's are.
+ */
+export const WRITE_FLOOR_CLAIM: readonly { step: string; write: string }[] = [
+  { step: 'selectHost', write: 'NodeClaim: add finalizer (before any host is touched)' },
+  {
+    step: 'selectHost',
+    write:
+      'BareMetalHost: consumerRef + consumer and node-claim labels + original network annotations saved (the claim; resourceVersion-checked)',
+  },
+  { step: 'selectHost', write: 'NodeClaim /status: Scheduled, host, host namespace, type, properties' },
+  { step: 'selectHost', write: 'IPClaim (ipClaimName, in the host namespace): create' },
+  { step: 'allocateIndex', write: 'IPAddress <prefix>-<ip>: create' },
+  { step: 'allocateIndex', write: 'IPClaim /status: address' },
+  { step: 'allocateIndex', write: 'IPPool /status: indexes' },
+  { step: 'renderData', write: 'Secret <claim>-network-data: create' },
+  { step: 'renderData', write: 'Secret <claim>-user-data: create (last: while it exists, all was rendered)' },
+  {
+    step: 'renderData',
+    write: 'BareMetalHost: network annotations, image, userData, networkData, online (one held-host write)',
+  },
+  { step: 'renderData', write: 'NodeClaim /status: ipAddress, Provisioned=False DataRendered' },
+  { step: 'resolveProviderID', write: 'NodeClaim /status: Provisioned=True (host provisioned)' },
+  { step: 'resolveProviderID', write: 'NodeClaim /status: Joined=True, nodeName, phase Available' },
+];
+
+export const WRITE_FLOOR_PER_CLAIM = WRITE_FLOOR_CLAIM.length;

@@ -541,7 +541,16 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     if (o.summaryJson) {
       await writeFile(
         o.summaryJson,
-        `${JSON.stringify({ ...summary, ...(release ? { releaseFindings: release } : {}) }, null, 2)}\n`,
+        `${JSON.stringify(
+          {
+            ...summary,
+            ...(release ? { releaseFindings: release } : {}),
+            // Where the requests went (`<verb> <resource>`), for the fleet bench's split by resource.
+            requestsByResource: Object.fromEntries(productStats.byResource),
+          },
+          null,
+          2,
+        )}\n`,
       );
     }
 
