@@ -33,7 +33,7 @@ import {
   watchedKinds,
 } from '../../shared/routing/index.ts';
 import type { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
-import { ResourceWatcher, type WatcherOptions } from './watcher.ts';
+import { noRelists, type RelistCounts, ResourceWatcher, type WatcherOptions } from './watcher.ts';
 
 /** Kinds whose events start or stop a workload cluster's Node watch. */
 const WORKLOAD_KINDS = new Set(['Cluster', 'Secret', 'NodeClaim']);
@@ -73,6 +73,8 @@ export interface Relay {
   readonly watchers: ReadonlyMap<string, ResourceWatcher>;
   /** `<ns>/<cluster>` of the workload clusters whose Nodes are watched. */
   workloadClusters(): string[];
+  /** LISTs by cause over every watch so far (workload Node watches stopped since included). */
+  relists(): RelistCounts;
   /** Sends everything buffered; resolves when SQS has accepted it. */
   flush(): Promise<void>;
   stop(): Promise<void>;
@@ -95,6 +97,13 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
   const nodeWatchers = new Map<string, { watcher: ResourceWatcher | undefined; secretRv: string }>();
   let ready = false;
   let stopping = false;
+  // Re-lists of workload Node watches that were stopped: the totals outlive them.
+  const stoppedRelists = noRelists();
+  const addRelists = (into: RelistCounts, w: ResourceWatcher | undefined) => {
+    if (!w) return into;
+    for (const k of Object.keys(into) as (keyof RelistCounts)[]) into[k] += w.relistsByCause[k];
+    return into;
+  };
   const pending: RoutingEvent[] = [];
 
   const dispatch = (ev: RoutingEvent) => {
@@ -140,6 +149,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     const secretRv = secret?.metadata.resourceVersion ?? '';
     if (current && (!want || current.secretRv !== secretRv)) {
       nodeWatchers.delete(id);
+      addRelists(stoppedRelists, current.watcher);
       void current.watcher?.stop();
       workloads.invalidate(key.ns, key.name);
       log.info('workload Node watch stopped', {
@@ -224,6 +234,11 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     sender,
     watchers,
     workloadClusters: () => [...nodeWatchers.keys()],
+    relists: () =>
+      [...watchers.values(), ...[...nodeWatchers.values()].map((n) => n.watcher)].reduce(
+        addRelists,
+        { ...stoppedRelists },
+      ),
     flush: () => sender.flush(),
     async stop() {
       stopping = true;

@@ -50,10 +50,17 @@ export interface WatcherOptions {
 
 type WatchEnd = 'closed' | 'gone' | 'silence' | 'error' | 'resync' | 'stopped';
 
+/** Why the relay listed a kind: its start, a 410, a failed list or watch. */
+export type RelistCause = 'start' | 'gone' | 'resync' | 'error';
+export type RelistCounts = Record<RelistCause, number>;
+export const noRelists = (): RelistCounts => ({ start: 0, gone: 0, resync: 0, error: 0 });
+
 export class ResourceWatcher {
   resourceVersion = '';
   /** Counters for tests and logs. */
   readonly counts = { relists: 0, watches: 0, silences: 0, gones: 0, errors: 0, events: 0 };
+  /** LISTs by cause (counts.relists is their sum). */
+  readonly relistsByCause: RelistCounts = noRelists();
   private readonly o: WatcherOptions;
   private readonly log: Logger;
   private stopped = false;
@@ -110,7 +117,7 @@ export class ResourceWatcher {
   }
 
   private async run(): Promise<void> {
-    let relist: 'start' | 'gone' | 'resync' | 'error' | undefined = 'start';
+    let relist: RelistCause | undefined = 'start';
     let failures = 0;
     while (!this.stopped) {
       if (relist) {
@@ -133,6 +140,8 @@ export class ResourceWatcher {
             this.syncedReject = undefined;
             this.syncedResolve = undefined;
           }
+          // The retry is counted as an error re-list, not as another start, resync or 410.
+          relist = 'error';
           await this.backoff(failures);
           continue;
         }
@@ -195,8 +204,9 @@ export class ResourceWatcher {
   }
 
   /** LIST and diff against the store: what changed in between is emitted, as the watch would have. */
-  private async relist(cause: 'start' | 'gone' | 'resync' | 'error'): Promise<void> {
+  private async relist(cause: RelistCause): Promise<void> {
     this.counts.relists++;
+    this.relistsByCause[cause]++;
     this.o.metrics?.relayRelists.inc({ kind: this.o.kind, cause });
     // Envelopes only: the relay must not choke on an object a function would reject.
     const list = await this.o.client.list(envelopeOf(K[this.o.kind]), this.o.namespace, {

@@ -457,6 +457,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         : (direct?.runStats.deadLettered ?? lambda?.outcomes['dead-letter'] ?? 0),
     });
     if (lambda) summary.lambda = lambda.figures(summary.ready);
+    summary.relayRelists = relay.relists();
     const atReadyMark = lambda?.mark();
 
     if (!reached) {
