@@ -75,6 +75,8 @@ export interface Relay {
   workloadClusters(): string[];
   /** LISTs by cause over every watch so far (workload Node watches stopped since included). */
   relists(): RelistCounts;
+  /** Resyncs (re-emits of a store, no LIST) over the current watches. */
+  resyncs(): number;
   /** Sends everything buffered; resolves when SQS has accepted it. */
   flush(): Promise<void>;
   stop(): Promise<void>;
@@ -228,17 +230,15 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     for (const c of [...cache.list('Cluster', opts.namespace), ...cache.list('NodeClaim', opts.namespace)])
       syncWorkload(c);
   log.info('relay synced', { objects: cache.sizes() });
+  const allWatchers = () => [...watchers.values(), ...[...nodeWatchers.values()].map((n) => n.watcher)];
 
   return {
     cache,
     sender,
     watchers,
     workloadClusters: () => [...nodeWatchers.keys()],
-    relists: () =>
-      [...watchers.values(), ...[...nodeWatchers.values()].map((n) => n.watcher)].reduce(
-        addRelists,
-        { ...stoppedRelists },
-      ),
+    relists: () => allWatchers().reduce(addRelists, { ...stoppedRelists }),
+    resyncs: () => allWatchers().reduce((n, w) => n + (w?.counts.resyncs ?? 0), 0),
     flush: () => sender.flush(),
     async stop() {
       stopping = true;

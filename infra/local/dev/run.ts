@@ -458,6 +458,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     });
     if (lambda) summary.lambda = lambda.figures(summary.ready);
     summary.relayRelists = relay.relists();
+    summary.relayResyncs = relay.resyncs();
     const atReadyMark = lambda?.mark();
 
     if (!reached) {

@@ -42,9 +42,11 @@ export interface RunSummary {
   eventWrites: number;
   /**
    * The relay's LISTs by cause over the run (every kind, workload Node watches included): start,
-   * gone (410), resync, error (ADR 023). Their objects are in listedItemsPerMachine.
+   * gone (410), error. Their objects are in listedItemsPerMachine. Resyncs list nothing (ADR 023):
+   * `relayResyncs` counts them (per watch).
    */
-  relayRelists?: { start: number; gone: number; resync: number; error: number };
+  relayRelists?: { start: number; gone: number; error: number };
+  relayResyncs?: number;
   /** With the functions on emulated Lambda (`--runtime lambda`): invocations, cost, queue waits. */
   lambda?: LambdaFigures;
   /** The same for the scale-down and release after Ready (`--scale-down`), per machine released. */
@@ -169,7 +171,7 @@ export function formatSummary(s: RunSummary): string {
       ? [
           [
             'relay re-lists',
-            `start ${s.relayRelists.start}, gone (410) ${s.relayRelists.gone}, resync ${s.relayRelists.resync}, error ${s.relayRelists.error}`,
+            `start ${s.relayRelists.start}, gone (410) ${s.relayRelists.gone}, error ${s.relayRelists.error}; resyncs (no LIST) ${s.relayResyncs ?? 0}`,
           ] as [string, string],
         ]
       : []),
