@@ -17,8 +17,8 @@ import {
   untilSignal,
 } from '../../shared/runtimes/options.ts';
 import { startRelay } from './relay.ts';
-import { RESYNC_DEFAULT_MS } from './watcher.ts';
 import { HttpCloudEventSink } from './sink-http.ts';
+import { RESYNC_DEFAULT_MS } from './watcher.ts';
 
 const HELP = `usage: metal3fn relay [options]
 

@@ -33,7 +33,13 @@ import {
   watchedKinds,
 } from '../../shared/routing/index.ts';
 import type { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
-import { noRelists, type RelistCounts, ResourceWatcher, type WatcherOptions } from './watcher.ts';
+import {
+  noRelists,
+  RELIST_CAUSES,
+  type RelistCounts,
+  ResourceWatcher,
+  type WatcherOptions,
+} from './watcher.ts';
 
 /** Kinds whose events start or stop a workload cluster's Node watch. */
 const WORKLOAD_KINDS = new Set(['Cluster', 'Secret', 'NodeClaim']);
@@ -103,7 +109,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
   const stoppedRelists = noRelists();
   const addRelists = (into: RelistCounts, w: ResourceWatcher | undefined) => {
     if (!w) return into;
-    for (const k of Object.keys(into) as (keyof RelistCounts)[]) into[k] += w.relistsByCause[k];
+    for (const k of RELIST_CAUSES) into[k] += w.relistsByCause[k];
     return into;
   };
   const pending: RoutingEvent[] = [];

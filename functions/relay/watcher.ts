@@ -59,7 +59,8 @@ type WatchEnd = 'closed' | 'gone' | 'silence' | 'error' | 'stopped';
 export const RESYNC_DEFAULT_MS = 10 * 3600_000;
 
 /** Why the relay listed a kind: its start, a 410, a failed list (resyncs do not list, ADR 023). */
-export type RelistCause = 'start' | 'gone' | 'error';
+export const RELIST_CAUSES = ['start', 'gone', 'error'] as const;
+export type RelistCause = (typeof RELIST_CAUSES)[number];
 export type RelistCounts = Record<RelistCause, number>;
 export const noRelists = (): RelistCounts => ({ start: 0, gone: 0, error: 0 });
 
