@@ -121,7 +121,9 @@ export class ResourceWatcher {
     const every = this.o.resyncMs ?? RESYNC_DEFAULT_MS;
     if (every <= 0 || this.stopped) return;
     const j = this.o.jitter ?? 0.1;
-    this.resyncTimer = setTimeout(() => this.resync(), every * (1 - j + 2 * j * Math.random()));
+    // setTimeout fires at once past 2^31-1 ms (~24.8 days): a longer --resync is that long.
+    const ms = Math.min(2 ** 31 - 1, every * (1 - j + 2 * j * Math.random()));
+    this.resyncTimer = setTimeout(() => this.resync(), ms);
     this.resyncTimer.unref();
   }
 
@@ -162,7 +164,7 @@ export class ResourceWatcher {
             this.syncedReject = undefined;
             this.syncedResolve = undefined;
           }
-          // The retry is counted as an error re-list, not as another start, resync or 410.
+          // The retry is counted as an error re-list, not as another start or 410.
           relist = 'error';
           await this.backoff(failures);
           continue;
