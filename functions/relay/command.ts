@@ -18,13 +18,17 @@ import {
 } from '../../shared/runtimes/options.ts';
 import { startRelay } from './relay.ts';
 import { HttpCloudEventSink } from './sink-http.ts';
+import { RESYNC_DEFAULT_MS } from './watcher.ts';
 
 const HELP = `usage: metal3fn relay [options]
 
   --kubeconfig F        management cluster (default KUBECONFIG, ~/.kube/config, or in-cluster)
   --namespace NS        watch one namespace only (default all)
   --functions a,b       send only to these functions' queues (default all)
-  --resync S            re-list every S seconds, with ±10% jitter (default 600; 0 = never)
+  --resync S            re-send every watched object every S seconds (±10% jitter) from the
+                        relay's cache, without a LIST: a safety net for lost messages, not for
+                        timing (default 36000 = 10 h, controller-runtime's SyncPeriod; 0 = never;
+                        docs/adr/023-relay-resync.md)
   --silence S           reconnect a watch silent for S seconds (default 90)
   --no-workload         do not watch Nodes in workload clusters
   --sink URL            send CloudEvents to this URL (a Knative Broker) instead of SQS
@@ -86,7 +90,7 @@ export async function run(argv: string[]): Promise<number> {
       namespace: stringOf(v.namespace),
       workloads: v['no-workload'] ? false : undefined,
       watch: {
-        resyncMs: parsePositiveInt('resync', v.resync, 600) * 1000,
+        resyncMs: parsePositiveInt('resync', v.resync, RESYNC_DEFAULT_MS / 1000) * 1000,
         silenceMs: parsePositiveInt('silence', v.silence, 90) * 1000,
       },
     });

@@ -33,7 +33,13 @@ import {
   watchedKinds,
 } from '../../shared/routing/index.ts';
 import type { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
-import { ResourceWatcher, type WatcherOptions } from './watcher.ts';
+import {
+  noRelists,
+  RELIST_CAUSES,
+  type RelistCounts,
+  ResourceWatcher,
+  type WatcherOptions,
+} from './watcher.ts';
 
 /** Kinds whose events start or stop a workload cluster's Node watch. */
 const WORKLOAD_KINDS = new Set(['Cluster', 'Secret', 'NodeClaim']);
@@ -73,6 +79,10 @@ export interface Relay {
   readonly watchers: ReadonlyMap<string, ResourceWatcher>;
   /** `<ns>/<cluster>` of the workload clusters whose Nodes are watched. */
   workloadClusters(): string[];
+  /** LISTs by cause over every watch so far (workload Node watches stopped since included). */
+  relists(): RelistCounts;
+  /** Resyncs (re-emits of a store, no LIST) over the current watches. */
+  resyncs(): number;
   /** Sends everything buffered; resolves when SQS has accepted it. */
   flush(): Promise<void>;
   stop(): Promise<void>;
@@ -95,6 +105,13 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
   const nodeWatchers = new Map<string, { watcher: ResourceWatcher | undefined; secretRv: string }>();
   let ready = false;
   let stopping = false;
+  // Re-lists of workload Node watches that were stopped: the totals outlive them.
+  const stoppedRelists = noRelists();
+  const addRelists = (into: RelistCounts, w: ResourceWatcher | undefined) => {
+    if (!w) return into;
+    for (const k of RELIST_CAUSES) into[k] += w.relistsByCause[k];
+    return into;
+  };
   const pending: RoutingEvent[] = [];
 
   const dispatch = (ev: RoutingEvent) => {
@@ -140,6 +157,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     const secretRv = secret?.metadata.resourceVersion ?? '';
     if (current && (!want || current.secretRv !== secretRv)) {
       nodeWatchers.delete(id);
+      addRelists(stoppedRelists, current.watcher);
       void current.watcher?.stop();
       workloads.invalidate(key.ns, key.name);
       log.info('workload Node watch stopped', {
@@ -218,12 +236,15 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     for (const c of [...cache.list('Cluster', opts.namespace), ...cache.list('NodeClaim', opts.namespace)])
       syncWorkload(c);
   log.info('relay synced', { objects: cache.sizes() });
+  const allWatchers = () => [...watchers.values(), ...[...nodeWatchers.values()].map((n) => n.watcher)];
 
   return {
     cache,
     sender,
     watchers,
     workloadClusters: () => [...nodeWatchers.keys()],
+    relists: () => allWatchers().reduce(addRelists, { ...stoppedRelists }),
+    resyncs: () => allWatchers().reduce((n, w) => n + (w?.counts.resyncs ?? 0), 0),
     flush: () => sender.flush(),
     async stop() {
       stopping = true;

@@ -6,7 +6,8 @@
  *     ADDED / MODIFIED / DELETED the gap swallowed;
  *   - a watchdog reconnects (from the last resourceVersion) when nothing, not even a bookmark,
  *     arrived for `silenceMs`;
- *   - a periodic re-list (resync, with jitter) re-emits every object as a safety net;
+ *   - a periodic resync (with jitter) re-emits every object of the store as a safety net, as
+ *     client-go's informer does: no LIST, the watch stays open (ADR 023);
  *   - errors back off exponentially with jitter; a clean end reconnects at once.
  * Events are emitted synchronously after the store is updated, so routing sees the new state.
  */
@@ -33,7 +34,7 @@ export interface WatcherOptions {
   transform?: ((o: KubeObject) => KubeObject) | undefined;
   /** `management` or `<ns>/<cluster>` (stamped on events). */
   cluster?: string | undefined;
-  /** Periodic re-list; 0 disables (default 10 min). */
+  /** Period of the resync (re-emits the store, no LIST); 0 disables (default RESYNC_DEFAULT_MS). */
   resyncMs?: number | undefined;
   /** ± fraction of resyncMs (default 0.1). */
   jitter?: number | undefined;
@@ -48,16 +49,31 @@ export interface WatcherOptions {
   metrics?: PipelineMetrics | undefined;
 }
 
-type WatchEnd = 'closed' | 'gone' | 'silence' | 'error' | 'resync' | 'stopped';
+type WatchEnd = 'closed' | 'gone' | 'silence' | 'error' | 'stopped';
+
+/**
+ * The resync period: 10 hours (±10 %), controller-runtime's SyncPeriod. A safety net for messages
+ * lost after the watch (a send given up, a crash of the direct runner), not for timing: functions
+ * requeue-after for anything time based, and 410 re-lists diff what a watch gap missed (ADR 023).
+ */
+export const RESYNC_DEFAULT_MS = 10 * 3600_000;
+
+/** Why the relay listed a kind: its start, a 410, a failed list (resyncs do not list, ADR 023). */
+export const RELIST_CAUSES = ['start', 'gone', 'error'] as const;
+export type RelistCause = (typeof RELIST_CAUSES)[number];
+export type RelistCounts = Record<RelistCause, number>;
+export const noRelists = (): RelistCounts => ({ start: 0, gone: 0, error: 0 });
 
 export class ResourceWatcher {
   resourceVersion = '';
   /** Counters for tests and logs. */
-  readonly counts = { relists: 0, watches: 0, silences: 0, gones: 0, errors: 0, events: 0 };
+  readonly counts = { relists: 0, resyncs: 0, watches: 0, silences: 0, gones: 0, errors: 0, events: 0 };
+  /** LISTs by cause (counts.relists is their sum). */
+  readonly relistsByCause: RelistCounts = noRelists();
   private readonly o: WatcherOptions;
   private readonly log: Logger;
   private stopped = false;
-  private nextResyncAt = 0;
+  private resyncTimer: NodeJS.Timeout | undefined;
   private finishCurrent: ((r: WatchEnd) => void) | undefined;
   private loop: Promise<void> | undefined;
   private syncedResolve: (() => void) | undefined;
@@ -88,6 +104,7 @@ export class ResourceWatcher {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.resyncTimer);
     this.signalStop();
     this.finishCurrent?.('stopped');
     this.wake?.();
@@ -99,18 +116,32 @@ export class ResourceWatcher {
     this.finishCurrent?.('closed');
   }
 
+  /** Arms the next resync (jittered so kinds and relays do not resync together). */
   private scheduleResync(): void {
-    const every = this.o.resyncMs ?? 600_000;
-    if (every <= 0) {
-      this.nextResyncAt = Number.POSITIVE_INFINITY;
-      return;
-    }
+    const every = this.o.resyncMs ?? RESYNC_DEFAULT_MS;
+    if (every <= 0 || this.stopped) return;
     const j = this.o.jitter ?? 0.1;
-    this.nextResyncAt = Date.now() + every * (1 - j + 2 * j * Math.random());
+    // setTimeout fires at once past 2^31-1 ms (~24.8 days): a longer --resync is that long.
+    const ms = Math.min(2 ** 31 - 1, every * (1 - j + 2 * j * Math.random()));
+    this.resyncTimer = setTimeout(() => this.resync(), ms);
+    this.resyncTimer.unref();
+  }
+
+  /**
+   * Re-emits every stored object as a resync, from memory: the store is what the watch has made
+   * of the server's state, and a gap in the watch is a 410 that re-lists and diffs anyway.
+   */
+  private resync(): void {
+    if (this.stopped) return;
+    this.counts.resyncs++;
+    const cluster = this.o.cluster;
+    for (const o of [...this.o.store.values()])
+      this.emit({ type: 'MODIFIED', object: o, old: o, resync: true, cluster });
+    this.scheduleResync();
   }
 
   private async run(): Promise<void> {
-    let relist: 'start' | 'gone' | 'resync' | 'error' | undefined = 'start';
+    let relist: RelistCause | undefined = 'start';
     let failures = 0;
     while (!this.stopped) {
       if (relist) {
@@ -119,7 +150,7 @@ export class ResourceWatcher {
           await Promise.race([this.relist(relist), this.stopped$]);
           relist = undefined;
           failures = 0;
-          this.scheduleResync();
+          if (!this.resyncTimer) this.scheduleResync(); // armed once, after the first sync
           this.syncedResolve?.();
           this.syncedResolve = undefined;
         } catch (e) {
@@ -133,6 +164,8 @@ export class ResourceWatcher {
             this.syncedReject = undefined;
             this.syncedResolve = undefined;
           }
+          // The retry is counted as an error re-list, not as another start or 410.
+          relist = 'error';
           await this.backoff(failures);
           continue;
         }
@@ -145,9 +178,6 @@ export class ResourceWatcher {
         case 'gone':
           this.counts.gones++;
           relist = 'gone';
-          break;
-        case 'resync':
-          relist = 'resync';
           break;
         case 'silence':
           this.counts.silences++;
@@ -195,8 +225,9 @@ export class ResourceWatcher {
   }
 
   /** LIST and diff against the store: what changed in between is emitted, as the watch would have. */
-  private async relist(cause: 'start' | 'gone' | 'resync' | 'error'): Promise<void> {
+  private async relist(cause: RelistCause): Promise<void> {
     this.counts.relists++;
+    this.relistsByCause[cause]++;
     this.o.metrics?.relayRelists.inc({ kind: this.o.kind, cause });
     // Envelopes only: the relay must not choke on an object a function would reject.
     const list = await this.o.client.list(envelopeOf(K[this.o.kind]), this.o.namespace, {
@@ -216,8 +247,6 @@ export class ResourceWatcher {
       } else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) {
         store.upsert(obj);
         this.emit({ type: 'MODIFIED', object: obj, old, cluster });
-      } else if (cause === 'resync') {
-        this.emit({ type: 'MODIFIED', object: old, old, resync: true, cluster });
       }
     }
     for (const old of [...store.values()]) {
@@ -234,12 +263,10 @@ export class ResourceWatcher {
       let finished = false;
       let controller: AbortController | undefined;
       let silence: NodeJS.Timeout | undefined;
-      let resync: NodeJS.Timeout | undefined;
       const finish = (r: WatchEnd) => {
         if (finished) return;
         finished = true;
         clearTimeout(silence);
-        clearTimeout(resync);
         this.finishCurrent = undefined;
         controller?.abort();
         resolve(r);
@@ -251,9 +278,6 @@ export class ResourceWatcher {
         silence = setTimeout(() => finish('silence'), silenceMs);
       };
       arm();
-      if (Number.isFinite(this.nextResyncAt)) {
-        resync = setTimeout(() => finish('resync'), Math.max(0, this.nextResyncAt - Date.now()));
-      }
       const store = this.o.store;
       const cluster = this.o.cluster;
       const onEvent = (ev: WatchEvent) => {

@@ -60,7 +60,7 @@ export class PipelineMetrics implements ReconcileMetrics {
     });
     this.relayRelists = new Counter({
       name: 'metal3fn_relay_relists_total',
-      help: 'Re-lists by cause: start, resync, gone (410), error',
+      help: 'Re-lists by cause: start, gone (410), error (a resync lists nothing, ADR 023)',
       labelNames: ['kind', 'cause'],
       registers,
     });

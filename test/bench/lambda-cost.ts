@@ -4,12 +4,14 @@
  * result, so the table in docs/benchmarks.md can be recomputed.
  *
  *   node test/bench/lambda-cost.ts FILE.json [--fleet 1000] [--churn 0.1] [--seconds-per-invocation S]
+ *     [--resync-seconds S]   (default the relay's, 36,000: ADR 023)
  *
  * Prices: AWS's published us-east-1 list prices as the author knew them (2025); NOT fetched live
  * (this machine has no internet). Check them before quoting.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { RESYNC_DEFAULT_MS } from '../../functions/relay/watcher.ts';
 import type { LambdaFigures } from '../../infra/local/lambda-esm.ts';
 
 export const PRICES = {
@@ -32,7 +34,7 @@ export interface CostInputs {
   churnPerDay: number;
   provision: LambdaFigures;
   release: LambdaFigures;
-  /** Records a relay resync sends per machine (each one runs: 600 s is past the 5-minute deduplication window). */
+  /** Records a relay resync sends per machine (each one runs: a resync period is past the 5-minute deduplication window). */
   resyncRecordsPerMachine: number;
   /** A resync record's billed GB-s and SQS requests (from the serving window's invocations). */
   resync: LambdaFigures;
@@ -115,6 +117,7 @@ async function main(): Promise<void> {
       fleet: { type: 'string' },
       churn: { type: 'string' },
       'seconds-per-invocation': { type: 'string' },
+      'resync-seconds': { type: 'string' },
     },
   });
   const file = positionals[0];
@@ -130,7 +133,7 @@ async function main(): Promise<void> {
     release: bench.churn.release,
     resyncRecordsPerMachine: bench.resync.relayMessagesPerMachinePerResync,
     resync: bench.resync.lambdaServing,
-    resyncSeconds: 600,
+    resyncSeconds: Number(values['resync-seconds'] ?? RESYNC_DEFAULT_MS / 1000),
     memoryMb: bench.churn.lambda.memoryMb,
     secondsPerInvocation:
       values['seconds-per-invocation'] === undefined ? undefined : Number(values['seconds-per-invocation']),

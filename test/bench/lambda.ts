@@ -7,8 +7,8 @@
  * 1. `--machines` machines over 1.5× hosts to Ready, then scaled down with the release check:
  *    converge time, added latency, invocations, billed GB-s and cold starts per Ready machine, our
  *    processing time vs time waiting in queues, SQS requests; and the same for the release.
- * 2. `--resync-machines` machines stand Ready while the relay re-lists every 15 s for 60 s: the
- *    messages a resync sends per Ready machine. On AWS the relay's 600 s resync is past the FIFO
+ * 2. `--resync-machines` machines stand Ready while the relay resyncs every 15 s for 60 s: the
+ *    messages a resync sends per Ready machine. On AWS the relay's resync (10 h, ADR 023) is past the FIFO
  *    queues' 5-minute deduplication window, so each of them becomes a record to run; here the short
  *    period keeps them inside it (deduplicated), so the count of messages is the figure.
  *

@@ -1,7 +1,8 @@
 /**
  * One watch stream: initial state (synthetic ADDED) or a resume from the event history, then
  * live events filtered by namespace and selectors, with objects leaving or entering a selector
- * turned into DELETED/ADDED, bookmarks, a clean end at timeoutSeconds, and 410 for resumes the
+ * turned into DELETED/ADDED, bookmarks (periodic, and a last one before the clean end at
+ * timeoutSeconds) carrying the current revision, and 410 for resumes the
  * history no longer covers or for a consumer too slow to keep up (bounded memory).
  */
 import type { FieldRequirement } from './fields.ts';
@@ -131,7 +132,12 @@ export class WatchStream {
       this.bookmarkTimer.unref();
     }
     if (this.p.timeoutSeconds && this.p.timeoutSeconds > 0) {
-      this.timeoutTimer = setTimeout(() => this.close(), this.p.timeoutSeconds * 1000);
+      // A last bookmark before the clean end, as the cacher sends one right before the deadline:
+      // a quiet watch resumes from now, not from a revision a compaction may have passed.
+      this.timeoutTimer = setTimeout(() => {
+        this.bookmark();
+        this.close();
+      }, this.p.timeoutSeconds * 1000);
       this.timeoutTimer.unref();
     }
   }

@@ -457,6 +457,8 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         : (direct?.runStats.deadLettered ?? lambda?.outcomes['dead-letter'] ?? 0),
     });
     if (lambda) summary.lambda = lambda.figures(summary.ready);
+    summary.relayRelists = relay.relists();
+    summary.relayResyncs = relay.resyncs();
     const atReadyMark = lambda?.mark();
 
     if (!reached) {

@@ -40,6 +40,13 @@ export interface RunSummary {
   /** Object writes (Events excluded). */
   writes: number;
   eventWrites: number;
+  /**
+   * The relay's LISTs by cause over the run (every kind, workload Node watches included): start,
+   * gone (410), error. Their objects are in listedItemsPerMachine. Resyncs list nothing (ADR 023):
+   * `relayResyncs` counts them (per watch).
+   */
+  relayRelists?: { start: number; gone: number; error: number };
+  relayResyncs?: number;
   /** With the functions on emulated Lambda (`--runtime lambda`): invocations, cost, queue waits. */
   lambda?: LambdaFigures;
   /** The same for the scale-down and release after Ready (`--scale-down`), per machine released. */
@@ -160,6 +167,14 @@ export function formatSummary(s: RunSummary): string {
     ['objects listed per machine', listedRow(s)],
     ['API writes per machine', `${s.writesPerMachine} (${s.writes} total; Events apart)`],
     ['Event writes per machine', `${s.eventWritesPerMachine} (${s.eventWrites} total)`],
+    ...(s.relayRelists
+      ? [
+          [
+            'relay re-lists',
+            `start ${s.relayRelists.start}, gone (410) ${s.relayRelists.gone}, error ${s.relayRelists.error}; resyncs (no LIST) ${s.relayResyncs ?? 0}`,
+          ] as [string, string],
+        ]
+      : []),
     ['conflicts (409)', String(s.conflicts)],
     ['retries', String(s.retries)],
     ['dead-lettered messages', String(s.deadLettered)],

@@ -114,7 +114,7 @@ describe('relay: workload clusters', () => {
     await until(() => !relay.workloadClusters().includes(`${ns}/alpha`));
   });
 
-  it('re-lists on a period and re-sends every object as a resync (safety net)', async () => {
+  it('re-sends every object as a resync on a period, from its store: no LIST, the watch stays (ADR 023)', async () => {
     const seen: RoutedMessage[] = [];
     const queues = await ensureQueues(local.sqs, { prefix: 'wl2-' });
     const r = await startRelay({
@@ -131,7 +131,10 @@ describe('relay: workload clusters', () => {
           (m) => m.msg.reason === 'resync' && m.msg.name === 'm-0' && m.msg.function === 'selectHost',
         ),
       );
-      expect(r.watchers.get('Metal3Machine')!.counts.relists).toBeGreaterThanOrEqual(2);
+      const w = r.watchers.get('Metal3Machine')!;
+      await until(() => w.counts.resyncs >= 2);
+      expect(w.relistsByCause).toEqual({ start: 1, gone: 0, error: 0 });
+      expect(w.counts.watches).toBe(1);
     } finally {
       await r.stop();
     }

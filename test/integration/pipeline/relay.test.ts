@@ -227,6 +227,11 @@ describe('relay under watch faults', () => {
     );
     try {
       const w = r.watchers.get('Metal3Machine')!;
+      // The machine watch is open (an object created after the start list reached a function
+      // through it) before every connection goes dead: else it could connect after the freeze.
+      const b = await cluster.client.create(envelopeOf(R.Metal3Machine), machine('before-freeze'));
+      const brv = (b.metadata as { resourceVersion?: string }).resourceVersion;
+      await until(() => seenHere.includes(`selectHost before-freeze ${brv}`), 10_000);
       proxy.freezeAll();
       cluster.server.faults.compact();
       const m = await cluster.client.create(envelopeOf(R.Metal3Machine), machine('after-freeze'));
