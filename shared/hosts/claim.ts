@@ -57,36 +57,49 @@ export type ClaimOutcome =
 
 /**
  * Every host whose consumerRef names this consumer, found by the consumer label (one list of about
- * one host), in name order. Normally one; more only when a concurrent pass of the same consumer
- * claimed a host and then lost the association race without giving it back (a crash or an error
- * between the two writes) — the caller releases those strays (strays.ts).
+ * one host), in name order; `except` (a host name) is left out by the server (a field selector), so
+ * a machine that reads its own host by name lists only its strays. Normally none besides its own;
+ * more only when a concurrent pass of the same consumer claimed a host and then lost the
+ * association race without giving it back (a crash or an error between the two writes) — the
+ * caller releases those strays (strays.ts).
  */
-export async function hostsHeldBy(client: KubeClient, consumer: HostConsumer): Promise<BareMetalHost[]> {
+export async function hostsHeldBy(
+  client: KubeClient,
+  consumer: HostConsumer,
+  except?: string,
+): Promise<BareMetalHost[]> {
   const { items } = await client.list(R.BareMetalHost, hostNamespaceOf(consumer), {
     labelSelector: `${CONSUMER_LABEL}=${consumerLabelValue(consumer.name)}`,
+    fieldSelector: except ? `metadata.name!=${except}` : undefined,
   });
   return items
-    .filter((h) => hostHeldBy(h, consumer))
+    .filter((h) => hostHeldBy(h, consumer) && h.metadata.name !== except)
     .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
 }
 
 /**
- * The hosts this machine holds and, among them, its host: the one its annotation names (`key`),
- * read by name when that host is not among them (it lost our consumer label, or is no longer
- * ours: the caller checks the consumerRef), or without a key the first one held (a pass that
- * stopped between claim and annotation). The rest of `held` are strays.
+ * This consumer's host and its strays. With `key` (the host its annotation names) the host is read
+ * by name and the strays are the other hosts it holds (a list that is empty but after a crashed
+ * pass, ADR 022 "Own host"); the caller checks the host's consumerRef (it may have lost our label or
+ * be no longer ours). Without a key its host is the first one held (a pass that stopped between
+ * claim and annotation) and the rest are strays.
  */
 export async function heldHosts(
   client: KubeClient,
   consumer: HostConsumer,
   key: { namespace: string; name: string } | undefined,
-): Promise<{ held: BareMetalHost[]; host: BareMetalHost | undefined }> {
-  const held = await hostsHeldBy(client, consumer);
-  if (!key) return { held, host: held[0] };
-  const host =
-    held.find((h) => h.metadata.namespace === key.namespace && h.metadata.name === key.name) ??
-    (await client.get(R.BareMetalHost, key.namespace, key.name));
-  return { held, host };
+): Promise<{ host: BareMetalHost | undefined; strays: BareMetalHost[] }> {
+  if (!key) {
+    const [host, ...strays] = await hostsHeldBy(client, consumer);
+    return { host, strays };
+  }
+  // A host name of another namespace can not be left out by name: the list then has them all.
+  const sameNamespace = key.namespace === hostNamespaceOf(consumer);
+  const [host, held] = await Promise.all([
+    client.get(R.BareMetalHost, key.namespace, key.name),
+    hostsHeldBy(client, consumer, sameNamespace ? key.name : undefined),
+  ]);
+  return { host, strays: held.filter((h) => h.metadata.uid !== host?.metadata.uid) };
 }
 
 export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> {
