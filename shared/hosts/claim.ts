@@ -22,7 +22,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import { labelValueProblem, selectorMentions, serverLabelSelector } from '../selectors/labels.ts';
-import { CandidatePages, type ClaimHints, freeHostSelector, processClaimHints } from './candidates.ts';
+import { CandidateSampler, type ClaimHints, freeHostSelector, processClaimHints } from './candidates.ts';
 import {
   consumerLabelValue,
   consumerRefOf,
@@ -133,58 +133,30 @@ export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> 
     !labelValueProblem(input.failureDomain) &&
     !selectorMentions(input.selector, FAILURE_DOMAIN_LABEL)
   ) {
-    const inDomain = new CandidateSampler(
+    const inDomain = claimSampler(
       input,
       freeHostSelector(input.selector, [`${FAILURE_DOMAIN_LABEL}=${input.failureDomain}`]),
     );
     await inDomain.fill();
     if (inDomain.eligible.length > 0) return claimLoop(input, inDomain.eligible, 'available', inDomain);
   }
-  const sampler = new CandidateSampler(input, freeHostSelector(input.selector));
+  const sampler = claimSampler(input, freeHostSelector(input.selector));
   await sampler.fill();
   return claimLoop(input, sampler.eligible, 'available', sampler);
 }
 
-/**
- * Reads the candidate list page by page until a page holds an eligible host that no other claim of
- * this process has picked (those are kept as the last resort when the list ends).
- */
-class CandidateSampler {
-  eligible: BareMetalHost[] = [];
-  private hinted: BareMetalHost[] = [];
-  private readonly pages: CandidatePages;
-  private readonly input: ClaimInput;
-  constructor(input: ClaimInput, labelSelector: string) {
-    this.input = input;
-    this.pages = new CandidatePages(
-      input.client,
-      hostNamespaceOf(input.consumer),
-      labelSelector,
-      input.pageSize,
-    );
-  }
-  get considered(): number {
-    return this.pages.considered;
-  }
-  get exhausted(): boolean {
-    return this.pages.exhausted;
-  }
-  async fill(): Promise<void> {
-    const hints = this.input.hints ?? processClaimHints;
-    const enough = this.input.enoughCandidates ?? 1;
-    while (this.eligible.length < enough && !this.exhausted) {
-      for (const h of await this.pages.next()) {
-        const c = classifyHost(h, this.input);
-        if (c.kind !== 'available' && c.kind !== 'own') continue;
-        (hints.has(h) ? this.hinted : this.eligible).push(h);
-      }
-    }
-    if (this.eligible.length === 0) {
-      this.eligible = this.hinted;
-      this.hinted = [];
-    }
-  }
-}
+/** The candidate pages of `labelSelector`, a host eligible as `classifyHost` says. */
+const claimSampler = (input: ClaimInput, labelSelector: string): CandidateSampler =>
+  new CandidateSampler(
+    input.client,
+    hostNamespaceOf(input.consumer),
+    labelSelector,
+    (h) => {
+      const c = classifyHost(h, input).kind;
+      return c === 'available' || c === 'own';
+    },
+    { pageSize: input.pageSize, enough: input.enoughCandidates, hints: input.hints },
+  );
 
 async function claimLoop(
   input: ClaimInput,
