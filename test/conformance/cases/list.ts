@@ -114,7 +114,10 @@ export const LIST_CASES: ConformanceCase[] = [
         fieldSelector: 'metadata.name!=a',
       });
       expect(items.map((i) => i.metadata.name)).toEqual(['b']);
-      const none = await client.list(Widget, ns, { labelSelector: 'owner=m2', fieldSelector: 'metadata.name!=c' });
+      const none = await client.list(Widget, ns, {
+        labelSelector: 'owner=m2',
+        fieldSelector: 'metadata.name!=c',
+      });
       expect(none.items).toEqual([]);
     },
   },

@@ -277,7 +277,9 @@ describe('selectHost for a NodeClaim', () => {
       const first = freshCtx();
       expect(await runSelectHost(first, R.NodeClaim, n, PROJECT_NS)).toMatchObject({ kind: 'done' });
       // The consumer-label list (nothing held yet) and one page of candidates.
-      expect(first.client.stats.listedByResource.get('baremetalhosts')).toBeLessThanOrEqual(CANDIDATE_PAGE_SIZE);
+      expect(first.client.stats.listedByResource.get('baremetalhosts')).toBeLessThanOrEqual(
+        CANDIDATE_PAGE_SIZE,
+      );
       const claim = (await tc.client.get(R.NodeClaim, PROJECT_NS, n))!;
       expect(claim.status?.host).toMatch(/^many-/);
       // A later pass reads its host by name and lists no host.
