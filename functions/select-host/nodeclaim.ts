@@ -155,7 +155,12 @@ async function claimHost(
         const summary = summarizeExclusions(excluded, sampler.considered);
         throw new VMetalWait('NoEligibleHost', formatExclusions(summary, type.typeName, namespace, 'unheld'));
       }
-      if (!chosen) break;
+      if (!chosen) {
+        throw new VMetalWait(
+          'NoEligibleHost',
+          'other consumers took every eligible host the candidate list showed; trying again',
+        );
+      }
     }
     const taken = await takeChosenHost(
       ctx.client,
