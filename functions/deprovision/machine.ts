@@ -67,7 +67,7 @@ export async function deprovisionMachine(
   //    host this machine holds is a stray claim of a concurrent pass and is given back now.
   const found = await heldHosts(ctx.client, me, validHostRef(raw));
   let host: BareMetalHost | undefined = found.host;
-  await releaseStrays(ctx, raw, me, found.held, host);
+  await releaseStrays(ctx, raw, me, found.strays, host);
   if (!host || !hostHeldBy(host, me)) {
     await draft.flush(ctx, raw);
     return dropFinalizer(

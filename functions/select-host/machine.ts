@@ -103,11 +103,11 @@ export async function reconcileMachine(ctx: ReconcileContext, obj: Metal3Machine
   const hostRef = hostRefOf(raw);
   const key = hostRef.kind === 'ok' ? hostRef.host : undefined;
   const me = metal3MachineConsumer({ name, namespace: ns }, clusterName);
-  // The associated host comes from the list of hosts this machine holds (the same one request as
-  // a GET, and it shows strays). Without the annotation, findOrClaimHost looks below.
-  const { held, host: associatedHost } = key
+  // The associated host by name, and the other hosts this machine holds (strays of a crashed pass:
+  // a list that is empty but after one, ADR 022). Without the annotation, findOrClaimHost looks below.
+  const { strays, host: associatedHost } = key
     ? await heldHosts(ctx.client, me, key)
-    : { held: [], host: undefined };
+    : { strays: [], host: undefined };
   let host: BareMetalHost | undefined = associatedHost;
   if (host) host = await syncHostPause(ctx, me, cluster, paused, host);
   if (paused) {
@@ -171,7 +171,7 @@ export async function reconcileMachine(ctx: ReconcileContext, obj: Metal3Machine
         `BareMetalHost ${key.namespace}/${key.name} associated with this machine ${what}`,
       );
     }
-    await releaseStrays(ctx, raw, me, held, host);
+    await releaseStrays(ctx, raw, me, strays, host);
   } else {
     const reuseOwner = await reuseOwnerOf(ctx.client, machine);
     const outcome = await findOrClaimHost({

@@ -13,13 +13,23 @@ import { R } from '../../shared/api/resources.ts';
 import { resourceTexts } from '../../shared/api/vmetal/common.ts';
 import type { NodeClaim } from '../../shared/api/vmetal/nodeclaim.ts';
 import { FINALIZER, VMETAL_CLAIM_UID_LABEL } from '../../shared/api/wellknown.ts';
+import { CandidateSampler, freeHostSelector } from '../../shared/hosts/candidates.ts';
+import { heldHosts } from '../../shared/hosts/claim.ts';
+import { hostHeldBy } from '../../shared/hosts/consumer.ts';
 import { hostErrorMessage } from '../../shared/hosts/eligibility.ts';
 import { takeChosenHost } from '../../shared/hosts/take.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
 import { done, type ReconcileResult, requeueAfter, terminal } from '../../shared/reconcile/result.ts';
-import { chooseClaimHost, compileTypeSelection, hostVerdict } from '../../shared/vmetal/eligibility.ts';
+import {
+  chooseClaimHost,
+  compileTypeSelection,
+  type ExclusionReason,
+  formatExclusions,
+  hostVerdict,
+  summarizeExclusions,
+} from '../../shared/vmetal/eligibility.ts';
 import { outcomeOf, propertyField, VMetalInputError, VMetalWait } from '../../shared/vmetal/errors.ts';
 import { saveOriginalAnnotations } from '../../shared/vmetal/hostannotations.ts';
 import { loadClaimInputs } from '../../shared/vmetal/inputs.ts';
@@ -82,30 +92,79 @@ async function addFinalizer(ctx: ReconcileContext, claim: NodeClaim): Promise<No
   return res.outcome === 'gone' ? undefined : res.object;
 }
 
-/** Finds the claim's host or claims one; throws VMetalWait when none can be taken now. */
+/**
+ * The claim's host when it holds one: the host its status names, read by name, else (a pass that
+ * stopped between the claim and the status write) one it holds, found by the consumer label (ADR
+ * 022 "Own host"). Hosts it holds besides are released with the claim (shared/vmetal/release.ts).
+ */
+async function ownHost(
+  ctx: ReconcileContext,
+  claim: NodeClaim,
+  setting: ClaimSetting,
+): Promise<BareMetalHost | undefined> {
+  const named = claim.status?.host;
+  const key =
+    named && (claim.status?.hostNamespace ?? setting.hostNamespace) === setting.hostNamespace
+      ? { namespace: setting.hostNamespace, name: named }
+      : undefined;
+  const { host, strays } = await heldHosts(ctx.client, setting.consumer, key);
+  return host && hostHeldBy(host, setting.consumer) ? host : strays[0];
+}
+
+/**
+ * Finds the claim's host or claims one; throws VMetalWait when none can be taken now. A host is
+ * chosen among the first page of free candidates with an eligible one (ADR 022), or is the one
+ * `serverName` pins (read by name); hosts are never listed whole.
+ */
 async function claimHost(
   ctx: ReconcileContext,
+  claim: NodeClaim,
   setting: ClaimSetting,
   serverName: string | undefined,
 ): Promise<BareMetalHost> {
+  const own = await ownHost(ctx, claim, setting);
+  if (own) return own;
   const type = compileTypeSelection({
     name: setting.type.metadata.name!,
     selector: setting.type.spec.bareMetalHosts?.selector,
     resources: resourceTexts(setting.type.spec.resources),
   });
+  const namespace = setting.hostNamespace;
+  // What the pages showed, for the wait message when none of their hosts is eligible.
+  const excluded: { name: string; reason: ExclusionReason }[] = [];
+  const sampler = new CandidateSampler(ctx.client, namespace, freeHostSelector(type.selector), (h) => {
+    const v = hostVerdict(h, type);
+    if (!v.eligible) excluded.push({ name: h.metadata.name ?? '', reason: v.reason });
+    return v.eligible;
+  });
   for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
-    const hosts = (await ctx.client.list(R.BareMetalHost, setting.hostNamespace)).items;
-    const choice = chooseClaimHost(hosts, {
-      type,
-      namespace: setting.hostNamespace,
-      consumer: setting.consumer,
-      serverName,
-    });
-    if (choice.kind === 'own') return choice.host;
-    if (choice.kind === 'wait') throw choice.wait;
+    let chosen: BareMetalHost | undefined;
+    if (serverName) {
+      const pinned = await ctx.client.get(R.BareMetalHost, namespace, serverName);
+      const choice = chooseClaimHost(pinned ? [pinned] : [], {
+        type,
+        namespace,
+        consumer: setting.consumer,
+        serverName,
+      });
+      if (choice.kind === 'wait') throw choice.wait;
+      chosen = choice.host;
+    } else {
+      chosen = await sampler.pick();
+      if (!chosen && attempt === 0) {
+        const summary = summarizeExclusions(excluded, sampler.considered);
+        throw new VMetalWait('NoEligibleHost', formatExclusions(summary, type.typeName, namespace, 'unheld'));
+      }
+      if (!chosen) {
+        throw new VMetalWait(
+          'NoEligibleHost',
+          'other consumers took every eligible host the candidate list showed; trying again',
+        );
+      }
+    }
     const taken = await takeChosenHost(
       ctx.client,
-      choice.host,
+      chosen,
       setting.consumer,
       (h) => hostVerdict(h, type).eligible,
       saveOriginalAnnotations,
@@ -180,7 +239,7 @@ export async function reconcileNodeClaim(ctx: ReconcileContext, obj: NodeClaim):
     if (!withFinalizer) return done('NodeClaim gone');
     claim = withFinalizer;
 
-    const host = await claimHost(ctx, setting, before.properties[PROP.serverName] || undefined);
+    const host = await claimHost(ctx, claim, setting, before.properties[PROP.serverName] || undefined);
     const merged = mergeProperties(propertyLevels(setting, claim, host));
     const hostName = host.metadata.name!;
     if (hostErrorMessage(host)) {

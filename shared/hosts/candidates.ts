@@ -16,6 +16,7 @@ import {
   selectorMentions,
   serverLabelSelector,
 } from '../selectors/labels.ts';
+import { pickRandom } from './eligibility.ts';
 
 /** Hosts per page of a claim's candidate list (objects listed per claim, without conflicts). */
 export const CANDIDATE_PAGE_SIZE = 4;
@@ -129,5 +130,71 @@ export class CandidatePages {
     this.cont = page.continue;
     this.considered += page.items.length;
     return page.items;
+  }
+}
+
+export interface SamplerOptions {
+  /** Page size (default CANDIDATE_PAGE_SIZE). */
+  pageSize?: number | undefined;
+  /** Stop reading pages once this many eligible hosts are known (default 1: the first page with one). */
+  enough?: number | undefined;
+  /** Hosts other claims of this process picked (default: the process's). */
+  hints?: ClaimHints | undefined;
+}
+
+/**
+ * Reads the candidate list page by page until a page holds an eligible host that no other claim of
+ * this process has picked (those are kept as the last resort when the list ends). `isEligible` is
+ * the consumer's own client-side check (authoritative; the server's selector only narrows).
+ */
+export class CandidateSampler {
+  eligible: BareMetalHost[] = [];
+  private hinted: BareMetalHost[] = [];
+  private readonly pages: CandidatePages;
+  private readonly isEligible: (h: BareMetalHost) => boolean;
+  private readonly enough: number;
+  readonly hints: ClaimHints;
+  constructor(
+    client: KubeClient,
+    namespace: string,
+    labelSelector: string,
+    isEligible: (h: BareMetalHost) => boolean,
+    opts: SamplerOptions = {},
+  ) {
+    this.pages = new CandidatePages(client, namespace, labelSelector, opts.pageSize);
+    this.isEligible = isEligible;
+    this.enough = opts.enough ?? 1;
+    this.hints = opts.hints ?? processClaimHints;
+  }
+  get considered(): number {
+    return this.pages.considered;
+  }
+  get exhausted(): boolean {
+    return this.pages.exhausted;
+  }
+  async fill(): Promise<void> {
+    while (this.eligible.length < this.enough && !this.exhausted) {
+      for (const h of await this.pages.next()) {
+        if (this.isEligible(h)) (this.hints.has(h) ? this.hinted : this.eligible).push(h);
+      }
+    }
+    if (this.eligible.length === 0) {
+      this.eligible = this.hinted;
+      this.hinted = [];
+    }
+  }
+  /**
+   * One eligible host, uniformly among those known that no other claim of the process picked
+   * (reading the next page when none is left), taken out of the pool and marked as picked: the
+   * pick and its mark are one synchronous step. Undefined once the list is exhausted.
+   */
+  async pick(random: () => number = Math.random): Promise<BareMetalHost | undefined> {
+    if (this.eligible.length === 0) await this.fill();
+    const unpicked = this.eligible.filter((h) => !this.hints.has(h));
+    const host = pickRandom(unpicked.length > 0 ? unpicked : this.eligible, random);
+    if (!host) return undefined;
+    this.eligible.splice(this.eligible.indexOf(host), 1);
+    this.hints.mark(host);
+    return host;
   }
 }

@@ -22,7 +22,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import { labelValueProblem, selectorMentions, serverLabelSelector } from '../selectors/labels.ts';
-import { CandidatePages, type ClaimHints, freeHostSelector, processClaimHints } from './candidates.ts';
+import { CandidateSampler, type ClaimHints, freeHostSelector, processClaimHints } from './candidates.ts';
 import {
   consumerLabelValue,
   consumerRefOf,
@@ -57,36 +57,49 @@ export type ClaimOutcome =
 
 /**
  * Every host whose consumerRef names this consumer, found by the consumer label (one list of about
- * one host), in name order. Normally one; more only when a concurrent pass of the same consumer
- * claimed a host and then lost the association race without giving it back (a crash or an error
- * between the two writes) — the caller releases those strays (strays.ts).
+ * one host), in name order; `except` (a host name) is left out by the server (a field selector), so
+ * a machine that reads its own host by name lists only its strays. Normally none besides its own;
+ * more only when a concurrent pass of the same consumer claimed a host and then lost the
+ * association race without giving it back (a crash or an error between the two writes) — the
+ * caller releases those strays (strays.ts).
  */
-export async function hostsHeldBy(client: KubeClient, consumer: HostConsumer): Promise<BareMetalHost[]> {
+export async function hostsHeldBy(
+  client: KubeClient,
+  consumer: HostConsumer,
+  except?: string,
+): Promise<BareMetalHost[]> {
   const { items } = await client.list(R.BareMetalHost, hostNamespaceOf(consumer), {
     labelSelector: `${CONSUMER_LABEL}=${consumerLabelValue(consumer.name)}`,
+    fieldSelector: except ? `metadata.name!=${except}` : undefined,
   });
   return items
-    .filter((h) => hostHeldBy(h, consumer))
+    .filter((h) => hostHeldBy(h, consumer) && h.metadata.name !== except)
     .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
 }
 
 /**
- * The hosts this machine holds and, among them, its host: the one its annotation names (`key`),
- * read by name when that host is not among them (it lost our consumer label, or is no longer
- * ours: the caller checks the consumerRef), or without a key the first one held (a pass that
- * stopped between claim and annotation). The rest of `held` are strays.
+ * This consumer's host and its strays. With `key` (the host its annotation names) the host is read
+ * by name and the strays are the other hosts it holds (a list that is empty but after a crashed
+ * pass, ADR 022 "Own host"); the caller checks the host's consumerRef (it may have lost our label or
+ * be no longer ours). Without a key its host is the first one held (a pass that stopped between
+ * claim and annotation) and the rest are strays.
  */
 export async function heldHosts(
   client: KubeClient,
   consumer: HostConsumer,
   key: { namespace: string; name: string } | undefined,
-): Promise<{ held: BareMetalHost[]; host: BareMetalHost | undefined }> {
-  const held = await hostsHeldBy(client, consumer);
-  if (!key) return { held, host: held[0] };
-  const host =
-    held.find((h) => h.metadata.namespace === key.namespace && h.metadata.name === key.name) ??
-    (await client.get(R.BareMetalHost, key.namespace, key.name));
-  return { held, host };
+): Promise<{ host: BareMetalHost | undefined; strays: BareMetalHost[] }> {
+  if (!key) {
+    const [host, ...strays] = await hostsHeldBy(client, consumer);
+    return { host, strays };
+  }
+  // A host name of another namespace can not be left out by name: the list then has them all.
+  const sameNamespace = key.namespace === hostNamespaceOf(consumer);
+  const [host, held] = await Promise.all([
+    client.get(R.BareMetalHost, key.namespace, key.name),
+    hostsHeldBy(client, consumer, sameNamespace ? key.name : undefined),
+  ]);
+  return { host, strays: held.filter((h) => h.metadata.uid !== host?.metadata.uid) };
 }
 
 export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> {
@@ -120,58 +133,30 @@ export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> 
     !labelValueProblem(input.failureDomain) &&
     !selectorMentions(input.selector, FAILURE_DOMAIN_LABEL)
   ) {
-    const inDomain = new CandidateSampler(
+    const inDomain = claimSampler(
       input,
       freeHostSelector(input.selector, [`${FAILURE_DOMAIN_LABEL}=${input.failureDomain}`]),
     );
     await inDomain.fill();
     if (inDomain.eligible.length > 0) return claimLoop(input, inDomain.eligible, 'available', inDomain);
   }
-  const sampler = new CandidateSampler(input, freeHostSelector(input.selector));
+  const sampler = claimSampler(input, freeHostSelector(input.selector));
   await sampler.fill();
   return claimLoop(input, sampler.eligible, 'available', sampler);
 }
 
-/**
- * Reads the candidate list page by page until a page holds an eligible host that no other claim of
- * this process has picked (those are kept as the last resort when the list ends).
- */
-class CandidateSampler {
-  eligible: BareMetalHost[] = [];
-  private hinted: BareMetalHost[] = [];
-  private readonly pages: CandidatePages;
-  private readonly input: ClaimInput;
-  constructor(input: ClaimInput, labelSelector: string) {
-    this.input = input;
-    this.pages = new CandidatePages(
-      input.client,
-      hostNamespaceOf(input.consumer),
-      labelSelector,
-      input.pageSize,
-    );
-  }
-  get considered(): number {
-    return this.pages.considered;
-  }
-  get exhausted(): boolean {
-    return this.pages.exhausted;
-  }
-  async fill(): Promise<void> {
-    const hints = this.input.hints ?? processClaimHints;
-    const enough = this.input.enoughCandidates ?? 1;
-    while (this.eligible.length < enough && !this.exhausted) {
-      for (const h of await this.pages.next()) {
-        const c = classifyHost(h, this.input);
-        if (c.kind !== 'available' && c.kind !== 'own') continue;
-        (hints.has(h) ? this.hinted : this.eligible).push(h);
-      }
-    }
-    if (this.eligible.length === 0) {
-      this.eligible = this.hinted;
-      this.hinted = [];
-    }
-  }
-}
+/** The candidate pages of `labelSelector`, a host eligible as `classifyHost` says. */
+const claimSampler = (input: ClaimInput, labelSelector: string): CandidateSampler =>
+  new CandidateSampler(
+    input.client,
+    hostNamespaceOf(input.consumer),
+    labelSelector,
+    (h) => {
+      const c = classifyHost(h, input).kind;
+      return c === 'available' || c === 'own';
+    },
+    { pageSize: input.pageSize, enough: input.enoughCandidates, hints: input.hints },
+  );
 
 async function claimLoop(
   input: ClaimInput,

@@ -193,9 +193,23 @@ export function summarizeExclusions(
   return { considered, reasons };
 }
 
-/** The Scheduled=False message: `no eligible host for NodeType t among 5 in namespace ns: 3 are paused (a, b, c); ...`. */
-export function formatExclusions(summary: ExclusionSummary, typeName: string, namespace: string): string {
-  const head = `no eligible host for NodeType ${typeName} among ${summary.considered} BareMetalHosts in namespace ${namespace}`;
+/**
+ * The Scheduled=False message: `no eligible host for NodeType t among 5 BareMetalHosts in namespace
+ * ns: 3 are paused (a, b, c); ...`. `read` says which hosts the summary saw: all of the namespace
+ * (a preview), or only those the candidate list returns (a live claim, ADR 022: hosts that match
+ * the selector and that nobody holds or booked for node reuse; the rest are never read).
+ */
+export function formatExclusions(
+  summary: ExclusionSummary,
+  typeName: string,
+  namespace: string,
+  read: 'all' | 'unheld' = 'all',
+): string {
+  const which =
+    read === 'all'
+      ? `${summary.considered} BareMetalHosts in namespace ${namespace}`
+      : `the ${summary.considered} BareMetalHost${summary.considered === 1 ? '' : 's'} in namespace ${namespace} that match its selector and are not held or booked for node reuse`;
+  const head = `no eligible host for NodeType ${typeName} among ${which}`;
   if (summary.reasons.length === 0) return head;
   const parts = summary.reasons.map((r) => {
     const more = r.count > r.hosts.length ? `, and ${r.count - r.hosts.length} more` : '';

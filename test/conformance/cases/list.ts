@@ -100,6 +100,28 @@ export const LIST_CASES: ConformanceCase[] = [
     },
   },
   {
+    name: 'a label selector and a field selector together: both apply (metadata.name!= on a custom resource)',
+    async run({ client, ns }) {
+      for (const [n, owner] of [
+        ['a', 'm1'],
+        ['b', 'm1'],
+        ['c', 'm2'],
+      ] as const)
+        await client.create(Widget, widget(ns, n, { size: 1 }, { labels: { owner } }));
+      // The stray list of a machine that reads its own host by name (ADR 022).
+      const { items } = await client.list(Widget, ns, {
+        labelSelector: 'owner=m1',
+        fieldSelector: 'metadata.name!=a',
+      });
+      expect(items.map((i) => i.metadata.name)).toEqual(['b']);
+      const none = await client.list(Widget, ns, {
+        labelSelector: 'owner=m2',
+        fieldSelector: 'metadata.name!=c',
+      });
+      expect(none.items).toEqual([]);
+    },
+  },
+  {
     name: 'built-in field labels: Secret type, Event involvedObject.*',
     async run({ client, ns }) {
       await client.create(R.Secret, { metadata: { name: 'o', namespace: ns }, type: 'Opaque' });

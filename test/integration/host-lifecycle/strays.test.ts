@@ -81,11 +81,14 @@ describe('a claim carries the consumer label', () => {
     const { kept: longKept } = await associated(long);
     expect(longKept.metadata.labels?.[CONSUMER_LABEL]).toBe(consumerLabelValue(long));
     expect(longKept.metadata.labels?.[CONSUMER_LABEL]).toMatch(/^sha256-[0-9a-f]{56}$/);
-    // The next pass finds it by that label: no write, no second host.
+    // The next pass reads it by name and asks for strays by that label (ADR 022): no write, no
+    // host listed, no second host.
     const replay = freshCtx();
     expect((await selectHost(replay, long)).kind).toBe('done');
     expect(replay.client.stats.writes).toBe(0);
-    expect(replay.client.stats.byResource.get('get baremetalhosts')).toBeUndefined();
+    expect(replay.client.stats.byResource.get('get baremetalhosts')).toBe(1);
+    expect(replay.client.stats.byResource.get('list baremetalhosts')).toBe(1);
+    expect(replay.client.stats.listedByResource.get('baremetalhosts') ?? 0).toBe(0);
   });
 });
 
@@ -94,7 +97,10 @@ describe('selectHost gives back a stray claim', () => {
     const { kept, other } = await associated('sweep');
     await strayClaim(other, 'sweep');
 
-    expect((await selectHost(freshCtx(), 'sweep')).kind).toBe('done');
+    // The pass lists the stray alone (its own host is read by name).
+    const sweep = freshCtx();
+    expect((await selectHost(sweep, 'sweep')).kind).toBe('done');
+    expect(sweep.client.stats.listedByResource.get('baremetalhosts')).toBe(1);
     expectReleased(await getHost(other.metadata.name!));
     expect((await getSecret(bmcName(other))).metadata.labels?.[CLUSTER_NAME_LABEL]).toBeUndefined();
     const still = await getHost(kept.metadata.name!);

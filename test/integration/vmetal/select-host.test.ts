@@ -13,6 +13,7 @@ import {
   VMETAL_CLAIM_UID_LABEL,
   VMETAL_ORIGINAL_ANNOTATIONS,
 } from '../../../shared/api/wellknown.ts';
+import { CANDIDATE_PAGE_SIZE } from '../../../shared/hosts/candidates.ts';
 import { findOrClaimHost } from '../../../shared/hosts/claim.ts';
 import { hostConsumerRef, metal3MachineConsumer } from '../../../shared/hosts/consumer.ts';
 import { KubeClient } from '../../../shared/kube/client.ts';
@@ -258,12 +259,36 @@ describe('selectHost for a NodeClaim', () => {
     expect(await runSelectHost(tc.ctx, R.NodeClaim, 'w3', PROJECT_NS)).toMatchObject({ kind: 'requeue' });
     const w3 = (await tc.client.get(R.NodeClaim, PROJECT_NS, 'w3'))!;
     expect(w3.status).toMatchObject({ phase: 'Pending', reason: 'NoEligibleHost' });
-    expect(w3.status?.message).toContain('1 is paused (busy-0001)');
-    expect(w3.status?.message).toMatch(/2 are held by another consumer \(busy-0000, busy-0002\)/);
+    // The candidate list never returns held hosts (ADR 022): the message counts what it read.
+    expect(w3.status?.message).toContain('among the 1 BareMetalHost in namespace');
+    expect(w3.status?.message).toContain('not held or booked for node reuse: 1 is paused (busy-0001)');
     expect(w3.status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({
       status: 'False',
       reason: 'NoEligibleHost',
     });
+  });
+
+  it('reads a bounded number of hosts with 200 present: one candidate page to claim, none listed once scheduled', async () => {
+    await createHosts(tc.client, 'many', 200, () => ({ pool: 'many' }));
+    await tc.client.create(R.NodeProvider, provider('prov-many', {}, 'many'));
+    await runSelectHost(tc.ctx, R.NodeProvider, 'prov-many', undefined);
+    for (const n of ['many-1', 'many-2', 'many-3']) {
+      await tc.client.create(R.NodeClaim, nodeClaim(n, 'prov-many-any'));
+      const first = freshCtx();
+      expect(await runSelectHost(first, R.NodeClaim, n, PROJECT_NS)).toMatchObject({ kind: 'done' });
+      // The consumer-label list (nothing held yet) and one page of candidates.
+      expect(first.client.stats.listedByResource.get('baremetalhosts')).toBeLessThanOrEqual(
+        CANDIDATE_PAGE_SIZE,
+      );
+      const claim = (await tc.client.get(R.NodeClaim, PROJECT_NS, n))!;
+      expect(claim.status?.host).toMatch(/^many-/);
+      // A later pass reads its host by name and lists no host.
+      const again = freshCtx();
+      expect(await runSelectHost(again, R.NodeClaim, n, PROJECT_NS)).toMatchObject({ kind: 'done' });
+      expect(again.client.stats.listedByResource.get('baremetalhosts') ?? 0).toBe(0);
+      expect(again.client.stats.byResource.get('update baremetalhosts')).toBeUndefined();
+      expect((await tc.client.get(R.NodeClaim, PROJECT_NS, n))!.status?.host).toBe(claim.status?.host);
+    }
   });
 
   it('never gives a host two holders: concurrent claims over overlapping types and CAPM3 claims racing', async () => {
