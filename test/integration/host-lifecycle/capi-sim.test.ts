@@ -122,6 +122,23 @@ afterAll(async () => {
 });
 
 const m3ms = async () => (await tc.client.list(R.Metal3Machine, NS)).items;
+
+/** What resolveProviderID does for a Metal3Machine, done by hand: spec.providerID, then status.ready. */
+async function provisionedAs(name: string, providerID: string): Promise<void> {
+  await optimisticUpdate(tc.client, R.Metal3Machine, NS, name, (o) => {
+    (o.spec as any).providerID = providerID;
+  });
+  await optimisticUpdate(
+    tc.client,
+    R.Metal3Machine,
+    NS,
+    name,
+    (o) => {
+      (o.status as any).ready = true;
+    },
+    { status: true },
+  );
+}
 const machines = async () => (await tc.client.list(R.Machine, NS)).items;
 const hosts = async () => (await tc.client.list(R.BareMetalHost, NS)).items;
 
@@ -202,20 +219,7 @@ describe('CAPI + baremetal-operator simulators around the cores', () => {
     )!;
     const hostName = m.metadata.annotations!['metal3.io/BareMetalHost']!.split('/')[1]!;
     const providerID = `metal3://${NS}/${hostName}/${m.metadata.name}`;
-    // resolveProviderID's part, done by hand here.
-    await optimisticUpdate(tc.client, R.Metal3Machine, NS, m.metadata.name!, (o) => {
-      (o.spec as any).providerID = providerID;
-    });
-    await optimisticUpdate(
-      tc.client,
-      R.Metal3Machine,
-      NS,
-      m.metadata.name!,
-      (o) => {
-        (o.status as any).ready = true;
-      },
-      { status: true },
-    );
+    await provisionedAs(m.metadata.name!, providerID);
     // Cluster API writes spec.providerID and status.infrastructureReady in two requests (spec, then
     // the status subresource): wait for the pair, not for the first write.
     const machine = await eventually(async () => {
@@ -243,19 +247,7 @@ describe('CAPI + baremetal-operator simulators around the cores', () => {
     const hostName = m.metadata.annotations!['metal3.io/BareMetalHost']!.split('/')[1]!;
     const providerID = `metal3://${NS}/${hostName}/${m.metadata.name}`;
     await tc.client.create(R.Node, { metadata: { name: hostName }, spec: { providerID } });
-    await optimisticUpdate(tc.client, R.Metal3Machine, NS, m.metadata.name!, (o) => {
-      (o.spec as any).providerID = providerID;
-    });
-    await optimisticUpdate(
-      tc.client,
-      R.Metal3Machine,
-      NS,
-      m.metadata.name!,
-      (o) => {
-        (o.status as any).ready = true;
-      },
-      { status: true },
-    );
+    await provisionedAs(m.metadata.name!, providerID);
     const running = await eventually(async () => {
       const x = await tc.client.get(R.Machine, NS, m.metadata.name!);
       return (x!.status as any)?.phase === 'Running' && x;
