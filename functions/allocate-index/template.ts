@@ -34,6 +34,7 @@ import {
 } from '../../shared/allocation/views.ts';
 import { envelopeOf, K, R } from '../../shared/api/resources.ts';
 import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
+import { getCluster } from '../../shared/capi/lookups.ts';
 import { optimisticUpdate, SKIP, sameJson } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../shared/reconcile/context.ts';
@@ -215,7 +216,7 @@ async function metal3ClusterOf(
   clusterName: string,
 ): Promise<KubeObject | undefined> {
   const { client } = ctx;
-  const cluster = await client.get(R.Cluster, namespace, clusterName);
+  const cluster = await getCluster(ctx, namespace, clusterName);
   const infra = cluster?.spec?.infrastructureRef;
   // Only its name and uid are used (an owner reference): read through its envelope.
   return infra?.kind === 'Metal3Cluster' && infra.name

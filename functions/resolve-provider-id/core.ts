@@ -21,7 +21,7 @@ import {
 } from '../../shared/api/index.ts';
 import { recordOf } from '../../shared/api/json.ts';
 import { CAPI_PAUSED_ANNOTATION, CLUSTER_NAME_LABEL, hostRefOf } from '../../shared/api/wellknown.ts';
-import { clusterLabelOrSpec, isPaused } from '../../shared/capi/lookups.ts';
+import { clusterLabelOrSpec, getCluster, getMetal3Cluster, isPaused } from '../../shared/capi/lookups.ts';
 import { hostHeldBy, metal3MachineConsumer } from '../../shared/hosts/consumer.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isConflict } from '../../shared/kube/errors.ts';
@@ -394,14 +394,14 @@ async function load(
   const clusterName = raw.metadata.labels?.[CLUSTER_NAME_LABEL] ?? capiMachine?.spec?.clusterName;
   if (!clusterName) return { result: done('no cluster name (label cluster.x-k8s.io/cluster-name) yet') };
 
-  const cluster = await ctx.client.get(R.Cluster, ns, clusterName);
+  const cluster = await getCluster(ctx, ns, clusterName);
   if (!cluster) return { result: done(`Cluster ${ns}/${clusterName} not found`) };
   // Cluster API pause: spec.paused, or the paused annotation on the Cluster (or the machine).
   if (isPaused(cluster, raw)) return { result: done('paused') };
   const infra = cluster.spec?.infrastructureRef;
   let m3c: Metal3Cluster | undefined;
   if (infra?.name && (infra.kind ?? 'Metal3Cluster') === 'Metal3Cluster') {
-    m3c = await ctx.client.get(R.Metal3Cluster, infra.namespace || ns, infra.name);
+    m3c = await getMetal3Cluster(ctx, infra.namespace || ns, infra.name);
     if (!m3c)
       return {
         result: requeueAfter(ctx.config.safetyRequeueSeconds, `Metal3Cluster ${infra.name} not found`),

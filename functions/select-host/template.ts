@@ -36,7 +36,7 @@ export async function reconcileTemplate(
   const paused = (m: (typeof items)[number]): Promise<boolean> => {
     const cluster = clusterLabelOrSpec(m) ?? '';
     if (!clusters.has(cluster))
-      clusters.set(cluster, pausedObject(ctx.client, { metadata: { namespace: ns } }, cluster));
+      clusters.set(cluster, pausedObject(ctx, { metadata: { namespace: ns } }, cluster));
     return clusters.get(cluster)!.then((p) => p || isPaused(undefined, m));
   };
   for (const m of items) {

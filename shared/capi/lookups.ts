@@ -3,6 +3,7 @@
  * KubeadmControlPlane / MachineDeployment that owns the Machine (node reuse).
  */
 import type { Cluster, Machine } from '../api/capi.ts';
+import type { Metal3Cluster } from '../api/metal3cluster.ts';
 import { CAPI_GROUP, CONTROLPLANE_GROUP, R } from '../api/resources.ts';
 import {
   CAPI_PAUSED_ANNOTATION,
@@ -13,6 +14,7 @@ import {
 } from '../api/wellknown.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject, OwnerReference } from '../kube/types.ts';
+import type { ReconcileContext } from '../reconcile/context.ts';
 
 /** The value of the cloned-from-groupkind annotation on a machine cloned from a Metal3MachineTemplate. */
 export const M3MT_GROUPKIND = 'Metal3MachineTemplate.infrastructure.cluster.x-k8s.io';
@@ -41,13 +43,29 @@ export const clusterNameOf = (machine: Machine | undefined, m3m: KubeObject): st
   machine?.metadata.labels?.[CLUSTER_NAME_LABEL] ||
   m3m.metadata.labels?.[CLUSTER_NAME_LABEL];
 
+/** What a Cluster read needs: the client, and the function's shared reads where the runtime gives them. */
+type ClusterReader = Pick<ReconcileContext, 'client' | 'reads'>;
+
+/**
+ * The Cluster `name`, as every function reads it: through the function's shared reads (a GET in
+ * flight joined, an answer up to `sharedReadMaxAgeMs` old reused), else one GET.
+ */
 export async function getCluster(
-  client: KubeClient,
+  ctx: ClusterReader,
   ns: string,
   name: string | undefined,
 ): Promise<Cluster | undefined> {
   if (!name) return undefined;
-  return client.get(R.Cluster, ns, name);
+  return ctx.reads ? ctx.reads.cluster(ns, name) : ctx.client.get(R.Cluster, ns, name);
+}
+
+/** The Metal3Cluster `name` (a Cluster's infrastructureRef), read like the Cluster. */
+export async function getMetal3Cluster(
+  ctx: ClusterReader,
+  ns: string,
+  name: string,
+): Promise<Metal3Cluster | undefined> {
+  return ctx.reads ? ctx.reads.metal3Cluster(ns, name) : ctx.client.get(R.Metal3Cluster, ns, name);
 }
 
 const hasPausedAnnotation = (o: KubeObject | undefined): boolean =>
@@ -66,13 +84,13 @@ export const isPaused = (cluster: Cluster | undefined, obj: KubeObject): boolean
  * an object naming no Cluster, or a Cluster that does not exist, is paused only by its annotation.
  */
 export async function pausedObject(
-  client: KubeClient,
+  ctx: ClusterReader,
   obj: KubeObject,
   clusterName: string | undefined,
 ): Promise<boolean> {
   if (hasPausedAnnotation(obj)) return true;
   if (!clusterName) return false;
-  return isPaused(await client.get(R.Cluster, obj.metadata.namespace, clusterName), obj);
+  return isPaused(await getCluster(ctx, obj.metadata.namespace ?? '', clusterName), obj);
 }
 
 /** The Cluster an object of the data path names: its cluster-name label, else its `spec.clusterName`. */

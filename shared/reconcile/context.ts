@@ -4,6 +4,7 @@
  */
 import type { MessageEnvelope } from '../../events/envelope.ts';
 import type { KubeClient } from '../kube/client.ts';
+import type { SharedReadScopes, SharedReads } from '../kube/shared-reads.ts';
 import type { EventRecorder } from '../observability/events.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ReconcileResult } from './result.ts';
@@ -23,6 +24,11 @@ export interface ProductConfig {
   indexSpreadByRank: boolean;
   /** The TTL of the bootstrap tokens vMetal creates per tenant cluster (seconds; kubeadm's 24 h). */
   joinTokenTtlSeconds: number;
+  /**
+   * How long a function reuses an answer about a Cluster or Metal3Cluster it only reads
+   * (shared/kube/shared-reads.ts, ADR 024); 0 joins only reads in flight.
+   */
+  sharedReadMaxAgeMs: number;
 }
 
 export const DEFAULT_CONFIG: ProductConfig = {
@@ -31,6 +37,7 @@ export const DEFAULT_CONFIG: ProductConfig = {
   safetyRequeueSeconds: 60,
   indexSpreadByRank: true,
   joinTokenTtlSeconds: 24 * 3600,
+  sharedReadMaxAgeMs: 1000,
 };
 
 /** An object by kind, namespace and name. */
@@ -66,6 +73,13 @@ export interface ReconcileContext {
    */
   serializedBy?: ObjectKey | undefined;
   metrics?: ReconcileMetrics | undefined;
+  /**
+   * Reads of the Cluster and Metal3Cluster shared with this function's other deliveries in the
+   * process (absent: every read is a GET).
+   */
+  reads?: SharedReads | undefined;
+  /** The process's shared reads, one scope per function: dispatch hands each delivery its function's as `reads`. */
+  sharedReads?: SharedReadScopes | undefined;
 }
 
 /** Is this delivery serialized by that object? */

@@ -62,15 +62,14 @@ export function reconcileObject<T extends KubeObject>(r: ObjectReconciler<T>): R
         e.object &&
         e.concerns(r.resource.kind, msg.namespace, msg.name)
       ) {
-        if (await pausedObject(ctx.client, e.object, r.cluster(e.object)))
-          return paused(ctx, r.resource.kind);
+        if (await pausedObject(ctx, e.object, r.cluster(e.object))) return paused(ctx, r.resource.kind);
         return r.recordFailure(ctx, e.object, e);
       }
       throw e;
     }
     if (!obj) return done(r.gone);
     try {
-      if (!r.pausesItself && (await pausedObject(ctx.client, obj, r.cluster(obj))))
+      if (!r.pausesItself && (await pausedObject(ctx, obj, r.cluster(obj))))
         return paused(ctx, r.resource.kind);
       return await r.reconcile(ctx, obj, msg);
     } catch (e) {

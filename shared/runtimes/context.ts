@@ -5,6 +5,7 @@
  */
 import { KubeClient } from '../kube/client.ts';
 import { decodeKubeconfig } from '../kube/kubeconfig-text.ts';
+import { SharedReadScopes } from '../kube/shared-reads.ts';
 import { createWorkloadClientCache, type WorkloadClientCache } from '../kube/workload.ts';
 import { createEventRecorder, type EventRecorder, noEvents } from '../observability/events.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
@@ -51,19 +52,24 @@ export function buildContext(opts: RuntimeContextOptions = {}): RuntimeContext {
   const workloads = createWorkloadClientCache(client);
   const events =
     opts.events === false ? noEvents : (opts.events ?? createEventRecorder(client, component, log));
+  const config = { ...DEFAULT_CONFIG, ...productConfigFromEnv(), ...opts.config };
   return {
     client,
     workloads,
     workloadClient: (namespace, clusterName) => workloads.get(namespace, clusterName),
     events,
     log,
-    config: { ...DEFAULT_CONFIG, ...productConfigFromEnv(), ...opts.config },
+    config,
     now: opts.now ?? (() => new Date()),
+    sharedReads: new SharedReadScopes(client, { maxAgeMs: config.sharedReadMaxAgeMs }),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
   };
 }
 
-/** LEGACY_PROVIDER_IDS=accept|refuse, CAPM3_FAST_TRACK=true|false, SAFETY_REQUEUE_SECONDS=N, VMETAL_JOIN_TOKEN_TTL_SECONDS=N. */
+/**
+ * LEGACY_PROVIDER_IDS=accept|refuse, CAPM3_FAST_TRACK=true|false, SAFETY_REQUEUE_SECONDS=N,
+ * VMETAL_JOIN_TOKEN_TTL_SECONDS=N, SHARED_READ_MAX_AGE_MS=N.
+ */
 export function productConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<ProductConfig> {
   const out: Partial<ProductConfig> = {};
   const legacy = env.LEGACY_PROVIDER_IDS ?? env.METAL3FN_LEGACY_PROVIDER_IDS;
@@ -71,6 +77,9 @@ export function productConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Part
   if (env.CAPM3_FAST_TRACK !== undefined) out.fastTrack = env.CAPM3_FAST_TRACK === 'true';
   const safety = Number(env.SAFETY_REQUEUE_SECONDS);
   if (Number.isFinite(safety) && safety > 0) out.safetyRequeueSeconds = safety;
+  const shared = Number(env.SHARED_READ_MAX_AGE_MS);
+  if (env.SHARED_READ_MAX_AGE_MS !== undefined && Number.isInteger(shared) && shared >= 0)
+    out.sharedReadMaxAgeMs = shared;
   const ttl = Number(env.VMETAL_JOIN_TOKEN_TTL_SECONDS);
   // Under an hour a token could expire between rendering and the node's first boot.
   if (Number.isInteger(ttl) && ttl >= 3600) out.joinTokenTtlSeconds = ttl;
