@@ -77,9 +77,8 @@ export function productConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Part
   if (env.CAPM3_FAST_TRACK !== undefined) out.fastTrack = env.CAPM3_FAST_TRACK === 'true';
   const safety = Number(env.SAFETY_REQUEUE_SECONDS);
   if (Number.isFinite(safety) && safety > 0) out.safetyRequeueSeconds = safety;
-  const shared = Number(env.SHARED_READ_MAX_AGE_MS);
-  if (env.SHARED_READ_MAX_AGE_MS !== undefined && Number.isInteger(shared) && shared >= 0)
-    out.sharedReadMaxAgeMs = shared;
+  const shared = env.SHARED_READ_MAX_AGE_MS;
+  if (shared !== undefined && /^\d+$/.test(shared)) out.sharedReadMaxAgeMs = Number(shared);
   const ttl = Number(env.VMETAL_JOIN_TOKEN_TTL_SECONDS);
   // Under an hour a token could expire between rendering and the node's first boot.
   if (Number.isInteger(ttl) && ttl >= 3600) out.joinTokenTtlSeconds = ttl;
