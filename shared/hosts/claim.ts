@@ -72,8 +72,9 @@ export async function hostsHeldBy(
     labelSelector: `${CONSUMER_LABEL}=${consumerLabelValue(consumer.name)}`,
     fieldSelector: except ? `metadata.name!=${except}` : undefined,
   });
+  // The label only narrows (the consumerRef is the lock); the field selector needs no second look.
   return items
-    .filter((h) => hostHeldBy(h, consumer) && h.metadata.name !== except)
+    .filter((h) => hostHeldBy(h, consumer))
     .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
 }
 
