@@ -159,9 +159,6 @@ export class CandidatePool {
   get considered(): number {
     return this.given;
   }
-  get exhausted(): boolean {
-    return true;
-  }
   /** Reads more eligible hosts while there may be some (none here). */
   async fill(): Promise<void> {}
   /**
@@ -212,7 +209,7 @@ export class CandidateSampler extends CandidatePool {
   override get considered(): number {
     return this.pages.considered;
   }
-  override get exhausted(): boolean {
+  get exhausted(): boolean {
     return this.pages.exhausted;
   }
   override async fill(): Promise<void> {
