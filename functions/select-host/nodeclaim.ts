@@ -16,7 +16,7 @@ import { FINALIZER, VMETAL_CLAIM_UID_LABEL } from '../../shared/api/wellknown.ts
 import { CandidateSampler, freeHostSelector } from '../../shared/hosts/candidates.ts';
 import { heldHosts } from '../../shared/hosts/claim.ts';
 import { hostHeldBy } from '../../shared/hosts/consumer.ts';
-import { hostErrorMessage } from '../../shared/hosts/eligibility.ts';
+import { hostErrorMessage, pickRandom } from '../../shared/hosts/eligibility.ts';
 import { takeChosenHost } from '../../shared/hosts/take.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
@@ -29,6 +29,7 @@ import {
   formatExclusions,
   hostVerdict,
   summarizeExclusions,
+  type TypeSelection,
 } from '../../shared/vmetal/eligibility.ts';
 import { outcomeOf, propertyField, VMetalInputError, VMetalWait } from '../../shared/vmetal/errors.ts';
 import { saveOriginalAnnotations } from '../../shared/vmetal/hostannotations.ts';
@@ -111,6 +112,61 @@ async function ownHost(
   return host && hostHeldBy(host, setting.consumer) ? host : strays[0];
 }
 
+/** The host `serverName` pins, read by name on each attempt; a wait when it can not be taken. */
+function pinnedHost(
+  ctx: ReconcileContext,
+  setting: ClaimSetting,
+  type: TypeSelection,
+  serverName: string,
+): (attempt: number) => Promise<BareMetalHost> {
+  const namespace = setting.hostNamespace;
+  return async () => {
+    const pinned = await ctx.client.get(R.BareMetalHost, namespace, serverName);
+    const choice = chooseClaimHost(pinned ? [pinned] : [], {
+      type,
+      namespace,
+      consumer: setting.consumer,
+      serverName,
+    });
+    if (choice.kind === 'wait') throw choice.wait;
+    return choice.host;
+  };
+}
+
+/**
+ * A host picked at random among the first page of free candidates with an eligible one (ADR 022),
+ * a further page when other consumers took those; a wait when the list shows none.
+ */
+function sampledHost(
+  ctx: ReconcileContext,
+  setting: ClaimSetting,
+  type: TypeSelection,
+): (attempt: number) => Promise<BareMetalHost> {
+  const namespace = setting.hostNamespace;
+  // What the pages showed, for the wait message when none of their hosts is eligible.
+  const excluded: { name: string; reason: ExclusionReason }[] = [];
+  const sampler = new CandidateSampler(ctx.client, namespace, freeHostSelector(type.selector), (h) => {
+    const v = hostVerdict(h, type);
+    if (!v.eligible) excluded.push({ name: h.metadata.name ?? '', reason: v.reason });
+    return v.eligible;
+  });
+  return async (attempt) => {
+    const chosen = await sampler.pick(
+      (hosts) => pickRandom(hosts),
+      (h) => h,
+    );
+    if (chosen) return chosen;
+    if (attempt === 0) {
+      const summary = summarizeExclusions(excluded, sampler.considered);
+      throw new VMetalWait('NoEligibleHost', formatExclusions(summary, type.typeName, namespace, 'unheld'));
+    }
+    throw new VMetalWait(
+      'NoEligibleHost',
+      'other consumers took every eligible host the candidate list showed; trying again',
+    );
+  };
+}
+
 /**
  * Finds the claim's host or claims one; throws VMetalWait when none can be taken now. A host is
  * chosen among the first page of free candidates with an eligible one (ADR 022), or is the one
@@ -129,39 +185,9 @@ async function claimHost(
     selector: setting.type.spec.bareMetalHosts?.selector,
     resources: resourceTexts(setting.type.spec.resources),
   });
-  const namespace = setting.hostNamespace;
-  // What the pages showed, for the wait message when none of their hosts is eligible.
-  const excluded: { name: string; reason: ExclusionReason }[] = [];
-  const sampler = new CandidateSampler(ctx.client, namespace, freeHostSelector(type.selector), (h) => {
-    const v = hostVerdict(h, type);
-    if (!v.eligible) excluded.push({ name: h.metadata.name ?? '', reason: v.reason });
-    return v.eligible;
-  });
+  const next = serverName ? pinnedHost(ctx, setting, type, serverName) : sampledHost(ctx, setting, type);
   for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
-    let chosen: BareMetalHost | undefined;
-    if (serverName) {
-      const pinned = await ctx.client.get(R.BareMetalHost, namespace, serverName);
-      const choice = chooseClaimHost(pinned ? [pinned] : [], {
-        type,
-        namespace,
-        consumer: setting.consumer,
-        serverName,
-      });
-      if (choice.kind === 'wait') throw choice.wait;
-      chosen = choice.host;
-    } else {
-      chosen = await sampler.pick();
-      if (!chosen && attempt === 0) {
-        const summary = summarizeExclusions(excluded, sampler.considered);
-        throw new VMetalWait('NoEligibleHost', formatExclusions(summary, type.typeName, namespace, 'unheld'));
-      }
-      if (!chosen) {
-        throw new VMetalWait(
-          'NoEligibleHost',
-          'other consumers took every eligible host the candidate list showed; trying again',
-        );
-      }
-    }
+    const chosen = await next(attempt);
     const taken = await takeChosenHost(
       ctx.client,
       chosen,

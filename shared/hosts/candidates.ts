@@ -16,7 +16,6 @@ import {
   selectorMentions,
   serverLabelSelector,
 } from '../selectors/labels.ts';
-import { pickRandom } from './eligibility.ts';
 
 /** Hosts per page of a claim's candidate list (objects listed per claim, without conflicts). */
 export const CANDIDATE_PAGE_SIZE = 4;
@@ -143,17 +142,58 @@ export interface SamplerOptions {
 }
 
 /**
+ * The eligible hosts a claim knows of, and the one pick step over them (every claim, whatever its
+ * consumer, picks through it). A pool of hosts read beforehand has no more to read; the sampler
+ * below reads candidate pages as it goes.
+ */
+export class CandidatePool {
+  eligible: BareMetalHost[];
+  readonly hints: ClaimHints;
+  private readonly given: number;
+  constructor(eligible: BareMetalHost[] = [], hints: ClaimHints = processClaimHints) {
+    this.eligible = eligible;
+    this.given = eligible.length;
+    this.hints = hints;
+  }
+  /** Hosts read so far. */
+  get considered(): number {
+    return this.given;
+  }
+  /** Reads more eligible hosts while there may be some (none here). */
+  async fill(): Promise<void> {}
+  /**
+   * One pick: `choose` is shown the known eligible hosts that no other claim of the process picked
+   * (all of them when each one was; the next page is read first when none is known, and the list is
+   * empty once none is left), and the host its answer names (`hostOf`; none for an answer that
+   * picks nothing) is taken out of the pool and marked as picked. The choice and its mark are one
+   * synchronous step, so two claims of the process never pick the same host.
+   */
+  async pick<C>(
+    choose: (hosts: readonly BareMetalHost[]) => C,
+    hostOf: (choice: C) => BareMetalHost | undefined,
+  ): Promise<C> {
+    if (this.eligible.length === 0) await this.fill();
+    const unpicked = this.eligible.filter((h) => !this.hints.has(h));
+    const choice = choose(unpicked.length > 0 ? unpicked : this.eligible);
+    const host = hostOf(choice);
+    if (host) {
+      this.eligible.splice(this.eligible.indexOf(host), 1);
+      this.hints.mark(host);
+    }
+    return choice;
+  }
+}
+
+/**
  * Reads the candidate list page by page until a page holds an eligible host that no other claim of
  * this process has picked (those are kept as the last resort when the list ends). `isEligible` is
  * the consumer's own client-side check (authoritative; the server's selector only narrows).
  */
-export class CandidateSampler {
-  eligible: BareMetalHost[] = [];
+export class CandidateSampler extends CandidatePool {
   private hinted: BareMetalHost[] = [];
   private readonly pages: CandidatePages;
   private readonly isEligible: (h: BareMetalHost) => boolean;
   private readonly enough: number;
-  readonly hints: ClaimHints;
   constructor(
     client: KubeClient,
     namespace: string,
@@ -161,18 +201,18 @@ export class CandidateSampler {
     isEligible: (h: BareMetalHost) => boolean,
     opts: SamplerOptions = {},
   ) {
+    super([], opts.hints);
     this.pages = new CandidatePages(client, namespace, labelSelector, opts.pageSize);
     this.isEligible = isEligible;
     this.enough = opts.enough ?? 1;
-    this.hints = opts.hints ?? processClaimHints;
   }
-  get considered(): number {
+  override get considered(): number {
     return this.pages.considered;
   }
   get exhausted(): boolean {
     return this.pages.exhausted;
   }
-  async fill(): Promise<void> {
+  override async fill(): Promise<void> {
     while (this.eligible.length < this.enough && !this.exhausted) {
       for (const h of await this.pages.next()) {
         if (this.isEligible(h)) (this.hints.has(h) ? this.hinted : this.eligible).push(h);
@@ -182,19 +222,5 @@ export class CandidateSampler {
       this.eligible = this.hinted;
       this.hinted = [];
     }
-  }
-  /**
-   * One eligible host, uniformly among those known that no other claim of the process picked
-   * (reading the next page when none is left), taken out of the pool and marked as picked: the
-   * pick and its mark are one synchronous step. Undefined once the list is exhausted.
-   */
-  async pick(random: () => number = Math.random): Promise<BareMetalHost | undefined> {
-    if (this.eligible.length === 0) await this.fill();
-    const unpicked = this.eligible.filter((h) => !this.hints.has(h));
-    const host = pickRandom(unpicked.length > 0 ? unpicked : this.eligible, random);
-    if (!host) return undefined;
-    this.eligible.splice(this.eligible.indexOf(host), 1);
-    this.hints.mark(host);
-    return host;
   }
 }

@@ -22,7 +22,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import { labelValueProblem, selectorMentions, serverLabelSelector } from '../selectors/labels.ts';
-import { CandidateSampler, type ClaimHints, freeHostSelector, processClaimHints } from './candidates.ts';
+import { CandidatePool, CandidateSampler, type ClaimHints, freeHostSelector } from './candidates.ts';
 import {
   consumerLabelValue,
   consumerRefOf,
@@ -72,8 +72,9 @@ export async function hostsHeldBy(
     labelSelector: `${CONSUMER_LABEL}=${consumerLabelValue(consumer.name)}`,
     fieldSelector: except ? `metadata.name!=${except}` : undefined,
   });
+  // The label only narrows (the consumerRef is the lock); the field selector needs no second look.
   return items
-    .filter((h) => hostHeldBy(h, consumer) && h.metadata.name !== except)
+    .filter((h) => hostHeldBy(h, consumer))
     .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
 }
 
@@ -122,7 +123,7 @@ export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> 
       if (choice.kind !== 'reuse' && choice.kind !== 'own')
         return choice.kind === 'wait' ? choice : { kind: 'none', reason: 'no reusable host' };
       if (choice.kind === 'own') return { kind: 'own', host: choice.host };
-      return claimLoop(input, [choice.host], 'reuse', undefined);
+      return claimLoop(input, new CandidatePool([choice.host], input.hints), 'reuse');
     }
   }
 
@@ -138,11 +139,11 @@ export async function findOrClaimHost(input: ClaimInput): Promise<ClaimOutcome> 
       freeHostSelector(input.selector, [`${FAILURE_DOMAIN_LABEL}=${input.failureDomain}`]),
     );
     await inDomain.fill();
-    if (inDomain.eligible.length > 0) return claimLoop(input, inDomain.eligible, 'available', inDomain);
+    if (inDomain.eligible.length > 0) return claimLoop(input, inDomain, 'available');
   }
   const sampler = claimSampler(input, freeHostSelector(input.selector));
   await sampler.fill();
-  return claimLoop(input, sampler.eligible, 'available', sampler);
+  return claimLoop(input, sampler, 'available');
 }
 
 /** The candidate pages of `labelSelector`, a host eligible as `classifyHost` says. */
@@ -160,38 +161,26 @@ const claimSampler = (input: ClaimInput, labelSelector: string): CandidateSample
 
 async function claimLoop(
   input: ClaimInput,
-  candidates: BareMetalHost[],
+  pool: CandidatePool,
   via: 'reuse' | 'available',
-  sampler: CandidateSampler | undefined,
 ): Promise<ClaimOutcome> {
   const attempts = input.attempts ?? 8;
   let conflicts = 0;
-  const pool = [...candidates];
   for (let attempt = 0; attempt < attempts; attempt++) {
-    if (pool.length === 0 && sampler && !sampler.exhausted) {
-      sampler.eligible = [];
-      await sampler.fill();
-      pool.push(...sampler.eligible);
-    }
-    // Hosts another claim of this process picked are passed over while others are left; the pick
-    // and its mark are one synchronous step, so two claims of the process never pick the same.
-    const hints = input.hints ?? processClaimHints;
-    const unpicked = pool.filter((h) => !hints.has(h));
-    const choice: Choice = chooseHost(unpicked.length > 0 ? unpicked : pool, input, input.random);
+    const choice: Choice = await pool.pick(
+      (hosts) => chooseHost(hosts, input, input.random),
+      (c) => (c.kind === 'reuse' || c.kind === 'available' ? c.host : undefined),
+    );
     if (choice.kind === 'own') return { kind: 'own', host: choice.host };
     if (choice.kind === 'wait' || choice.kind === 'none') {
       if (attempt === 0)
         return {
           kind: choice.kind,
-          reason: sampler
-            ? `${choice.reason.replace(/ \(\d+ considered\)$/, '')} (${sampler.considered} considered)`
-            : choice.reason,
+          reason: `${choice.reason.replace(/ \(\d+ considered\)$/, '')} (${pool.considered} considered)`,
         };
       break;
     }
     const picked = choice.host;
-    pool.splice(pool.indexOf(picked), 1);
-    hints.mark(picked);
     try {
       const res = await optimisticUpdate(
         input.client,

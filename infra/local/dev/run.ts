@@ -41,6 +41,7 @@ import { startPlatformSimulator } from '../sim/platform.ts';
 import { startLocalSqs } from '../sqs.ts';
 import { type EmbeddedCluster, EmbeddedClusters } from '../workload/embedded.ts';
 import { embeddedControlPlane, simulatorWorkloadClients } from '../workload/provider.ts';
+import { ConflictAccount } from './conflicts.ts';
 import { growPoolFor, type HostPlan, planHosts, sampleSize } from './hosts.ts';
 import { type LambdaRuntime, startLambdaRuntime } from './lambda-runtime.ts';
 import { listEverything, type StateDump } from './objects.ts';
@@ -320,7 +321,9 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     }
 
     // 5. The product: the relay and workers for every function (or the functions in the relay).
-    const fns = o.hooks?.wrapFunctions ? o.hooks.wrapFunctions(FUNCTIONS) : FUNCTIONS;
+    const conflicts = new ConflictAccount();
+    cleanup.push({ stop: conflicts.observe(productStats) });
+    const fns = conflicts.wrap(o.hooks?.wrapFunctions ? o.hooks.wrapFunctions(FUNCTIONS) : FUNCTIONS);
     const direct = o.direct ? new DirectRunner({ fns, context, concurrency: o.concurrency, log }) : undefined;
     const resend = (m: RoutedMessage, delaySeconds: number) => {
       if (direct) return direct.enqueueLater(m, delaySeconds * 1000);
@@ -459,6 +462,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     if (lambda) summary.lambda = lambda.figures(summary.ready);
     summary.relayRelists = relay.relists();
     summary.relayResyncs = relay.resyncs();
+    summary.conflictsBy = conflicts.byKey();
     const atReadyMark = lambda?.mark();
 
     if (!reached) {

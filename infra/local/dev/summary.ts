@@ -34,6 +34,11 @@ export interface RunSummary {
   /** Event writes per machine (recorded on transitions only), apart from the object writes. */
   eventWritesPerMachine: number;
   conflicts: number;
+  /**
+   * The 409s by `<function> <verb> <resource>` (`relay` for the relay's own requests), largest
+   * first: which writes lose races.
+   */
+  conflictsBy?: Record<string, number>;
   retries: number;
   deadLettered: number;
   requests: number;
@@ -131,6 +136,14 @@ function listedRow(s: RunSummary): string {
   return top.length ? `${s.listedItemsPerMachine} (${top.join(', ')})` : String(s.listedItemsPerMachine);
 }
 
+/** The total, then the three writes that lost most races. */
+function conflictsRow(s: RunSummary): string {
+  const top = Object.entries(s.conflictsBy ?? {})
+    .slice(0, 3)
+    .map(([k, n]) => `${k} ${n}`);
+  return top.length ? `${s.conflicts} (${top.join(', ')})` : String(s.conflicts);
+}
+
 function lambdaRows(l: LambdaFigures | undefined): [string, string][] {
   if (!l) return [];
   return [
@@ -175,7 +188,7 @@ export function formatSummary(s: RunSummary): string {
           ] as [string, string],
         ]
       : []),
-    ['conflicts (409)', String(s.conflicts)],
+    ['conflicts (409)', conflictsRow(s)],
     ['retries', String(s.retries)],
     ['dead-lettered messages', String(s.deadLettered)],
     ...lambdaRows(s.lambda),

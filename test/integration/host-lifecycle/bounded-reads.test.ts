@@ -110,6 +110,26 @@ describe('host selection reads a bounded number of hosts', () => {
     expect(held).toEqual(new Array(hosts).fill(1));
   });
 
+  it('once the list ends, a host another claim of the process picked is the last resort', async () => {
+    const [hinted, other] = await createSampleHosts(tc.client, NS, 2, {
+      prefix: 'bnl',
+      labels: () => ({ pool: 'bnl' }),
+    });
+    const hints = new ClaimHints();
+    hints.mark(await tc.getHost(hinted!.metadata.name!));
+    // The unpicked host's claim loses its race (the write and its one retry).
+    const undo = tc.server.faults.failNext(
+      { verb: 'update', resource: 'baremetalhosts', name: other!.metadata.name },
+      409,
+      2,
+    );
+    const { outcome } = await claimCounted(machine('bnl-m0'), { matchLabels: { pool: 'bnl' } }, hints);
+    undo();
+    expect(outcome.kind).toBe('claimed');
+    expect(outcome.kind === 'claimed' && outcome.conflicts).toBe(1);
+    expect(outcome.kind === 'claimed' && outcome.host.metadata.name).toBe(hinted!.metadata.name);
+  });
+
   it('claims of one process pass over each other’s picks: no conflict among them', async () => {
     await createSampleHosts(tc.client, NS, 40, { prefix: 'bnh', labels: () => ({ pool: 'bnh' }) });
     const hints = new ClaimHints();

@@ -137,4 +137,22 @@ describe('summarize', () => {
     // Without the time the sample was applied, convergence is the whole wall time.
     expect(s.convergeSeconds).toBe(1);
   });
+
+  it('names the writes that met most 409s beside the total', () => {
+    const s = summarize({
+      timelines: [tl('metal3/a', 'metal3/h1', 0, 3000)],
+      hosts: 1,
+      wallMs: 1000,
+      requests: 10,
+      writes: 5,
+      conflicts: 9,
+      retries: 0,
+      deadLettered: 0,
+    });
+    expect(formatSummary(s)).toMatch(/conflicts \(409\) +9\n/);
+    s.conflictsBy = { 'a patch nodes': 5, 'b update x': 2, 'c create y': 1, 'd update z': 1 };
+    expect(formatSummary(s)).toMatch(
+      /conflicts \(409\) +9 \(a patch nodes 5, b update x 2, c create y 1\)\n/,
+    );
+  });
 });

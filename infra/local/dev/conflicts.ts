@@ -1,0 +1,39 @@
+/**
+ * Which writes lose races: the product's 409s by function, verb and resource. The functions share
+ * one client (and its RequestStats) in a dev run, so the function a request belongs to is carried
+ * by the async context of its invocation; a request outside any invocation is the relay's.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { RequestStats } from '../../../shared/kube/stats.ts';
+import type { FunctionTable } from '../../../shared/runtimes/dispatch.ts';
+
+export class ConflictAccount {
+  private readonly running = new AsyncLocalStorage<string>();
+  private readonly counts = new Map<string, number>();
+
+  /** The same table, each function run inside its own name. */
+  wrap(fns: FunctionTable): FunctionTable {
+    const wrapped: FunctionTable = {};
+    for (const [name, fn] of Object.entries(fns) as [
+      keyof FunctionTable,
+      FunctionTable[keyof FunctionTable],
+    ][]) {
+      if (fn) wrapped[name] = (ctx, msg) => this.running.run(name, () => fn(ctx, msg));
+    }
+    return wrapped;
+  }
+
+  /** Counts the 409s `stats` records from now on; returns the function that stops it. */
+  observe(stats: RequestStats): () => void {
+    return stats.observe((o) => {
+      if (o.code !== 409) return;
+      const key = `${this.running.getStore() ?? 'relay'} ${o.verb} ${o.resource}`;
+      this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    });
+  }
+
+  /** `<function> <verb> <resource>` → 409s, largest first. */
+  byKey(): Record<string, number> {
+    return Object.fromEntries([...this.counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)));
+  }
+}
