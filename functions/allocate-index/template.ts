@@ -216,7 +216,12 @@ async function metal3ClusterOf(
   clusterName: string,
 ): Promise<KubeObject | undefined> {
   const { client } = ctx;
-  const cluster = await getCluster(ctx, namespace, clusterName);
+  const cluster = await getCluster(
+    ctx,
+    namespace,
+    clusterName,
+    (c) => c?.spec?.infrastructureRef !== undefined,
+  );
   const infra = cluster?.spec?.infrastructureRef;
   // Only its name and uid are used (an owner reference): read through its envelope.
   return infra?.kind === 'Metal3Cluster' && infra.name

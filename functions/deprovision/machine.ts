@@ -136,7 +136,12 @@ async function nodeReuseLabel(
   ns: string,
 ): Promise<string | undefined> {
   if (!machine) return undefined;
-  const cluster = await getCluster(ctx, ns, clusterName);
+  const cluster = await getCluster(
+    ctx,
+    ns,
+    clusterName,
+    (c) => c !== undefined && !c.metadata.deletionTimestamp,
+  );
   if (!cluster || cluster.metadata.deletionTimestamp) return undefined;
   const tname = await machineTemplateNameOf(ctx.client, machine, raw);
   if (!tname) return undefined;

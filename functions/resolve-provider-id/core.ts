@@ -394,7 +394,7 @@ async function load(
   const clusterName = raw.metadata.labels?.[CLUSTER_NAME_LABEL] ?? capiMachine?.spec?.clusterName;
   if (!clusterName) return { result: done('no cluster name (label cluster.x-k8s.io/cluster-name) yet') };
 
-  const cluster = await getCluster(ctx, ns, clusterName);
+  const cluster = await getCluster(ctx, ns, clusterName, (c) => c !== undefined && !isPaused(c, raw));
   if (!cluster) return { result: done(`Cluster ${ns}/${clusterName} not found`) };
   // Cluster API pause: spec.paused, or the paused annotation on the Cluster (or the machine).
   if (isPaused(cluster, raw)) return { result: done('paused') };

@@ -59,7 +59,12 @@ export async function reconcileMachine(ctx: ReconcileContext, obj: Metal3Machine
   // (CAPM3 checks pause before validating); without an owner the Cluster comes from the label.
   const machine = machineOwnerRef(raw) ? await getMachine(ctx.client, raw) : undefined;
   const clusterName = clusterNameOf(machine, raw);
-  const cluster = await getCluster(ctx, ns, clusterName);
+  const cluster = await getCluster(
+    ctx,
+    ns,
+    clusterName,
+    (c) => c !== undefined && !isPaused(c, raw) && clusterInfrastructureReady(c),
+  );
   const paused = isPaused(cluster, raw);
 
   // Bad input next: nothing is written to any host for a machine that cannot be provisioned.

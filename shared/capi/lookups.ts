@@ -48,24 +48,28 @@ type ClusterReader = Pick<ReconcileContext, 'client' | 'reads'>;
 
 /**
  * The Cluster `name`, as every function reads it: through the function's shared reads (a GET in
- * flight joined, an answer up to `sharedReadMaxAgeMs` old reused), else one GET.
+ * flight joined, an answer up to `sharedReadMaxAgeMs` old reused) when the answer lets the pass
+ * go on (`proceeds`), else one GET: a pass stops and waits on a fresh answer only.
  */
 export async function getCluster(
   ctx: ClusterReader,
   ns: string,
   name: string | undefined,
+  proceeds: (c: Cluster | undefined) => boolean,
 ): Promise<Cluster | undefined> {
   if (!name) return undefined;
-  return ctx.reads ? ctx.reads.cluster(ns, name) : ctx.client.get(R.Cluster, ns, name);
+  return ctx.reads ? ctx.reads.cluster(ns, name, proceeds) : ctx.client.get(R.Cluster, ns, name);
 }
 
-/** The Metal3Cluster `name` (a Cluster's infrastructureRef), read like the Cluster. */
+/** The Metal3Cluster `name` (a Cluster's infrastructureRef), read like the Cluster; absent is read fresh. */
 export async function getMetal3Cluster(
   ctx: ClusterReader,
   ns: string,
   name: string,
 ): Promise<Metal3Cluster | undefined> {
-  return ctx.reads ? ctx.reads.metal3Cluster(ns, name) : ctx.client.get(R.Metal3Cluster, ns, name);
+  return ctx.reads
+    ? ctx.reads.metal3Cluster(ns, name, (m) => m !== undefined)
+    : ctx.client.get(R.Metal3Cluster, ns, name);
 }
 
 const hasPausedAnnotation = (o: KubeObject | undefined): boolean =>
@@ -90,7 +94,8 @@ export async function pausedObject(
 ): Promise<boolean> {
   if (hasPausedAnnotation(obj)) return true;
   if (!clusterName) return false;
-  return isPaused(await getCluster(ctx, obj.metadata.namespace ?? '', clusterName), obj);
+  const proceeds = (c: Cluster | undefined): boolean => !isPaused(c, obj);
+  return isPaused(await getCluster(ctx, obj.metadata.namespace ?? '', clusterName, proceeds), obj);
 }
 
 /** The Cluster an object of the data path names: its cluster-name label, else its `spec.clusterName`. */

@@ -2,8 +2,14 @@
  * Reads of objects a function only reads — the Cluster (pause, readiness) and the Metal3Cluster —
  * shared by the deliveries of one function in this process: a GET in flight is joined, and its
  * answer is reused for `maxAgeMs` after it came back. It stands in for the informer cache a
- * controller reads these objects from (ADR 024): a pass may see the object as it was up to
- * `maxAgeMs` ago, never older. Never used for an object a pass writes or conditions a write on.
+ * controller reads these objects from (ADR 024). Never used for an object a pass writes or
+ * conditions a write on.
+ *
+ * A shared answer only ever lets a pass go on: each read says which answers let it proceed
+ * (`proceeds`), and an answer that would stop it (paused, not ready, not found) is read again
+ * fresh before the pass stops and waits for the object's next event. An informer's cache holds at
+ * least the version whose event woke the reconcile; a shared answer may be older than the event
+ * that woke this delivery, and waiting on it could wait for an event that has already come.
  *
  * Answers are frozen: every sharer gets the same object.
  */
@@ -39,10 +45,17 @@ class Memo<T> {
     this.now = now;
   }
 
-  get(key: string, load: () => Promise<T>): Promise<T> {
-    const t = this.now();
+  async get(key: string, load: () => Promise<T>, proceeds: (v: T) => boolean): Promise<T> {
     const hit = this.entries.get(key);
-    if (hit && (hit.at === undefined || t - hit.at <= this.maxAgeMs)) return hit.value;
+    if (hit && (hit.at === undefined || this.now() - hit.at <= this.maxAgeMs)) {
+      const v = await hit.value;
+      if (proceeds(v)) return v;
+    }
+    return this.load(key, load);
+  }
+
+  private load(key: string, load: () => Promise<T>): Promise<T> {
+    const t = this.now();
     if (this.entries.size >= SWEEP_AT)
       for (const [k, e] of this.entries)
         if (e.at !== undefined && t - e.at > this.maxAgeMs) this.entries.delete(k);
@@ -78,13 +91,29 @@ export class SharedReads {
     this.metal3Clusters = new Memo(opts.maxAgeMs, now);
   }
 
-  cluster(namespace: string, name: string): Promise<Cluster | undefined> {
-    return this.clusters.get(`${namespace}/${name}`, () => this.client.get(R.Cluster, namespace, name));
+  /** The Cluster; an answer for which `proceeds` is false is a fresh GET's. */
+  cluster(
+    namespace: string,
+    name: string,
+    proceeds: (c: Cluster | undefined) => boolean,
+  ): Promise<Cluster | undefined> {
+    return this.clusters.get(
+      `${namespace}/${name}`,
+      () => this.client.get(R.Cluster, namespace, name),
+      proceeds,
+    );
   }
 
-  metal3Cluster(namespace: string, name: string): Promise<Metal3Cluster | undefined> {
-    return this.metal3Clusters.get(`${namespace}/${name}`, () =>
-      this.client.get(R.Metal3Cluster, namespace, name),
+  /** The Metal3Cluster; an answer for which `proceeds` is false is a fresh GET's. */
+  metal3Cluster(
+    namespace: string,
+    name: string,
+    proceeds: (c: Metal3Cluster | undefined) => boolean,
+  ): Promise<Metal3Cluster | undefined> {
+    return this.metal3Clusters.get(
+      `${namespace}/${name}`,
+      () => this.client.get(R.Metal3Cluster, namespace, name),
+      proceeds,
     );
   }
 }

@@ -1,23 +1,26 @@
 /**
  * Shared reads of the Cluster and Metal3Cluster (shared/kube/shared-reads.ts, ADR 024), against
  * the embedded API server: reads in flight are joined, an answer is reused for at most
- * `maxAgeMs`, a later read sees a change, failures are not kept, scopes (functions) do not share,
- * and a delivery's pause check and its function's own read of the Cluster cost one GET.
+ * `maxAgeMs` and only when it lets the pass go on (an answer that stops it is read fresh), failures
+ * are not kept, scopes (functions) do not share, and pause checks go through them.
  */
 import { describe, expect, it } from 'vitest';
+import type { Cluster } from '../../../shared/api/capi.ts';
 import { envelopeOf, R } from '../../../shared/api/resources.ts';
-import { pausedObject } from '../../../shared/capi/lookups.ts';
+import { clusterInfrastructureReady, pausedObject } from '../../../shared/capi/lookups.ts';
 import { optimisticUpdate } from '../../../shared/kube/optimistic.ts';
 import { SharedReadScopes, SharedReads } from '../../../shared/kube/shared-reads.ts';
 import { clusterContext } from '../../helpers/context.ts';
 import { useCluster } from '../../helpers/use-cluster.ts';
 
 const NS = 'metal3';
+/** Every answer lets the pass go on. */
+const go = (): boolean => true;
 const tc = useCluster({
   cluster: { faults: true },
   makeCtx: (client) => clusterContext(client),
   seed: async ({ client }) => {
-    for (const name of ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'])
+    for (const name of ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7'])
       await client.create(envelopeOf(R.Cluster), { metadata: { name, namespace: NS }, spec: {} });
   },
 });
@@ -46,35 +49,35 @@ function manualClock(): { now: () => number; advance: (ms: number) => void } {
 describe('shared reads', () => {
   it('joins reads in flight: five concurrent reads of one Cluster make one GET', async () => {
     const reads = new SharedReads(tc.client, { maxAgeMs: 0 });
-    const [got, n] = await gets(() => Promise.all([1, 2, 3, 4, 5].map(() => reads.cluster(NS, 'c1'))));
+    const [got, n] = await gets(() => Promise.all([1, 2, 3, 4, 5].map(() => reads.cluster(NS, 'c1', go))));
     expect(n).toBe(1);
     expect(got.map((c) => c?.metadata.name)).toEqual(['c1', 'c1', 'c1', 'c1', 'c1']);
     // maxAgeMs 0: the next read, after that one came back, is a GET of its own.
-    const [, again] = await gets(() => reads.cluster(NS, 'c1'));
+    const [, again] = await gets(() => reads.cluster(NS, 'c1', go));
     expect(again).toBe(1);
   });
 
   it('reuses an answer for maxAgeMs, never longer: a pause written meanwhile is seen after it', async () => {
     const clock = manualClock();
     const reads = new SharedReads(tc.client, { maxAgeMs: 1000, now: clock.now });
-    const [first, n1] = await gets(() => reads.cluster(NS, 'c2'));
+    const [first, n1] = await gets(() => reads.cluster(NS, 'c2', go));
     expect(first?.spec?.paused).toBeUndefined();
     expect(n1).toBe(1);
     await setPaused('c2', true);
     clock.advance(1000);
-    const [within, n2] = await gets(() => reads.cluster(NS, 'c2'));
+    const [within, n2] = await gets(() => reads.cluster(NS, 'c2', go));
     expect(n2).toBe(0);
     expect(within?.spec?.paused).toBeUndefined();
     clock.advance(1);
-    const [after, n3] = await gets(() => reads.cluster(NS, 'c2'));
+    const [after, n3] = await gets(() => reads.cluster(NS, 'c2', go));
     expect(n3).toBe(1);
     expect(after?.spec?.paused).toBe(true);
   });
 
   it('gives every sharer the same frozen object', async () => {
     const reads = new SharedReads(tc.client, { maxAgeMs: 60_000 });
-    const a = await reads.cluster(NS, 'c3');
-    const b = await reads.cluster(NS, 'c3');
+    const a = await reads.cluster(NS, 'c3', go);
+    const b = await reads.cluster(NS, 'c3', go);
     expect(b).toBe(a);
     expect(() => {
       if (a?.spec) a.spec.paused = true;
@@ -84,47 +87,87 @@ describe('shared reads', () => {
   it('keeps no failure: a read after a failed GET is a GET of its own', async () => {
     const reads = new SharedReads(tc.client, { maxAgeMs: 60_000 });
     tc.server.faults.failNext({ verb: 'get', resource: 'clusters' }, 500);
-    await expect(reads.cluster(NS, 'c4')).rejects.toThrow();
-    const [got, n] = await gets(() => reads.cluster(NS, 'c4'));
+    await expect(reads.cluster(NS, 'c4', go)).rejects.toThrow();
+    const [got, n] = await gets(() => reads.cluster(NS, 'c4', go));
     expect(n).toBe(1);
     expect(got?.metadata.name).toBe('c4');
   });
 
-  it('keeps an absent Cluster absent for maxAgeMs, and sees it once created after', async () => {
+  it('reads an answer that stops the pass again: a Cluster that became ready meanwhile is seen at once', async () => {
     const clock = manualClock();
-    const reads = new SharedReads(tc.client, { maxAgeMs: 500, now: clock.now });
-    expect(await reads.cluster(NS, 'late')).toBeUndefined();
+    const reads = new SharedReads(tc.client, { maxAgeMs: 60_000, now: clock.now });
+    const ready = (c: Cluster | undefined): boolean => c !== undefined && clusterInfrastructureReady(c);
+    expect(await reads.cluster(NS, 'c7', ready)).toMatchObject({ metadata: { name: 'c7' } });
+    await optimisticUpdate(
+      tc.client,
+      R.Cluster,
+      NS,
+      'c7',
+      (c) => {
+        c.status = { ...c.status, infrastructureReady: true };
+      },
+      { status: true },
+    );
+    // The shared answer (not ready) would make the pass wait for an event that has come already.
+    const [fresh, n1] = await gets(() => reads.cluster(NS, 'c7', ready));
+    expect(n1).toBe(1);
+    expect(fresh?.status?.infrastructureReady).toBe(true);
+    // The fresh answer is the shared one from then on.
+    const [again, n2] = await gets(() => reads.cluster(NS, 'c7', ready));
+    expect(n2).toBe(0);
+    expect(again).toBe(fresh);
+  });
+
+  it('reads an absent Cluster again, and sees it once created', async () => {
+    const reads = new SharedReads(tc.client, { maxAgeMs: 60_000 });
+    const exists = (c: Cluster | undefined): boolean => c !== undefined;
+    expect(await reads.cluster(NS, 'late', exists)).toBeUndefined();
     await tc.client.create(envelopeOf(R.Cluster), { metadata: { name: 'late', namespace: NS }, spec: {} });
-    expect(await reads.cluster(NS, 'late')).toBeUndefined();
-    clock.advance(501);
-    expect((await reads.cluster(NS, 'late'))?.metadata.name).toBe('late');
+    const [got, n] = await gets(() => reads.cluster(NS, 'late', exists));
+    expect(n).toBe(1);
+    expect(got?.metadata.name).toBe('late');
   });
 
   it('shares within a scope (a function) only', async () => {
     const scopes = new SharedReadScopes(tc.client, { maxAgeMs: 60_000 });
     const [, n] = await gets(async () => {
-      await scopes.scope('renderData').cluster(NS, 'c5');
-      await scopes.scope('renderData').cluster(NS, 'c5');
-      await scopes.scope('allocateIndex').cluster(NS, 'c5');
+      await scopes.scope('renderData').cluster(NS, 'c5', go);
+      await scopes.scope('renderData').cluster(NS, 'c5', go);
+      await scopes.scope('allocateIndex').cluster(NS, 'c5', go);
     });
     expect(n).toBe(2);
   });
 
-  it('pause checks go through the delivery’s shared reads, and without them each is a GET', async () => {
+  it('pause checks share an unpaused answer, and read a paused one fresh every time', async () => {
     const clock = manualClock();
     const reads = new SharedReads(tc.client, { maxAgeMs: 1000, now: clock.now });
     const obj = { metadata: { name: 'm', namespace: NS } };
-    await setPaused('c6', true);
-    const [shared, n1] = await gets(() =>
+    const [open, n1] = await gets(() =>
       Promise.all([1, 2, 3].map(() => pausedObject({ ...tc.ctx, reads }, obj, 'c6'))),
     );
-    expect(shared).toEqual([true, true, true]);
+    expect(open).toEqual([false, false, false]);
     expect(n1).toBe(1);
-    await setPaused('c6', false);
-    const [plain, n2] = await gets(() => Promise.all([1, 2].map(() => pausedObject(tc.ctx, obj, 'c6'))));
-    expect(plain).toEqual([false, false]);
-    expect(n2).toBe(2);
+    // Within the window an unpaused answer is reused: a pause written now is seen after it.
+    await setPaused('c6', true);
+    const [stale, n2] = await gets(() => pausedObject({ ...tc.ctx, reads }, obj, 'c6'));
+    expect(stale).toBe(false);
+    expect(n2).toBe(0);
     clock.advance(1001);
+    // Paused stops the pass: it is never taken from another check's answer, so an unpause is never
+    // missed. The first check's GET is its own; the second, joining it, reads again.
+    const [shut, n3] = await gets(() =>
+      Promise.all([1, 2].map(() => pausedObject({ ...tc.ctx, reads }, obj, 'c6'))),
+    );
+    expect(shut).toEqual([true, true]);
+    expect(n3).toBe(2);
+    const [shutAgain, n4] = await gets(() => pausedObject({ ...tc.ctx, reads }, obj, 'c6'));
+    expect(shutAgain).toBe(true);
+    expect(n4).toBe(1);
+    await setPaused('c6', false);
     expect(await pausedObject({ ...tc.ctx, reads }, obj, 'c6')).toBe(false);
+    // Without shared reads (a context built by hand) every check is a GET.
+    const [plain, n5] = await gets(() => Promise.all([1, 2].map(() => pausedObject(tc.ctx, obj, 'c6'))));
+    expect(plain).toEqual([false, false]);
+    expect(n5).toBe(2);
   });
 });
