@@ -28,7 +28,8 @@ it('a machine woken by its Cluster becoming ready associates, with an older shar
   expect((await selectHost(ctx, 'slow-m')).kind).toBe('done');
   expect(await annotation()).toBeUndefined();
 
-  await tc.client.replaceStatus(R.Cluster, { ...cluster, status: { infrastructureReady: true } });
+  cluster.status = { infrastructureReady: true };
+  await tc.client.replaceStatus(R.Cluster, cluster);
   expect((await selectHost(ctx, 'slow-m')).kind).toBe('done');
   expect(await annotation()).toBe(`${NS}/slow-h-0000`);
 });
