@@ -44,6 +44,12 @@ export const MessageEnvelope = z
      * Part of the deduplication id, so two different causes for one unchanged object both arrive.
      */
     cause: z.string().max(400).optional(),
+    /**
+     * When the event behind this message was observed (ms since epoch; a requeue: when it was
+     * decided): every change the message reflects was committed before it. A shared read from
+     * before it is never used for this delivery (ADR 024). Not part of the deduplication id.
+     */
+    observedAt: z.number().int().nonnegative().optional(),
   })
   .strict();
 

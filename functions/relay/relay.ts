@@ -115,7 +115,8 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
   const pending: RoutingEvent[] = [];
 
   const dispatch = (ev: RoutingEvent) => {
-    const msgs = route(ev, cache, routes);
+    // Stamped when routed (at or after it arrived): its messages' shared reads start from here.
+    const msgs = route({ ...ev, observedAt: ev.observedAt ?? Date.now() }, cache, routes);
     opts.onMessages?.(msgs, ev);
     if (msgs.length > 0) sender.enqueue(msgs);
   };

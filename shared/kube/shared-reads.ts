@@ -5,11 +5,12 @@
  * controller reads these objects from (ADR 024). Never used for an object a pass writes or
  * conditions a write on.
  *
- * A shared answer only ever lets a pass go on: each read says which answers let it proceed
- * (`proceeds`), and an answer that would stop it (paused, not ready, not found) is read again
- * fresh before the pass stops and waits for the object's next event. An informer's cache holds at
- * least the version whose event woke the reconcile; a shared answer may be older than the event
- * that woke this delivery, and waiting on it could wait for an event that has already come.
+ * An informer's cache holds at least the version whose event woke the reconcile. Here a delivery
+ * uses only answers from GETs issued after its message's `observedAt` (plus a clock-skew margin),
+ * so it sees every change its event reflects; a message without it (a replay by hand) reads fresh.
+ * And a shared answer only ever lets a pass go on: each read says which answers let it proceed
+ * (`proceeds`), and one that would stop it (paused, not ready, not found) is read again before the
+ * pass stops and waits for the object's next event.
  *
  * Answers are frozen: every sharer gets the same object.
  */
@@ -21,7 +22,12 @@ import type { KubeClient } from './client.ts';
 export interface SharedReadsOptions {
   /** How long an answer is reused after it came back; 0 = only GETs in flight are joined. */
   maxAgeMs: number;
-  /** Monotonic clock in ms (tests). */
+  /**
+   * How far the relay's clock may be ahead of this process's: an answer serves a message only
+   * when its GET was issued this long after the message's `observedAt` (default 100 ms).
+   */
+  clockSkewMs?: number | undefined;
+  /** Clock in ms since epoch, the clock of `observedAt` (tests). */
   now?: (() => number) | undefined;
 }
 
@@ -33,21 +39,38 @@ function deepFreeze(v: unknown): void {
 
 /** Entries beyond this are swept of expired answers (one per Cluster in practice). */
 const SWEEP_AT = 256;
+const DEFAULT_CLOCK_SKEW_MS = 100;
+
+interface Entry<T> {
+  value: Promise<T>;
+  /** When the GET was issued. */
+  issuedAt: number;
+  /** When its answer came back (undefined while in flight). */
+  at?: number;
+}
 
 /** One kind's shared answers, by key. */
 class Memo<T> {
-  private readonly entries = new Map<string, { value: Promise<T>; at?: number }>();
-  private readonly maxAgeMs: number;
-  private readonly now: () => number;
+  private readonly entries = new Map<string, Entry<T>>();
+  private readonly opts: Required<SharedReadsOptions>;
 
-  constructor(maxAgeMs: number, now: () => number) {
-    this.maxAgeMs = maxAgeMs;
-    this.now = now;
+  constructor(opts: Required<SharedReadsOptions>) {
+    this.opts = opts;
   }
 
-  async get(key: string, load: () => Promise<T>, proceeds: (v: T) => boolean): Promise<T> {
+  async get(
+    key: string,
+    load: () => Promise<T>,
+    proceeds: (v: T) => boolean,
+    observedAt: number | undefined,
+  ): Promise<T> {
     const hit = this.entries.get(key);
-    if (hit && (hit.at === undefined || this.now() - hit.at <= this.maxAgeMs)) {
+    if (
+      hit &&
+      observedAt !== undefined &&
+      hit.issuedAt >= observedAt + this.opts.clockSkewMs &&
+      (hit.at === undefined || this.opts.now() - hit.at <= this.opts.maxAgeMs)
+    ) {
       const v = await hit.value;
       if (proceeds(v)) return v;
     }
@@ -55,15 +78,16 @@ class Memo<T> {
   }
 
   private load(key: string, load: () => Promise<T>): Promise<T> {
-    const t = this.now();
+    const t = this.opts.now();
     if (this.entries.size >= SWEEP_AT)
       for (const [k, e] of this.entries)
-        if (e.at !== undefined && t - e.at > this.maxAgeMs) this.entries.delete(k);
-    const entry: { value: Promise<T>; at?: number } = {
+        if (e.at !== undefined && t - e.at > this.opts.maxAgeMs) this.entries.delete(k);
+    const entry: Entry<T> = {
+      issuedAt: t,
       value: load().then(
         (v) => {
           deepFreeze(v);
-          entry.at = this.now();
+          entry.at = this.opts.now();
           return v;
         },
         (e: unknown) => {
@@ -86,36 +110,46 @@ export class SharedReads {
 
   constructor(client: KubeClient, opts: SharedReadsOptions) {
     this.client = client;
-    const now = opts.now ?? (() => performance.now());
-    this.clusters = new Memo(opts.maxAgeMs, now);
-    this.metal3Clusters = new Memo(opts.maxAgeMs, now);
+    const full: Required<SharedReadsOptions> = {
+      maxAgeMs: opts.maxAgeMs,
+      clockSkewMs: opts.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
+      now: opts.now ?? Date.now,
+    };
+    this.clusters = new Memo(full);
+    this.metal3Clusters = new Memo(full);
   }
 
-  /** The Cluster; an answer for which `proceeds` is false is a fresh GET's. */
+  /** The reads of one delivery, whose message was observed at `observedAt`. */
+  forMessage(observedAt: number | undefined): DeliveryReads {
+    return {
+      cluster: (ns, name, proceeds) =>
+        this.clusters.get(`${ns}/${name}`, () => this.client.get(R.Cluster, ns, name), proceeds, observedAt),
+      metal3Cluster: (ns, name, proceeds) =>
+        this.metal3Clusters.get(
+          `${ns}/${name}`,
+          () => this.client.get(R.Metal3Cluster, ns, name),
+          proceeds,
+          observedAt,
+        ),
+    };
+  }
+}
+
+/**
+ * What one delivery reads through its function's shared reads: an answer for which `proceeds` is
+ * false, or one from before the delivery's message, is a fresh GET's.
+ */
+export interface DeliveryReads {
   cluster(
-    namespace: string,
+    ns: string,
     name: string,
     proceeds: (c: Cluster | undefined) => boolean,
-  ): Promise<Cluster | undefined> {
-    return this.clusters.get(
-      `${namespace}/${name}`,
-      () => this.client.get(R.Cluster, namespace, name),
-      proceeds,
-    );
-  }
-
-  /** The Metal3Cluster; an answer for which `proceeds` is false is a fresh GET's. */
+  ): Promise<Cluster | undefined>;
   metal3Cluster(
-    namespace: string,
+    ns: string,
     name: string,
     proceeds: (c: Metal3Cluster | undefined) => boolean,
-  ): Promise<Metal3Cluster | undefined> {
-    return this.metal3Clusters.get(
-      `${namespace}/${name}`,
-      () => this.client.get(R.Metal3Cluster, namespace, name),
-      proceeds,
-    );
-  }
+  ): Promise<Metal3Cluster | undefined>;
 }
 
 /** One SharedReads per scope, made on first use. */

@@ -28,6 +28,7 @@ export function requeueEnvelope(msg: MessageEnvelope, afterSeconds: number, nowM
     reason: 'requeue',
     notBefore: nowMs + Math.max(0, Math.round(afterSeconds * 1000)),
     attempt: (msg.attempt ?? 0) + 1,
+    observedAt: nowMs,
   };
 }
 

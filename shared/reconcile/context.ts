@@ -4,7 +4,7 @@
  */
 import type { MessageEnvelope } from '../../events/envelope.ts';
 import type { KubeClient } from '../kube/client.ts';
-import type { SharedReadScopes, SharedReads } from '../kube/shared-reads.ts';
+import type { DeliveryReads, SharedReadScopes } from '../kube/shared-reads.ts';
 import type { EventRecorder } from '../observability/events.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ReconcileResult } from './result.ts';
@@ -77,7 +77,7 @@ export interface ReconcileContext {
    * Reads of the Cluster and Metal3Cluster shared with this function's other deliveries in the
    * process (absent: every read is a GET).
    */
-  reads?: SharedReads | undefined;
+  reads?: DeliveryReads | undefined;
   /** The process's shared reads, one scope per function: dispatch hands each delivery its function's as `reads`. */
   sharedReads?: SharedReadScopes | undefined;
 }

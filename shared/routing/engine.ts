@@ -64,6 +64,7 @@ export function route(
         ...(md.resourceVersion ? { resourceVersion: md.resourceVersion } : {}),
         reason: self ? (ev.resync ? 'resync' : REASON_OF[ev.type]) : 'related',
         ...(self ? {} : { cause: causeOf(ev) }),
+        ...(ev.observedAt !== undefined ? { observedAt: ev.observedAt } : {}),
       };
       const parsed = MessageEnvelope.safeParse(candidate);
       if (!parsed.success) continue; // an object name no envelope can carry; nothing to do for it

@@ -19,6 +19,8 @@ export interface RoutingEvent {
   resync?: boolean | undefined;
   /** `management` (default) or `<namespace>/<cluster>` for workload-cluster objects (Nodes). */
   cluster?: string | undefined;
+  /** When the event was observed (ms since epoch): its messages carry it as `observedAt`. */
+  observedAt?: number | undefined;
 }
 
 export interface Target {

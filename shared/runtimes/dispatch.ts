@@ -114,7 +114,7 @@ async function dispatchInner(
     ...ctx,
     log,
     serializedBy: opts.group === undefined ? undefined : groupObject(opts.group),
-    reads: ctx.sharedReads?.scope(msg.function),
+    reads: ctx.sharedReads?.scope(msg.function).forMessage(msg.observedAt),
   };
   const end = opts.metrics?.duration.startTimer({ function: msg.function });
   try {

@@ -81,7 +81,7 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
       const t = setTimeout(
         () => {
           timers.delete(t);
-          void run({ ...msg, reason: 'requeue', attempt: (msg.attempt ?? 0) + 1 });
+          void run({ ...msg, reason: 'requeue', attempt: (msg.attempt ?? 0) + 1, observedAt: Date.now() });
         },
         Math.min(afterSeconds, opts.maxRequeueSeconds ?? 900) * 1000,
       );
@@ -181,7 +181,7 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
           const api = apiServerEventType(ce.type);
           if (!api) return c.json({ error: `unsupported event type '${ce.type}'` }, 400);
           const ev = memory.withPrevious(await apiServerEvent(ce, api.mode, WATCH_TYPE_OF[api.verb]));
-          const routed = await routeWithApi(opts.context.client, ev, routes);
+          const routed = await routeWithApi(opts.context.client, { ...ev, observedAt: Date.now() }, routes);
           const outs = await Promise.all(routed.map((r) => run(r.msg)));
           for (const o of outs) if (o.outcome !== 'malformed') results.push(o as Invocation);
           // Remembered once handled: a delivery answered 500 is retried and must route again.

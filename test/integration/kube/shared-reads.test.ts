@@ -48,7 +48,7 @@ function manualClock(): { now: () => number; advance: (ms: number) => void } {
 
 describe('shared reads', () => {
   it('joins reads in flight: five concurrent reads of one Cluster make one GET', async () => {
-    const reads = new SharedReads(tc.client, { maxAgeMs: 0 });
+    const reads = new SharedReads(tc.client, { maxAgeMs: 0 }).forMessage(0);
     const [got, n] = await gets(() => Promise.all([1, 2, 3, 4, 5].map(() => reads.cluster(NS, 'c1', go))));
     expect(n).toBe(1);
     expect(got.map((c) => c?.metadata.name)).toEqual(['c1', 'c1', 'c1', 'c1', 'c1']);
@@ -59,7 +59,7 @@ describe('shared reads', () => {
 
   it('reuses an answer for maxAgeMs, never longer: a pause written meanwhile is seen after it', async () => {
     const clock = manualClock();
-    const reads = new SharedReads(tc.client, { maxAgeMs: 1000, now: clock.now });
+    const reads = new SharedReads(tc.client, { maxAgeMs: 1000, now: clock.now }).forMessage(0);
     const [first, n1] = await gets(() => reads.cluster(NS, 'c2', go));
     expect(first?.spec?.paused).toBeUndefined();
     expect(n1).toBe(1);
@@ -75,7 +75,7 @@ describe('shared reads', () => {
   });
 
   it('gives every sharer the same frozen object', async () => {
-    const reads = new SharedReads(tc.client, { maxAgeMs: 60_000 });
+    const reads = new SharedReads(tc.client, { maxAgeMs: 60_000 }).forMessage(0);
     const a = await reads.cluster(NS, 'c3', go);
     const b = await reads.cluster(NS, 'c3', go);
     expect(b).toBe(a);
@@ -85,7 +85,7 @@ describe('shared reads', () => {
   });
 
   it('keeps no failure: a read after a failed GET is a GET of its own', async () => {
-    const reads = new SharedReads(tc.client, { maxAgeMs: 60_000 });
+    const reads = new SharedReads(tc.client, { maxAgeMs: 60_000 }).forMessage(0);
     tc.server.faults.failNext({ verb: 'get', resource: 'clusters' }, 500);
     await expect(reads.cluster(NS, 'c4', go)).rejects.toThrow();
     const [got, n] = await gets(() => reads.cluster(NS, 'c4', go));
@@ -95,7 +95,7 @@ describe('shared reads', () => {
 
   it('reads an answer that stops the pass again: a Cluster that became ready meanwhile is seen at once', async () => {
     const clock = manualClock();
-    const reads = new SharedReads(tc.client, { maxAgeMs: 60_000, now: clock.now });
+    const reads = new SharedReads(tc.client, { maxAgeMs: 60_000, now: clock.now }).forMessage(0);
     const ready = (c: Cluster | undefined): boolean => c !== undefined && clusterInfrastructureReady(c);
     expect(await reads.cluster(NS, 'c7', ready)).toMatchObject({ metadata: { name: 'c7' } });
     await optimisticUpdate(
@@ -119,7 +119,7 @@ describe('shared reads', () => {
   });
 
   it('reads an absent Cluster again, and sees it once created', async () => {
-    const reads = new SharedReads(tc.client, { maxAgeMs: 60_000 });
+    const reads = new SharedReads(tc.client, { maxAgeMs: 60_000 }).forMessage(0);
     const exists = (c: Cluster | undefined): boolean => c !== undefined;
     expect(await reads.cluster(NS, 'late', exists)).toBeUndefined();
     await tc.client.create(envelopeOf(R.Cluster), { metadata: { name: 'late', namespace: NS }, spec: {} });
@@ -128,19 +128,39 @@ describe('shared reads', () => {
     expect(got?.metadata.name).toBe('late');
   });
 
+  it('serves a message only answers from GETs issued after it was observed (plus the skew margin)', async () => {
+    const clock = manualClock();
+    const shared = new SharedReads(tc.client, { maxAgeMs: 60_000, clockSkewMs: 50, now: clock.now });
+    const [, n1] = await gets(() => shared.forMessage(0).cluster(NS, 'c1', go)); // issued at 1,000
+    expect(n1).toBe(1);
+    // Observed at 960: the answer was issued 40 ms after, inside the margin: read again.
+    const [, n2] = await gets(() => shared.forMessage(960).cluster(NS, 'c1', go)); // issued at 1,000 again
+    expect(n2).toBe(1);
+    clock.advance(100);
+    // Observed at 1,040: the last GET (1,000) was issued before 1,040 + 50: read again, at 1,100.
+    const [, n3] = await gets(() => shared.forMessage(1_040).cluster(NS, 'c1', go));
+    expect(n3).toBe(1);
+    // Observed at 1,050: the GET issued at 1,100 is 50 ms after it: shared.
+    const [, n4] = await gets(() => shared.forMessage(1_050).cluster(NS, 'c1', go));
+    expect(n4).toBe(0);
+    // A message with no observedAt (a replay by hand) reads fresh.
+    const [, n5] = await gets(() => shared.forMessage(undefined).cluster(NS, 'c1', go));
+    expect(n5).toBe(1);
+  });
+
   it('shares within a scope (a function) only', async () => {
     const scopes = new SharedReadScopes(tc.client, { maxAgeMs: 60_000 });
     const [, n] = await gets(async () => {
-      await scopes.scope('renderData').cluster(NS, 'c5', go);
-      await scopes.scope('renderData').cluster(NS, 'c5', go);
-      await scopes.scope('allocateIndex').cluster(NS, 'c5', go);
+      await scopes.scope('renderData').forMessage(0).cluster(NS, 'c5', go);
+      await scopes.scope('renderData').forMessage(0).cluster(NS, 'c5', go);
+      await scopes.scope('allocateIndex').forMessage(0).cluster(NS, 'c5', go);
     });
     expect(n).toBe(2);
   });
 
   it('pause checks share an unpaused answer, and read a paused one fresh every time', async () => {
     const clock = manualClock();
-    const reads = new SharedReads(tc.client, { maxAgeMs: 1000, now: clock.now });
+    const reads = new SharedReads(tc.client, { maxAgeMs: 1000, now: clock.now }).forMessage(0);
     const obj = { metadata: { name: 'm', namespace: NS } };
     const [open, n1] = await gets(() =>
       Promise.all([1, 2, 3].map(() => pausedObject({ ...tc.ctx, reads }, obj, 'c6'))),

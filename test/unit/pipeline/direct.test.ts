@@ -117,6 +117,8 @@ describe('DirectRunner', () => {
     await until(() => calls.length === 2 || undefined, 5_000);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(45);
     expect(calls[1]).toMatchObject({ name: 'm-0', reason: 'requeue', attempt: 1 });
+    // A requeue is observed when it was decided: its pass reads nothing older than the first pass did.
+    expect(calls[1]!.observedAt).toBeGreaterThanOrEqual(t0);
     expect(r.runStats).toMatchObject({ requeued: 1, done: 1 });
     await r.close();
   });

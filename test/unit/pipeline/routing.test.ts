@@ -643,6 +643,16 @@ describe('routing table', () => {
     expect(deduplicationId(a.msg)).toBe(deduplicationId(a2.msg));
   });
 
+  it('messages carry when their event was observed, outside the dedup id', () => {
+    const { c, host0 } = world();
+    const at = route({ type: 'MODIFIED', object: host0, observedAt: 1_700_000_000_000 }, c);
+    expect(at.length).toBeGreaterThan(0);
+    for (const r of at) expect(r.msg.observedAt).toBe(1_700_000_000_000);
+    const later = route({ type: 'MODIFIED', object: host0, observedAt: 1_700_000_000_500 }, c);
+    expect(later.map((r) => deduplicationId(r.msg))).toEqual(at.map((r) => deduplicationId(r.msg)));
+    for (const r of route({ type: 'MODIFIED', object: host0 }, c)) expect(r.msg.observedAt).toBeUndefined();
+  });
+
   it('names no envelope can carry are skipped, not thrown', () => {
     const c = new RelayCache();
     expect(route({ type: 'ADDED', object: obj('Metal3Machine', 'Bad_Name') }, c)).toEqual([]);
