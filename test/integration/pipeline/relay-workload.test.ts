@@ -139,4 +139,15 @@ describe('relay: workload clusters', () => {
       await r.stop();
     }
   });
+
+  it('stamps every message with when the relay observed its event', async () => {
+    const t0 = Date.now();
+    await mgmt.client.create(envelopeOf(R.Metal3Machine), {
+      metadata: { name: 'm-observed', namespace: NS },
+      spec: {},
+    });
+    const msg = await until(() => sent.find((r) => r.msg.name === 'm-observed')?.msg);
+    expect(msg.observedAt).toBeGreaterThanOrEqual(t0);
+    expect(msg.observedAt).toBeLessThanOrEqual(Date.now());
+  });
 });
