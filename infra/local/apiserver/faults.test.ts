@@ -246,7 +246,9 @@ describe('watch flow control', () => {
       expect(got.length).toBeLessThan(created.length);
 
       // The consumer resumes from the last RV it got: the rest comes from the history, in order.
-      const last = got.at(-1)?.object.metadata.resourceVersion ?? String(Number(created[0].metadata.resourceVersion) - 1);
+      const last =
+        got.at(-1)?.object.metadata.resourceVersion ??
+        String(Number(created[0].metadata.resourceVersion) - 1);
       const rest = await rawWatch(server, `resourceVersion=${last}&timeoutSeconds=1`);
       rest.res.resume();
       await rest.ended;
@@ -276,7 +278,9 @@ describe('watch flow control', () => {
       // 30 MB of backlog against a consumer that does not read: the watch waits, it is not ended.
       w.res.resume();
       await eventually(() => w.lines().length === created.length, 'whole backlog');
-      const after = await client.create<any>(R.ConfigMap, { metadata: { name: 'after', namespace: 'default' } });
+      const after = await client.create<any>(R.ConfigMap, {
+        metadata: { name: 'after', namespace: 'default' },
+      });
       await eventually(() => w.lines().length === created.length + 1, 'live event after the backlog');
       expect(w.lines().map((e) => `${e.type} ${e.object.metadata.resourceVersion}`)).toEqual(
         [...created, after].map((o) => `ADDED ${o.metadata.resourceVersion}`),

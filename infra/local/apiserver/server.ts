@@ -342,7 +342,11 @@ export function createRequestHandler(deps: ServerDeps) {
       const deleted = r.items.map((o) =>
         rest.view(kind, rest.delete(kind, o.metadata.namespace, o.metadata.name, del, opts)),
       );
-      return send(res, 200, listJson(deps.objectJson, rest, kind, deleted, { resourceVersion: String(rest.store.rv) }));
+      return send(
+        res,
+        200,
+        listJson(deps.objectJson, rest, kind, deleted, { resourceVersion: String(rest.store.rv) }),
+      );
     } catch (e) {
       if (res.headersSent) {
         res.destroy();

@@ -226,7 +226,9 @@ export class WatchStream {
 
   private get idle(): boolean {
     return (
-      this.initialAt >= this.initial.length && this.initialEnd === undefined && this.queueAt >= this.queue.length
+      this.initialAt >= this.initial.length &&
+      this.initialEnd === undefined &&
+      this.queueAt >= this.queue.length
     );
   }
 
@@ -241,7 +243,8 @@ export class WatchStream {
         this.write(n.line);
         if (n.event) {
           this.sent++;
-          if (this.limits.dropAfterEvents !== undefined && this.sent >= this.limits.dropAfterEvents) this.close();
+          if (this.limits.dropAfterEvents !== undefined && this.sent >= this.limits.dropAfterEvents)
+            this.close();
         }
       }
     } finally {
