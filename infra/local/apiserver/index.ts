@@ -14,12 +14,12 @@ import { FaultInjector } from './faults.ts';
 import { Controllers } from './gc.ts';
 import { KindRegistry } from './kinds.ts';
 import { RequestLog } from './log.ts';
+import { TextCache } from './lru.ts';
 import { openapiV2 } from './openapi.ts';
 import { Rbac, type RbacOptions } from './rbac.ts';
 import { Rest } from './rest.ts';
 import { createRequestHandler, type UserInfo } from './server.ts';
 import { Store } from './store.ts';
-import { TextCache } from './text-cache.ts';
 import { selfSignedCert } from './tls.ts';
 import type { WatchStream } from './watch.ts';
 

@@ -13,13 +13,13 @@ import { boolParam, decode, mediaType, readBody, send, sendError } from './http-
 import { apiVersionOf, type ServedKind } from './kinds.ts';
 import { awaitFreshness, listFreshnessTarget } from './list-rv.ts';
 import type { RequestLog } from './log.ts';
+import type { TextCache } from './lru.ts';
 import { serveNonResource } from './nonresource.ts';
 import type { DeleteBody, Rest } from './rest.ts';
 import { getScale, writeScale } from './scale.ts';
 import { serveWatch } from './serve-watch.ts';
 import { deletedStatus, forbidden, methodNotAllowed, notFoundPath, type StatusBody } from './status.ts';
 import { type IncludeObject, toTable, wantsTable } from './table.ts';
-import type { TextCache } from './text-cache.ts';
 import type { WatchLimits, WatchStream } from './watch.ts';
 
 export type { UserInfo };

@@ -17,9 +17,9 @@ import type { FieldRequirement } from './fields.ts';
 import { matchesFields } from './fields.ts';
 import { apiVersionOf, type ServedKind } from './kinds.ts';
 import { type LabelSelector, matchesLabels } from './labels.ts';
+import type { TextCache } from './lru.ts';
 import { ApiError } from './status.ts';
 import type { Store, StoredEvent } from './store.ts';
-import type { TextCache } from './text-cache.ts';
 
 export interface WatchSink {
   /** Writes one serialized line; false when the transport is full (then wait for `onDrain`). */
