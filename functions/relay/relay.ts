@@ -83,6 +83,8 @@ export interface Relay {
   relists(): RelistCounts;
   /** Resyncs (re-emits of a store, no LIST) over the current watches. */
   resyncs(): number;
+  /** WATCH requests over the current watches (the first of each, and every resume after an end). */
+  watches(): number;
   /** Sends everything buffered; resolves when SQS has accepted it. */
   flush(): Promise<void>;
   stop(): Promise<void>;
@@ -246,6 +248,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     workloadClusters: () => [...nodeWatchers.keys()],
     relists: () => allWatchers().reduce(addRelists, { ...stoppedRelists }),
     resyncs: () => allWatchers().reduce((n, w) => n + (w?.counts.resyncs ?? 0), 0),
+    watches: () => allWatchers().reduce((n, w) => n + (w?.counts.watches ?? 0), 0),
     flush: () => sender.flush(),
     async stop() {
       stopping = true;

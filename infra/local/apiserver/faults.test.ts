@@ -1,8 +1,8 @@
-import { request } from 'node:http';
+import { type IncomingMessage, request } from 'node:http';
 import { Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
-import { KubeClient } from '../../../shared/kube/client.ts';
+import { KubeClient, type WatchEvent } from '../../../shared/kube/client.ts';
 import { ConflictError, type KubeApiError } from '../../../shared/kube/errors.ts';
 import { eventually } from '../../../test/conformance/fixtures.ts';
 import { type ApiServerHandle, deterministicClock, startApiServer } from './index.ts';
@@ -194,32 +194,139 @@ describe('fault injection and the request log', () => {
   });
 });
 
+/** A raw watch whose reading the test controls: the events it got, and whether the stream ended. */
+async function rawWatch(server: ApiServerHandle, query: string) {
+  const url = new URL(`${server.url}/api/v1/namespaces/default/configmaps?watch=true&${query}`);
+  const res = await new Promise<IncomingMessage>((resolve) => request(url, resolve).end());
+  res.pause();
+  const events: any[] = [];
+  let partial = '';
+  const waiters: { n: number; resolve: () => void }[] = [];
+  res.setEncoding('utf8');
+  res.on('data', (d: string) => {
+    const parts = (partial + d).split('\n');
+    partial = parts.pop()!;
+    for (const l of parts) if (l !== '') events.push(JSON.parse(l));
+    for (const w of waiters) if (events.length >= w.n) w.resolve();
+  });
+  const ended = new Promise<void>((resolve) => res.on('end', resolve));
+  return {
+    res,
+    ended,
+    events,
+    /** Resolves once `n` events have arrived. */
+    got: (n: number) =>
+      new Promise<void>((resolve) => {
+        if (events.length >= n) resolve();
+        else waiters.push({ n, resolve });
+      }),
+  };
+}
+
 describe('watch flow control', () => {
-  it('a consumer that stops reading gets 410 and the server does not buffer without bound', async () => {
-    const server = await startApiServer({ maxWatchBufferBytes: 256 * 1024 });
+  const big = 'x'.repeat(200 * 1024);
+
+  it('a consumer that stops reading is ended cleanly after a bounded backlog, and resumes from its last RV with every event', async () => {
+    const server = await startApiServer({ maxWatchPendingEvents: 20 });
     const client = KubeClient.fromString(server.kubeconfig());
     try {
-      const url = new URL(`${server.url}/api/v1/namespaces/default/configmaps?watch=true`);
-      const got: Buffer[] = [];
-      const res = await new Promise<import('node:http').IncomingMessage>((resolve) =>
-        request(url, resolve).end(),
-      );
-      res.pause();
-      const big = 'x'.repeat(200 * 1024);
-      for (let i = 0; i < 200 && server.watchCount() > 0; i++) {
-        await client.create(R.ConfigMap, {
-          metadata: { name: `big-${i}`, namespace: 'default' },
-          data: { v: big },
-        });
+      const w = await rawWatch(server, `resourceVersion=${server.resourceVersion()}`);
+      await eventually(() => server.watchCount() === 1, 'watch open');
+      const created: any[] = [];
+      // Big objects fill the connection's buffers, then the server's pending queue, then it gives up.
+      for (let i = 0; i < 400 && server.watchCount() > 0; i++) {
+        created.push(
+          await client.create<any>(R.ConfigMap, {
+            metadata: { name: `big-${i}`, namespace: 'default' },
+            data: { v: big },
+          }),
+        );
       }
       expect(server.watchCount()).toBe(0);
-      res.on('data', (d) => got.push(d));
-      res.resume();
-      await new Promise((r) => res.on('end', r));
-      const lines = Buffer.concat(got).toString().trim().split('\n');
-      const last = JSON.parse(lines.at(-1)!);
-      expect(last).toMatchObject({ type: 'ERROR', object: { code: 410, reason: 'Expired' } });
-      expect(lines.length).toBeLessThan(200);
+      w.res.resume();
+      await w.ended;
+      const got = w.events;
+      // A clean end, as the cacher ends a watcher it terminates: no ERROR, no 410.
+      expect(got.every((e) => e.type === 'ADDED')).toBe(true);
+      // What was written went out in order; the server held no more than 20 events beyond it.
+      const names = got.map((e) => e.object.metadata.name);
+      expect(names).toEqual(created.slice(0, got.length).map((o) => o.metadata.name));
+      expect(created.length).toBeLessThanOrEqual(got.length + 21);
+      expect(got.length).toBeLessThan(created.length);
+
+      // The consumer resumes from the last RV it got: the rest comes from the history, in order.
+      const last =
+        got.at(-1)?.object.metadata.resourceVersion ??
+        String(Number(created[0].metadata.resourceVersion) - 1);
+      const rest = await rawWatch(server, `resourceVersion=${last}&timeoutSeconds=1`);
+      rest.res.resume();
+      await rest.ended;
+      expect(rest.events.map((e) => `${e.type} ${e.object.metadata.resourceVersion}`)).toEqual(
+        created.slice(got.length).map((o) => `ADDED ${o.metadata.resourceVersion}`),
+      );
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('a resume backlog larger than the pending bound is written as the consumer reads, whole and in order', async () => {
+    const server = await startApiServer({ maxWatchPendingEvents: 5 });
+    const client = KubeClient.fromString(server.kubeconfig());
+    try {
+      const from = server.resourceVersion();
+      const created: any[] = [];
+      for (let i = 0; i < 100; i++)
+        created.push(
+          await client.create<any>(R.ConfigMap, {
+            metadata: { name: `b-${i}`, namespace: 'default' },
+            data: { v: big },
+          }),
+        );
+      const w = await rawWatch(server, `resourceVersion=${from}`);
+      await eventually(() => server.watchCount() === 1, 'watch open');
+      // 20 MB of backlog against a consumer that does not read: the watch waits, it is not ended.
+      w.res.resume();
+      await w.got(created.length);
+      const after = await client.create<any>(R.ConfigMap, {
+        metadata: { name: 'after', namespace: 'default' },
+      });
+      await w.got(created.length + 1);
+      expect(w.events.map((e) => `${e.type} ${e.object.metadata.resourceVersion}`)).toEqual(
+        [...created, after].map((o) => `ADDED ${o.metadata.resourceVersion}`),
+      );
+      w.res.destroy();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('a consumer that keeps up sees every event of a burst, in order, on one stream', async () => {
+    const server = await startApiServer({ maxWatchPendingEvents: 5 });
+    const client = KubeClient.fromString(server.kubeconfig());
+    try {
+      const events: WatchEvent[] = [];
+      let ended = false;
+      const c = await client.watch(
+        R.ConfigMap,
+        'default',
+        { resourceVersion: String(server.resourceVersion()) },
+        (e) => events.push(e),
+        () => {
+          ended = true;
+        },
+      );
+      await eventually(() => server.watchCount() === 1, 'watch open');
+      const created = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          client.create<any>(R.ConfigMap, { metadata: { name: `f-${i}`, namespace: 'default' } }),
+        ),
+      );
+      await eventually(() => events.length === 100, 'every event');
+      const rvs = created.map((o) => Number(o.metadata.resourceVersion)).sort((a, b) => a - b);
+      expect(events.map((e) => Number(e.object.metadata.resourceVersion))).toEqual(rvs);
+      expect(ended).toBe(false);
+      expect(server.watchCount()).toBe(1);
+      c.abort();
     } finally {
       await server.stop();
     }

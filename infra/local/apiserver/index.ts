@@ -14,6 +14,7 @@ import { FaultInjector } from './faults.ts';
 import { Controllers } from './gc.ts';
 import { KindRegistry } from './kinds.ts';
 import { RequestLog } from './log.ts';
+import { TextCache } from './lru.ts';
 import { openapiV2 } from './openapi.ts';
 import { Rbac, type RbacOptions } from './rbac.ts';
 import { Rest } from './rest.ts';
@@ -62,8 +63,12 @@ export interface ApiServerOptions {
   compactionIntervalMs?: number;
   /** Bookmark period for watches with allowWatchBookmarks=true. Default 5 s. */
   bookmarkIntervalMs?: number;
-  /** Unflushed bytes after which a watch consumer counts as too slow (410). Default 16 MiB. */
-  maxWatchBufferBytes?: number;
+  /**
+   * Events a watch consumer may leave untaken (written only as its connection takes them); one
+   * more ends its stream cleanly and it resumes from its last resourceVersion. Default 1,000 (the
+   * cacher's largest per-watcher channel).
+   */
+  maxWatchPendingEvents?: number;
 }
 
 export interface ApiServerHandle {
@@ -140,9 +145,12 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     log,
     watches,
     watchLimits: {
-      maxBufferedBytes: opts.maxWatchBufferBytes ?? 16 * 1024 * 1024,
+      maxPendingEvents: opts.maxWatchPendingEvents ?? 1000,
       bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 5000,
     },
+    // Enough for an event's fan-out and a burst of reads; not a copy of the store or the window.
+    watchLines: new TextCache(8 * 1024 * 1024),
+    objectJson: new TextCache(32 * 1024 * 1024),
     authenticate: (req: IncomingMessage) => auth.authenticate(req),
     authorize: (user, info) => auth.authorize(user, info),
     review: (kind, ns, body, requester) => auth.review(kind, ns, body, requester),

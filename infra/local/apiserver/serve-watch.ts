@@ -59,13 +59,12 @@ export function serveWatch(
       render,
     },
     {
-      write: (line) => {
-        res.write(line);
-      },
-      buffered: () => res.writableLength,
+      write: (line) => res.write(line),
+      onDrain: (cb) => res.once('drain', cb),
       end: () => res.end(),
     },
     { ...deps.watchLimits, dropAfterEvents: dropAfter },
+    deps.watchLines,
   );
   deps.watches.add(stream);
   stream.onClose = () => {

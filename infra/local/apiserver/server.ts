@@ -13,6 +13,7 @@ import { boolParam, decode, mediaType, readBody, send, sendError } from './http-
 import { apiVersionOf, type ServedKind } from './kinds.ts';
 import { awaitFreshness, listFreshnessTarget } from './list-rv.ts';
 import type { RequestLog } from './log.ts';
+import type { TextCache } from './lru.ts';
 import { serveNonResource } from './nonresource.ts';
 import type { DeleteBody, Rest } from './rest.ts';
 import { getScale, writeScale } from './scale.ts';
@@ -40,6 +41,10 @@ export interface ServerDeps {
   faults: FaultInjector;
   log: RequestLog;
   watchLimits: WatchLimits;
+  /** Serialized watch events, shared by the watchers (bounded). */
+  watchLines: TextCache;
+  /** Serialized stored objects for GET and LIST (bounded). */
+  objectJson: TextCache;
   /** Who is asking, impersonation applied; throws the 401/403 (or the filter's 500) otherwise. */
   authenticate(req: IncomingMessage): Promise<UserInfo>;
   /** A Forbidden message, or undefined when allowed. */
@@ -227,7 +232,7 @@ export function createRequestHandler(deps: ServerDeps) {
             200,
             toTable(kind, [rest.view(kind, obj)], { resourceVersion: obj.metadata.resourceVersion }, include),
           );
-        return send(res, 200, getJson(rest, kind, obj));
+        return send(res, 200, getJson(deps.objectJson, rest, kind, obj));
       }
       if (verb === 'list') {
         const limit = q.get('limit');
@@ -256,7 +261,7 @@ export function createRequestHandler(deps: ServerDeps) {
               include,
             ),
           );
-        return send(res, 200, listJson(rest, kind, r.items, meta));
+        return send(res, 200, listJson(deps.objectJson, rest, kind, r.items, meta));
       }
       const contentType = mediaType(req.headers['content-type']);
       const raw = await readBody(req);
@@ -337,7 +342,11 @@ export function createRequestHandler(deps: ServerDeps) {
       const deleted = r.items.map((o) =>
         rest.view(kind, rest.delete(kind, o.metadata.namespace, o.metadata.name, del, opts)),
       );
-      return send(res, 200, listJson(rest, kind, deleted, { resourceVersion: String(rest.store.rv) }));
+      return send(
+        res,
+        200,
+        listJson(deps.objectJson, rest, kind, deleted, { resourceVersion: String(rest.store.rv) }),
+      );
     } catch (e) {
       if (res.headersSent) {
         res.destroy();
@@ -355,21 +364,26 @@ export function createRequestHandler(deps: ServerDeps) {
  */
 const RETURNS_DELETED_OBJECT = new Set(['/namespaces', '/serviceaccounts']);
 
-/** Cached JSON of stored objects for GET: objects are immutable once stored, so the text is too. */
-const jsonCache = new WeakMap<object, string>();
-function getJson(rest: Rest, kind: ServedKind, obj: any): string {
+/** JSON of a stored object, cached: objects are immutable once stored, so the text is too. */
+function getJson(cache: TextCache, rest: Rest, kind: ServedKind, obj: any): string {
   if (obj.apiVersion !== apiVersionOf(kind)) return JSON.stringify(rest.view(kind, obj));
-  let s = jsonCache.get(obj);
+  let s = cache.get(obj);
   if (s === undefined) {
     s = JSON.stringify(obj);
-    jsonCache.set(obj, s);
+    cache.set(obj, s);
   }
   return s;
 }
 
-function listJson(rest: Rest, kind: ServedKind, items: any[], meta: Record<string, unknown>): string {
+function listJson(
+  cache: TextCache,
+  rest: Rest,
+  kind: ServedKind,
+  items: any[],
+  meta: Record<string, unknown>,
+): string {
   const head = JSON.stringify({ kind: kind.listKind, apiVersion: apiVersionOf(kind), metadata: meta });
-  const parts = items.map((o) => getJson(rest, kind, o));
+  const parts = items.map((o) => getJson(cache, rest, kind, o));
   return `${head.slice(0, -1)},"items":[${parts.join(',')}]}`;
 }
 

@@ -2,21 +2,30 @@
  * One watch stream: initial state (synthetic ADDED) or a resume from the event history, then
  * live events filtered by namespace and selectors, with objects leaving or entering a selector
  * turned into DELETED/ADDED, bookmarks (periodic, and a last one before the clean end at
- * timeoutSeconds) carrying the current revision, and 410 for resumes the
- * history no longer covers or for a consumer too slow to keep up (bounded memory).
+ * timeoutSeconds) carrying the current revision, and 410 for resumes the history no longer covers.
+ *
+ * Flow control as the real apiserver's cacher does it (storage/cacher/cache_watcher.go): lines are
+ * serialized and written only while the transport accepts them (a write that fills it waits for
+ * 'drain'); what the consumer has not taken yet stays a queue of references to stored objects and
+ * events, which the history holds anyway. The initial state or the resume backlog is pulled the
+ * same way. A watcher whose queue of live events goes past `maxPendingEvents` is terminated, as
+ * the cacher terminates a watcher whose input channel stays full past its dispatch budget: the
+ * stream ends cleanly (no ERROR), and the consumer resumes from the last resourceVersion it got,
+ * from the history while the window covers it (a 410 and a re-list only when it no longer does).
  */
 import type { FieldRequirement } from './fields.ts';
 import { matchesFields } from './fields.ts';
 import { apiVersionOf, type ServedKind } from './kinds.ts';
 import { type LabelSelector, matchesLabels } from './labels.ts';
-import { ApiError, expired } from './status.ts';
+import type { TextCache } from './lru.ts';
+import { ApiError } from './status.ts';
 import type { Store, StoredEvent } from './store.ts';
 
 export interface WatchSink {
-  /** Writes one serialized line; returns false when the transport buffer is above its mark. */
-  write(line: string): void;
-  /** Bytes accepted but not yet flushed to the client. */
-  buffered(): number;
+  /** Writes one serialized line; false when the transport is full (then wait for `onDrain`). */
+  write(line: string): boolean;
+  /** Calls `cb` once the transport takes writes again after a write returned false. */
+  onDrain(cb: () => void): void;
   end(): void;
 }
 
@@ -34,15 +43,20 @@ export interface WatchParams {
 }
 
 export interface WatchLimits {
-  /** A consumer with more unsent bytes than this gets 410 and is closed. */
-  maxBufferedBytes: number;
+  /** Live events a consumer may have not taken yet; one more ends its stream (the cacher's terminate). */
+  maxPendingEvents: number;
   bookmarkIntervalMs: number;
   /** End the stream (fault injection) after this many events. */
   dropAfterEvents?: number | undefined;
 }
 
-/** Lines cached on the event, per apiVersion and type, so fan-out to N watchers serializes once. */
-const lineCache = new WeakMap<object, Map<string, string>>();
+/** One event for this watcher: its type here (selectors turn updates into ADDED/DELETED) and object. */
+interface Pending {
+  type: string;
+  obj: any;
+  /** The stored event (its serialization is shared between watchers); none for the initial state. */
+  ev?: StoredEvent | undefined;
+}
 
 export class WatchStream {
   private unsubscribe: (() => void) | undefined;
@@ -52,18 +66,33 @@ export class WatchStream {
   private closed = false;
   /** Events at or before this revision are not sent (a resume from a revision the server has not reached yet). */
   private fromRv = 0;
+  /** The initial state (objects) or the resume backlog (events), pulled from `initialAt` on. */
+  private initial: any[] = [];
+  private initialIsEvents = false;
+  private initialAt = 0;
+  /** The initial-events-end bookmark, written after the initial state. */
+  private initialEnd: string | undefined;
+  /** Live events not written yet, from `queueAt` on. */
+  private queue: Pending[] = [];
+  private queueAt = 0;
+  /** A write filled the transport: nothing more until it drains. */
+  private blocked = false;
+  private pumping = false;
   private readonly store: Store;
   private readonly p: WatchParams;
   private readonly sink: WatchSink;
   private readonly limits: WatchLimits;
+  private readonly lines: TextCache;
   private readonly apiVersion: string;
   onClose: (() => void) | undefined;
 
-  constructor(store: Store, params: WatchParams, sink: WatchSink, limits: WatchLimits) {
+  /** `lines`: serialized events shared by the server's watchers, so fan-out serializes once. */
+  constructor(store: Store, params: WatchParams, sink: WatchSink, limits: WatchLimits, lines: TextCache) {
     this.store = store;
     this.p = params;
     this.sink = sink;
     this.limits = limits;
+    this.lines = lines;
     this.apiVersion = apiVersionOf(params.kind);
   }
 
@@ -73,31 +102,29 @@ export class WatchStream {
     return matchesLabels(this.p.labels, obj.metadata.labels) && matchesFields(this.p.fields, obj);
   }
 
-  /** Sends the initial events and subscribes, in one synchronous step (no write can slip between). */
+  /** Takes the initial state and subscribes in one synchronous step (no write can slip between). */
   start(): void {
     const rvParam = this.p.resourceVersion;
     const initial =
       rvParam === undefined || rvParam === '' || rvParam === '0' || this.p.sendInitialEvents === true;
     if (initial && this.p.sendInitialEvents !== false) {
-      const objs = this.store.list(
+      this.initial = this.store.list(
         this.p.kind.resource,
         this.p.kind.namespaced ? this.p.namespace : undefined,
       );
-      for (const o of objs) if (this.matches(o)) this.send('ADDED', o);
       if (this.p.sendInitialEvents && this.p.allowBookmarks) {
-        this.sendLine(
-          JSON.stringify({
-            type: 'BOOKMARK',
-            object: {
-              kind: this.p.kind.kind,
-              apiVersion: this.apiVersion,
-              metadata: {
-                resourceVersion: String(this.store.rv),
-                annotations: { 'k8s.io/initial-events-end': 'true' },
-              },
+        // The revision of the state just taken, not of whenever the last object is written.
+        this.initialEnd = JSON.stringify({
+          type: 'BOOKMARK',
+          object: {
+            kind: this.p.kind.kind,
+            apiVersion: this.apiVersion,
+            metadata: {
+              resourceVersion: String(this.store.rv),
+              annotations: { 'k8s.io/initial-events-end': 'true' },
             },
-          }),
-        );
+          },
+        });
       }
     } else if (!initial) {
       const from = Number(rvParam);
@@ -111,17 +138,15 @@ export class WatchStream {
         );
         return;
       }
-      let backlog: StoredEvent[];
       try {
-        backlog = this.store.eventsSince(this.p.kind.resource, from);
+        this.initial = this.store.eventsSince(this.p.kind.resource, from);
+        this.initialIsEvents = true;
       } catch (e) {
         this.fail(e as ApiError);
         return;
       }
-      for (const ev of backlog) this.deliver(ev);
       this.fromRv = from;
     }
-    if (this.closed) return;
     this.unsubscribe = this.store.subscribe({
       resource: this.p.kind.resource,
       deliver: (ev) => this.deliver(ev),
@@ -140,64 +165,134 @@ export class WatchStream {
       }, this.p.timeoutSeconds * 1000);
       this.timeoutTimer.unref();
     }
+    this.pump();
+  }
+
+  /** What a stored event is to this watcher, or undefined when it does not concern it. */
+  private classify(ev: StoredEvent): Pending | undefined {
+    if (ev.rv <= this.fromRv) return undefined;
+    const now = this.matches(ev.obj);
+    const before = ev.type !== 'ADDED' && this.matches(ev.prev);
+    if (ev.type === 'DELETED') return before || now ? { type: 'DELETED', obj: ev.obj, ev } : undefined;
+    if (now && before) return { type: 'MODIFIED', obj: ev.obj, ev };
+    if (now) return { type: 'ADDED', obj: ev.obj, ev };
+    if (before) return { type: 'DELETED', obj: ev.obj, ev };
+    return undefined;
   }
 
   deliver(ev: StoredEvent): void {
-    if (this.closed || ev.rv <= this.fromRv) return;
-    const now = this.matches(ev.obj);
-    const before = ev.type !== 'ADDED' && this.matches(ev.prev);
-    if (ev.type === 'DELETED') {
-      if (before || now) this.send('DELETED', ev.obj, ev);
-    } else if (now && before) this.send('MODIFIED', ev.obj, ev);
-    else if (now) this.send('ADDED', ev.obj, ev);
-    else if (before) this.send('DELETED', ev.obj, ev);
-  }
-
-  private send(type: string, obj: any, ev?: StoredEvent): void {
-    let line: string | undefined;
-    if (this.p.render) {
-      line = JSON.stringify({ type, object: this.p.render(obj, type) });
-    } else {
-      const key = `${type}|${this.apiVersion}`;
-      let cache = ev ? lineCache.get(ev) : undefined;
-      line = cache?.get(key);
-      if (line === undefined) {
-        const out = obj.apiVersion === this.apiVersion ? obj : { ...obj, apiVersion: this.apiVersion };
-        line = JSON.stringify({ type, object: out });
-        if (ev) {
-          if (!cache) {
-            cache = new Map();
-            lineCache.set(ev, cache);
-          }
-          cache.set(key, line);
-        }
-      }
-    }
-    this.sendLine(line);
-    this.sent++;
-    if (this.limits.dropAfterEvents !== undefined && this.sent >= this.limits.dropAfterEvents) this.close();
-  }
-
-  private sendLine(line: string): void {
     if (this.closed) return;
-    if (this.sink.buffered() > this.limits.maxBufferedBytes) {
-      this.fail(expired('the watch consumer is too slow to keep up; re-list and watch again'));
+    const item = this.classify(ev);
+    if (!item) return;
+    if (this.queue.length - this.queueAt >= this.limits.maxPendingEvents) {
+      // The consumer has not taken this many events: end it rather than hold its backlog.
+      this.close();
       return;
     }
-    this.sink.write(`${line}\n`);
+    this.queue.push(item);
+    this.pump();
   }
 
+  /** The next line to write, or undefined when nothing is pending. */
+  private next(): { line: string; event: boolean } | undefined {
+    while (this.initialAt < this.initial.length) {
+      const x = this.initial[this.initialAt]!;
+      this.initial[this.initialAt++] = undefined;
+      if (this.initialIsEvents) {
+        const item = this.classify(x as StoredEvent);
+        if (item) return { line: this.serialize(item), event: true };
+      } else if (this.matches(x)) return { line: this.serialize({ type: 'ADDED', obj: x }), event: true };
+    }
+    if (this.initial.length) this.initial = [];
+    if (this.initialEnd !== undefined) {
+      const line = `${this.initialEnd}\n`;
+      this.initialEnd = undefined;
+      return { line, event: false };
+    }
+    if (this.queueAt < this.queue.length) {
+      const item = this.queue[this.queueAt]!;
+      this.queue[this.queueAt++] = undefined as unknown as Pending;
+      if (this.queueAt === this.queue.length) {
+        this.queue = [];
+        this.queueAt = 0;
+      } else if (this.queueAt >= 1024 && this.queueAt * 2 >= this.queue.length) {
+        this.queue = this.queue.slice(this.queueAt);
+        this.queueAt = 0;
+      }
+      return { line: this.serialize(item), event: true };
+    }
+    return undefined;
+  }
+
+  private get idle(): boolean {
+    return (
+      this.initialAt >= this.initial.length &&
+      this.initialEnd === undefined &&
+      this.queueAt >= this.queue.length
+    );
+  }
+
+  /** Writes pending lines while the transport takes them. */
+  private pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (!this.closed && !this.blocked) {
+        const n = this.next();
+        if (!n) break;
+        this.write(n.line);
+        if (n.event) {
+          this.sent++;
+          if (this.limits.dropAfterEvents !== undefined && this.sent >= this.limits.dropAfterEvents)
+            this.close();
+        }
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private write(line: string): void {
+    if (this.sink.write(line)) return;
+    this.blocked = true;
+    this.sink.onDrain(() => {
+      this.blocked = false;
+      this.pump();
+    });
+  }
+
+  /** One line per event and type, shared between watchers through the server's bounded cache. */
+  private serialize(item: Pending): string {
+    const { type, obj, ev } = item;
+    if (this.p.render) return `${JSON.stringify({ type, object: this.p.render(obj, type) })}\n`;
+    // Only the event's own type in the object's own version is shared (what nearly every watcher sends).
+    const shared = ev !== undefined && type === ev.type && obj.apiVersion === this.apiVersion;
+    if (shared) {
+      const cached = this.lines.get(ev);
+      if (cached !== undefined) return cached;
+    }
+    const out = obj.apiVersion === this.apiVersion ? obj : { ...obj, apiVersion: this.apiVersion };
+    const line = `${JSON.stringify({ type, object: out })}\n`;
+    if (shared) this.lines.set(ev, line);
+    return line;
+  }
+
+  /**
+   * Sends a BOOKMARK at the current revision, only when nothing is waiting to be written: a
+   * bookmark behind pending events would tell the consumer it has seen them. The cacher drops a
+   * bookmark that does not fit into a watcher's channel the same way.
+   */
   bookmark(): void {
-    if (this.closed || !this.p.allowBookmarks) return;
-    this.sendLine(
-      JSON.stringify({
+    if (this.closed || !this.p.allowBookmarks || this.blocked || !this.idle) return;
+    this.write(
+      `${JSON.stringify({
         type: 'BOOKMARK',
         object: {
           kind: this.p.kind.kind,
           apiVersion: this.apiVersion,
           metadata: { resourceVersion: String(this.store.rv) },
         },
-      }),
+      })}\n`,
     );
   }
 
@@ -208,12 +303,15 @@ export class WatchStream {
     this.close();
   }
 
+  /** Ends the stream; what was not written yet is dropped (the consumer resumes from its last revision). */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.unsubscribe?.();
     if (this.bookmarkTimer) clearInterval(this.bookmarkTimer);
     if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
+    this.initial = [];
+    this.queue = [];
     this.sink.end();
     this.onClose?.();
   }

@@ -551,6 +551,9 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
           {
             ...summary,
             ...(release ? { releaseFindings: release } : {}),
+            // relayRelists is taken at Ready; these include the scale-down, when watchers fall behind.
+            relayRelistsWholeRun: relay.relists(),
+            relayWatchesWholeRun: relay.watches(),
             // Where the requests went (`<verb> <resource>`), for the fleet bench's split by resource.
             requestsByResource: Object.fromEntries(productStats.byResource),
           },

@@ -6,6 +6,8 @@
  * sorted by name>`, `v:<json value>`, `i:<index>`, and `.` for a member that also has children;
  * elements in PathElement.Compare order.
  */
+
+import { LruCache } from '../lru.ts';
 import { deepEqual } from '../patch.ts';
 
 export type PathElement =
@@ -330,7 +332,7 @@ export class FieldSet {
   /** Parses a fieldsV1 object (serialize.go readIterV1); throws on a malformed one. */
   static fromJSON(v: unknown): FieldSet {
     if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('fieldsV1 must be a JSON object');
-    // Stored fieldsV1 objects are frozen and shared between versions: each is parsed once.
+    // Stored fieldsV1 objects are frozen and shared between versions: parsed once while in use.
     let s = parsed.get(v);
     if (!s) {
       s = FieldSet.read(v as Record<string, unknown>).children ?? new FieldSet();
@@ -361,4 +363,9 @@ export class FieldSet {
 }
 
 const EMPTY = new FieldSet();
-const parsed = new WeakMap<object, FieldSet>();
+/**
+ * fieldsV1 object → its parsed set, for the objects updated lately (a stored fieldsV1 is frozen and
+ * shared between versions). Bounded: kept for every version in the history window, the parsed sets
+ * were a fifth of the server's live heap during a scale-down.
+ */
+const parsed = new LruCache<FieldSet>(10_000, () => 1);

@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { TextCache } from './lru.ts';
+
+describe('bounded caches keyed by stored objects', () => {
+  it('keeps the most recently used texts within the budget, whatever the objects it saw', () => {
+    const cache = new TextCache(100);
+    const keys = Array.from({ length: 50 }, () => ({}));
+    for (const k of keys) cache.set(k, 'x'.repeat(10));
+    expect(cache.total).toBe(100);
+    // The last ten stay; a read makes an entry the last one out.
+    expect(cache.get(keys[39]!)).toBeUndefined();
+    expect(cache.get(keys[40]!)).toBe('x'.repeat(10));
+    cache.set({}, 'y'.repeat(10));
+    expect(cache.get(keys[40]!)).toBe('x'.repeat(10));
+    expect(cache.get(keys[41]!)).toBeUndefined();
+    // A text larger than the budget is not kept (it would only evict everything else).
+    cache.set({}, 'z'.repeat(101));
+    expect(cache.total).toBe(100);
+  });
+});
