@@ -14,7 +14,7 @@ import { startApiServer } from './index.ts';
 import { KindRegistry } from './kinds.ts';
 import { Rest } from './rest.ts';
 import { unsharedBytes } from './share.ts';
-import { type StoredEvent, Store } from './store.ts';
+import { Store, type StoredEvent } from './store.ts';
 
 function setup(historyBytes?: number) {
   const store = new Store({ historyBytes });
@@ -148,7 +148,10 @@ describe('the byte budget of the history window', () => {
     }
     expect(store.history.bytes).toBeLessThanOrEqual(100_000);
     expect(() => store.eventsSince('/configmaps', rvs[0]!)).toThrow(/too old resource version/);
-    expect(store.eventsSince('/configmaps', rvs[27]!).map((e) => e.obj.metadata.name)).toEqual(['c28', 'c29']);
+    expect(store.eventsSince('/configmaps', rvs[27]!).map((e) => e.obj.metadata.name)).toEqual([
+      'c28',
+      'c29',
+    ]);
   });
 });
 
@@ -166,7 +169,9 @@ describe('the byte budget at the server', () => {
     try {
       const rvs: string[] = [];
       for (let i = 0; i < 3; i++) {
-        const c = await client.create<any>(R.ConfigMap, { metadata: { name: `a${i}`, namespace: 'default' } });
+        const c = await client.create<any>(R.ConfigMap, {
+          metadata: { name: `a${i}`, namespace: 'default' },
+        });
         rvs.push(c.metadata.resourceVersion);
       }
       const { body: page } = await api.send('GET', path, { limit: '2' });
@@ -180,7 +185,8 @@ describe('the byte budget at the server', () => {
       expect(await firstEvent(client, rvs[0]!)).toEqual({ type: 'ERROR', code: 410 });
       expect(await firstEvent(client, rvs.at(-2)!)).toEqual({ type: 'ADDED', code: undefined });
       expect(await code(api.send('GET', path, { limit: '2', continue: page.metadata.continue }))).toBe(410);
-      const exact = (rv: string) => api.send('GET', path, { resourceVersion: rv, resourceVersionMatch: 'Exact' });
+      const exact = (rv: string) =>
+        api.send('GET', path, { resourceVersion: rv, resourceVersionMatch: 'Exact' });
       expect(await code(exact(rvs[0]!))).toBe(410);
       expect(await code(exact(rvs.at(-2)!))).toBe(200);
     } finally {

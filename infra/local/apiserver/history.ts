@@ -31,7 +31,7 @@ export interface HistoryOptions {
 
 export const DEFAULT_COMPACTION_INTERVAL_MS = 5 * 60_000;
 /** The byte budget's default (docs/adr/001: chosen against the 1,000-machine benchmark). */
-export const DEFAULT_HISTORY_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_HISTORY_BYTES = 32 * 1024 * 1024;
 
 export class History {
   /** Every event with rv <= compactedRv is gone: resumes and snapshots need rv >= compactedRv. */

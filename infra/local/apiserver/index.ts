@@ -58,7 +58,7 @@ export interface ApiServerOptions {
   historySize?: number;
   /**
    * Most estimated bytes the history's events hold (what each version does not share with the one
-   * before it); the oldest are dropped beyond it, as beyond `historySize`. Default 256 MiB.
+   * before it); the oldest are dropped beyond it, as beyond `historySize`. Default 32 MiB.
    */
   historyBytes?: number;
   /**
