@@ -1,17 +1,23 @@
 /**
  * The history window's memory design: versions kept in the window share every subtree a write did
  * not change, so a status update does not copy the spec, and managedFields entries of managers a
- * write did not touch are the previous version's own.
+ * write did not touch are the previous version's own. The window is bounded by time, by a count
+ * of events and by a budget of the bytes its versions do not share.
  */
 import { describe, expect, it } from 'vitest';
+import { R } from '../../../shared/api/resources.ts';
+import { KubeClient, type WatchEvent } from '../../../shared/kube/client.ts';
 import { admit } from './admission.ts';
 import { deterministicClock } from './clock.ts';
+import { History } from './history.ts';
+import { startApiServer } from './index.ts';
 import { KindRegistry } from './kinds.ts';
 import { Rest } from './rest.ts';
-import { Store } from './store.ts';
+import { unsharedBytes } from './share.ts';
+import { Store, type StoredEvent } from './store.ts';
 
-function setup() {
-  const store = new Store({});
+function setup(historyBytes?: number) {
+  const store = new Store({ historyBytes });
   const kinds = new KindRegistry();
   const rest = new Rest(store, kinds, deterministicClock(), admit);
   rest.create(kinds.get('', 'v1', 'namespaces')!, undefined, {
@@ -62,3 +68,151 @@ describe('versions in the history window', () => {
     expect(ev!.obj.metadata.labels).toBe(ev!.prev.metadata.labels);
   });
 });
+
+const ev = (rv: number): StoredEvent => ({
+  rv,
+  resource: '/configmaps',
+  type: 'ADDED',
+  obj: { metadata: { name: `o${rv}` } },
+  prev: undefined,
+});
+
+describe('the byte budget of the history window', () => {
+  it('drops the oldest events beyond the budget and advances compactedRv', () => {
+    const h = new History({ maxBytes: 1000, compactionIntervalMs: 0, now: () => 0 });
+    for (let rv = 1; rv <= 10; rv++) h.record(ev(rv), 300);
+    expect(h.size).toBe(3);
+    expect(h.bytes).toBe(900);
+    expect(h.compactedRv).toBe(7);
+    expect(h.covers(6)).toBe(false);
+    expect(h.since('/configmaps', 7).map((e) => e.rv)).toEqual([8, 9, 10]);
+  });
+
+  it('keeps the newest event even when it alone is over the budget', () => {
+    const h = new History({ maxBytes: 1000, compactionIntervalMs: 0, now: () => 0 });
+    h.record(ev(1), 10);
+    h.record(ev(2), 5000);
+    expect(h.since('/configmaps', 1).map((e) => e.rv)).toEqual([2]);
+    expect(h.compactedRv).toBe(1);
+  });
+
+  it('keeps its account across the ring wrapping and growing', () => {
+    const h = new History({ maxBytes: 1000, compactionIntervalMs: 0, now: () => 0 });
+    for (let rv = 1; rv <= 1500; rv++) h.record(ev(rv), 1);
+    expect(h.size).toBe(1000);
+    // Free events: the ring (1,024 slots, its start wrapped) grows past them.
+    for (let rv = 1501; rv <= 1700; rv++) h.record(ev(rv), 0);
+    expect(h.size).toBe(1200);
+    h.record(ev(1701), 1);
+    expect(h.bytes).toBe(1000);
+    expect(h.compactedRv).toBe(501);
+    expect(h.since('/configmaps', 501)[0]!.rv).toBe(502);
+  });
+
+  it('leaves the count cap and the time window as they were, and both release bytes', () => {
+    const counted = new History({ maxEvents: 16, maxBytes: 1e9, compactionIntervalMs: 0, now: () => 0 });
+    for (let rv = 1; rv <= 20; rv++) counted.record(ev(rv), 10);
+    expect(counted.size).toBe(16);
+    expect(counted.compactedRv).toBe(4);
+    expect(counted.bytes).toBe(160);
+
+    let now = 0;
+    const timed = new History({ maxBytes: 1e9, compactionIntervalMs: 1000, now: () => now });
+    for (let rv = 1; rv <= 5; rv++) timed.record(ev(rv), 10);
+    now = 1000;
+    timed.tick(5);
+    expect(timed.compactedRv).toBe(0);
+    for (let rv = 6; rv <= 8; rv++) timed.record(ev(rv), 10);
+    now = 2000;
+    timed.tick(8);
+    expect(timed.compactedRv).toBe(5);
+    expect(timed.size).toBe(3);
+    expect(timed.bytes).toBe(30);
+  });
+
+  it('charges a version what it does not share with the previous one', () => {
+    const spec = { data: 'x'.repeat(10_000) };
+    const a = { spec, status: { n: 'one' } };
+    const b = { spec, status: { n: 'two' } };
+    expect(unsharedBytes(a, a)).toBe(0);
+    expect(unsharedBytes(a, undefined)).toBeGreaterThan(10_000);
+    expect(unsharedBytes(b, a)).toBeLessThan(200);
+  });
+
+  it('in the store: a resume from a dropped revision is 410 Expired, one inside the window is served', () => {
+    const { store, rest, cm } = setup(100_000);
+    const rvs: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      rest.create(cm, 'n', { metadata: { name: `c${i}` }, data: { v: `${i}`.repeat(10_000) } });
+      rvs.push(store.rv);
+    }
+    expect(store.history.bytes).toBeLessThanOrEqual(100_000);
+    expect(() => store.eventsSince('/configmaps', rvs[0]!)).toThrow(/too old resource version/);
+    expect(store.eventsSince('/configmaps', rvs[27]!).map((e) => e.obj.metadata.name)).toEqual([
+      'c28',
+      'c29',
+    ]);
+  });
+});
+
+describe('the byte budget at the server', () => {
+  it('expires watch resumes, continue tokens and Exact lists older than the window', async () => {
+    const server = await startApiServer({ historyBytes: 100_000 });
+    const client = KubeClient.fromString(server.kubeconfig());
+    const api = (client as any).api;
+    const path = client.path(R.ConfigMap, 'default');
+    const code = (p: Promise<unknown>) =>
+      p.then(
+        () => 200,
+        (e) => e.code,
+      );
+    try {
+      const rvs: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const c = await client.create<any>(R.ConfigMap, {
+          metadata: { name: `a${i}`, namespace: 'default' },
+        });
+        rvs.push(c.metadata.resourceVersion);
+      }
+      const { body: page } = await api.send('GET', path, { limit: '2' });
+      for (let i = 0; i < 30; i++) {
+        const c = await client.create<any>(R.ConfigMap, {
+          metadata: { name: `b${i}`, namespace: 'default' },
+          data: { v: 'x'.repeat(10_000) },
+        });
+        rvs.push(c.metadata.resourceVersion);
+      }
+      expect(await firstEvent(client, rvs[0]!)).toEqual({ type: 'ERROR', code: 410 });
+      expect(await firstEvent(client, rvs.at(-2)!)).toEqual({ type: 'ADDED', code: undefined });
+      expect(await code(api.send('GET', path, { limit: '2', continue: page.metadata.continue }))).toBe(410);
+      const exact = (rv: string) =>
+        api.send('GET', path, { resourceVersion: rv, resourceVersionMatch: 'Exact' });
+      expect(await code(exact(rvs[0]!))).toBe(410);
+      expect(await code(exact(rvs.at(-2)!))).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+/** How a watch from `resourceVersion` starts: its first event's type and Status code. */
+function firstEvent(client: KubeClient, resourceVersion: string): Promise<{ type: string; code: unknown }> {
+  return new Promise((resolve, reject) => {
+    let ctl: AbortController | undefined;
+    let first = true;
+    const onEvent = (e: WatchEvent) => {
+      if (!first) return;
+      first = false;
+      ctl?.abort();
+      resolve({ type: e.type, code: (e.object as any).code });
+    };
+    client
+      .watch(R.ConfigMap, 'default', { resourceVersion, timeoutSeconds: 1 }, onEvent, () => {
+        if (first) resolve({ type: 'END', code: undefined });
+      })
+      .then((c) => {
+        ctl = c;
+        if (!first) c.abort();
+      }, reject);
+  });
+}

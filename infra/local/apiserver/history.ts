@@ -6,17 +6,23 @@
  *
  * Compaction follows the apiserver's etcd compactor (storage/etcd3/compact.go): every interval it
  * compacts to the revision it recorded one interval earlier, so the window spans one to two
- * intervals (5 minutes by default). A cap on the number of events bounds memory under write
- * bursts, as the watch cache's capacity does (it evicts the oldest events when full).
+ * intervals (5 minutes by default). A cap on the number of events and a budget of bytes bound
+ * memory under write bursts, as the watch cache's capacity does (it evicts the oldest events when
+ * full): either drops the oldest events and advances `compactedRv`, so older resumes get 410.
  *
  * Events hold the stored objects themselves (frozen, shared with the store and with each other),
- * so the window costs one reference per event plus whatever a write really changed.
+ * so the window costs one reference per event plus whatever a write really changed: that is what
+ * the byte budget counts (share.ts unsharedBytes, computed once per event by the store). Objects
+ * with an entry per machine (an IPPool's allocations, a data template's indexes) make every
+ * version cost O(fleet), so the count cap alone let the window grow with the square of the fleet.
  */
 import type { StoredEvent } from './store.ts';
 
 export interface HistoryOptions {
   /** Most events kept; the oldest are dropped beyond it (default 100,000, like the watch cache's upper bound). */
   maxEvents?: number | undefined;
+  /** Most estimated bytes the events may hold; the oldest are dropped beyond it (default DEFAULT_HISTORY_BYTES). */
+  maxBytes?: number | undefined;
   /** Compaction period in ms (etcd's --etcd-compaction-interval); default 5 minutes, 0 = never. */
   compactionIntervalMs?: number | undefined;
   /** The server clock in ms (Clock.now). */
@@ -24,14 +30,20 @@ export interface HistoryOptions {
 }
 
 export const DEFAULT_COMPACTION_INTERVAL_MS = 5 * 60_000;
+/** The byte budget's default (docs/adr/001: chosen against the 1,000-machine benchmark). */
+export const DEFAULT_HISTORY_BYTES = 256 * 1024 * 1024;
 
 export class History {
   /** Every event with rv <= compactedRv is gone: resumes and snapshots need rv >= compactedRv. */
   compactedRv = 0;
   private ring: (StoredEvent | undefined)[];
+  /** The estimated bytes of the event at the same ring index. */
+  private sizes: number[];
+  private held = 0;
   private start = 0;
   private len = 0;
   private readonly max: number;
+  private readonly maxBytes: number;
   private readonly interval: number;
   private readonly now: () => number;
   private nextTick: number;
@@ -40,7 +52,9 @@ export class History {
 
   constructor(opts: HistoryOptions) {
     this.max = Math.max(16, opts.maxEvents ?? 100_000);
+    this.maxBytes = opts.maxBytes ?? DEFAULT_HISTORY_BYTES;
     this.ring = new Array(Math.min(this.max, 1024));
+    this.sizes = new Array(this.ring.length).fill(0);
     this.interval = opts.compactionIntervalMs ?? DEFAULT_COMPACTION_INTERVAL_MS;
     this.now = opts.now;
     this.nextTick = this.interval > 0 ? this.now() + this.interval : Number.POSITIVE_INFINITY;
@@ -51,29 +65,52 @@ export class History {
     return this.len;
   }
 
+  /** The estimated bytes the events hold (what `maxBytes` bounds). */
+  get bytes(): number {
+    return this.held;
+  }
+
   private at(i: number): StoredEvent {
     return this.ring[(this.start + i) % this.ring.length]!;
   }
 
-  record(ev: StoredEvent): void {
+  /** Adds the newest event; `bytes` is its estimated cost (what its version does not share with the previous). */
+  record(ev: StoredEvent, bytes = 0): void {
     if (this.len === this.max) this.dropOldest();
     if (this.len === this.ring.length) this.grow();
-    this.ring[(this.start + this.len) % this.ring.length] = ev;
+    const i = (this.start + this.len) % this.ring.length;
+    this.ring[i] = ev;
+    this.sizes[i] = bytes;
     this.len++;
+    this.held += bytes;
+    // The newest stays even alone over the budget: one large write does not expire a watcher one event behind.
+    while (this.held > this.maxBytes && this.len > 1) this.dropOldest();
   }
 
   private dropOldest(): void {
-    const ev = this.at(0);
-    this.compactedRv = Math.max(this.compactedRv, ev.rv);
+    this.compactedRv = Math.max(this.compactedRv, this.at(0).rv);
+    this.shift();
+  }
+
+  private shift(): void {
+    this.held -= this.sizes[this.start]!;
     this.ring[this.start] = undefined;
+    this.sizes[this.start] = 0;
     this.start = (this.start + 1) % this.ring.length;
     this.len--;
   }
 
   private grow(): void {
-    const next = new Array<StoredEvent | undefined>(Math.min(this.max, this.ring.length * 2));
-    for (let i = 0; i < this.len; i++) next[i] = this.at(i);
+    const n = Math.min(this.max, this.ring.length * 2);
+    const next = new Array<StoredEvent | undefined>(n);
+    const sizes = new Array<number>(n).fill(0);
+    for (let i = 0; i < this.len; i++) {
+      const j = (this.start + i) % this.ring.length;
+      next[i] = this.ring[j];
+      sizes[i] = this.sizes[j]!;
+    }
     this.ring = next;
+    this.sizes = sizes;
     this.start = 0;
   }
 
@@ -95,11 +132,7 @@ export class History {
 
   /** Forgets every event up to and including `rv`. */
   compactTo(rv: number): void {
-    while (this.len > 0 && this.at(0).rv <= rv) {
-      this.ring[this.start] = undefined;
-      this.start = (this.start + 1) % this.ring.length;
-      this.len--;
-    }
+    while (this.len > 0 && this.at(0).rv <= rv) this.shift();
     this.compactedRv = Math.max(this.compactedRv, rv);
   }
 
@@ -149,8 +182,10 @@ export class History {
   /** Forgets everything (a forced compaction to the current revision). */
   clear(currentRv: number): void {
     this.ring = new Array(Math.min(this.max, 1024));
+    this.sizes = new Array(this.ring.length).fill(0);
     this.start = 0;
     this.len = 0;
+    this.held = 0;
     this.compactedRv = Math.max(this.compactedRv, currentRv);
   }
 }

@@ -57,6 +57,11 @@ export interface ApiServerOptions {
   /** Most events the history keeps (older resumes, continue tokens and exact lists get 410). Default 100,000. */
   historySize?: number;
   /**
+   * Most estimated bytes the history's events hold (what each version does not share with the one
+   * before it); the oldest are dropped beyond it, as beyond `historySize`. Default 256 MiB.
+   */
+  historyBytes?: number;
+  /**
    * How often the history is compacted, as etcd's compactor (the window spans one to two
    * intervals); by the server clock, so a test advancing its clock sees compaction. Default 5 min.
    */
@@ -106,6 +111,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     : undefined;
   const store = new Store({
     historySize: opts.historySize,
+    historyBytes: opts.historyBytes,
     compactionIntervalMs: opts.compactionIntervalMs,
     now: () => clock.now(),
     persistence,

@@ -5,6 +5,7 @@
  * one lock by construction: no write can land between the two.
  */
 import { History } from './history.ts';
+import { unsharedBytes } from './share.ts';
 import { tooOld } from './status.ts';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -64,6 +65,8 @@ class Bucket {
 export interface StoreOptions {
   /** Most events the history keeps (older resumes, continue tokens and exact lists get 410 Expired). */
   historySize?: number | undefined;
+  /** Most estimated bytes the history's events hold (see history.ts); older ones are dropped, as beyond `historySize`. */
+  historyBytes?: number | undefined;
   /** How often the history is compacted (see history.ts); default 5 minutes, 0 = never. */
   compactionIntervalMs?: number | undefined;
   /** The server clock in ms; default Date.now. */
@@ -93,6 +96,7 @@ export class Store {
   constructor(opts: StoreOptions = {}) {
     this.history = new History({
       maxEvents: opts.historySize,
+      maxBytes: opts.historyBytes,
       compactionIntervalMs: opts.compactionIntervalMs,
       now: opts.now ?? Date.now,
     });
@@ -273,7 +277,7 @@ export class Store {
   }
 
   private emit(ev: StoredEvent): void {
-    this.history.record(ev);
+    this.history.record(ev, unsharedBytes(ev.obj, ev.prev));
     if (this.rvWaiters.size) {
       for (const w of this.rvWaiters) {
         if (ev.rv >= w.rv) {
