@@ -22,8 +22,15 @@ export const RECONCILE_DURATION = 'metal3fn_reconcile_duration_seconds';
 /** CloudWatch namespace of the Lambda functions' metrics (POWERTOOLS_METRICS_NAMESPACE overrides). */
 export const METRICS_NAMESPACE = 'Metal3Functions';
 
-/** What became of a delivery on Lambda: acknowledged, sent round again, left to the queue's retry, or dead-lettered. */
-export const DELIVERY_OUTCOMES = ['done', 'requeue', 'retry', 'terminal', 'dead-letter'] as const;
+/** What became of a delivery on Lambda: acknowledged, acknowledged for a later record of its key (coalesced), sent round again, left to the queue's retry, or dead-lettered. */
+export const DELIVERY_OUTCOMES = [
+  'done',
+  'coalesced',
+  'requeue',
+  'retry',
+  'terminal',
+  'dead-letter',
+] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
 /** A label value outside its fixed set. */

@@ -56,7 +56,7 @@ export const messageLogFields = (msg: MessageEnvelope): Record<string, string> =
 });
 
 /** Messages a little early (clock skew, whole-second hops) still run. */
-const EARLY_SLACK_MS = 1_000;
+export const EARLY_SLACK_MS = 1_000;
 
 export async function dispatch(
   fns: FunctionTable,

@@ -34,6 +34,7 @@ import {
   retryBackoffSeconds,
 } from '../queue/redelivery.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
+import { supersededInBatch } from './coalesce.ts';
 import { type DispatchOutcome, dispatch, type FunctionTable, messageLogFields } from './dispatch.ts';
 import type { Delivery } from './lambda-telemetry.ts';
 import type { PipelineMetrics } from './metrics.ts';
@@ -243,10 +244,18 @@ export function createSqsHandler(
     }
   };
 
+  // Records of the batches being handled that a later record of their batch supersedes (coalesce.ts).
+  const superseded = new WeakSet<SQSRecord>();
   const recordHandler = async (record: SQSRecord): Promise<void> => {
     const source = parseQueueArn(record.eventSourceARN);
     const owner = source ? functionOfQueue(source.name, opts.naming) : undefined;
     const group = record.attributes.MessageGroupId;
+    if (superseded.delete(record)) {
+      // A later record of this batch names the same key: it runs, this one is acknowledged.
+      if (owner && !owner.dlq) opts.metrics?.messages.inc({ function: owner.fn, outcome: 'coalesced' });
+      opts.onDelivered?.({ outcome: 'coalesced', seconds: undefined });
+      return;
+    }
     const ctx = opts.context();
     // Every line of this record's processing names the delivery (dispatch adds the function and object).
     const log = ctx.log.child({
@@ -275,6 +284,14 @@ export function createSqsHandler(
 
   return async (event, context) => {
     const fifo = event.Records[0]?.eventSourceARN.endsWith('.fifo') ?? false;
+    if (fifo) {
+      const batch = event.Records.map((record) => ({
+        record,
+        body: record.body,
+        group: record.attributes.MessageGroupId,
+      }));
+      for (const s of supersededInBatch(batch, Date.now())) superseded.add(s.record);
+    }
     const response = fifo
       ? await processPartialResponse(event, recordHandler, new SqsFifoPartialProcessorAsync(), {
           ...(context ? { context } : {}),

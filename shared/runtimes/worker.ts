@@ -35,6 +35,7 @@ import {
 } from '../queue/redelivery.ts';
 import { forwardDueRequeues, scheduleRequeue } from '../queue/requeue.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
+import { supersededInBatch } from './coalesce.ts';
 import { type DispatchOutcome, dispatch, type FunctionTable } from './dispatch.ts';
 import type { PipelineMetrics } from './metrics.ts';
 
@@ -71,6 +72,8 @@ export interface WorkerOptions {
 
 export interface WorkerStats {
   received: number;
+  /** Acknowledged without running: a later message of the same receive, group and key ran instead (ADR 027). */
+  coalesced: number;
   done: number;
   terminal: number;
   requeued: number;
@@ -184,8 +187,11 @@ class DeleteBatcher {
 }
 
 export class Worker {
+  /** Messages of the current receives that a later one supersedes (coalesce.ts). */
+  private readonly coalesced = new Set<Message>();
   readonly stats: WorkerStats = {
     received: 0,
+    coalesced: 0,
     done: 0,
     terminal: 0,
     requeued: 0,
@@ -314,6 +320,15 @@ export class Worker {
         list.push(this.hold(fn, url, message));
         groups.set(g, list);
       }
+      const superseded = supersededInBatch(
+        messages.map((message) => ({
+          message,
+          body: message.Body,
+          group: message.Attributes?.MessageGroupId,
+        })),
+        Date.now(),
+      );
+      for (const { message } of superseded) this.coalesced.add(message);
       for (const list of groups.values()) {
         const chain = this.runChain(list).finally(() => this.chains.delete(chain));
         this.chains.add(chain);
@@ -351,6 +366,8 @@ export class Worker {
       if (failed) {
         // The group waits with its failed message: the rest comes back behind it, after its backoff.
         const rest = list.slice(i + 1).filter((r) => this.held.delete(r));
+        // Held back with the group: they come back in a later receive and are judged there.
+        for (const r of rest) this.coalesced.delete(r.message);
         this.stats.heldBack += rest.length;
         await this.backOff([h, ...rest]);
         this.slots.give(list.length - i - 1);
@@ -362,6 +379,13 @@ export class Worker {
   /** Runs one message; returns true when it failed (the rest of its group must wait). */
   private async runOne(h: Held): Promise<boolean> {
     const { fn, url, message } = h;
+    if (this.coalesced.delete(message)) {
+      // A later message of this receive names the same key: it runs, this one is acknowledged.
+      this.stats.coalesced++;
+      this.o.metrics?.messages.inc({ function: fn, outcome: 'coalesced' });
+      await this.delete(url, message);
+      return false;
+    }
     this.o.metrics?.inFlightMessages.inc();
     try {
       const outcome = await dispatch(this.o.fns, this.o.context, message.Body ?? '', {
@@ -481,6 +505,7 @@ export class Worker {
   /** Makes held messages visible again at once and forgets them. */
   private async release(hs: Held[]): Promise<void> {
     const mine = hs.filter((h) => this.held.delete(h));
+    for (const h of hs) this.coalesced.delete(h.message);
     await Promise.all(
       mine.map(async (h) => {
         try {

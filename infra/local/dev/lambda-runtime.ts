@@ -61,6 +61,7 @@ export async function startLambdaRuntime(o: LambdaRuntimeOptions): Promise<Lambd
   const naming = { prefix: o.prefix };
   const outcomes: Record<DeliveryOutcome, number> = {
     done: 0,
+    coalesced: 0,
     requeue: 0,
     retry: 0,
     terminal: 0,

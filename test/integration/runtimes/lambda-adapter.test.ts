@@ -21,7 +21,7 @@ import { done } from '../../../shared/reconcile/result.ts';
 import { createRequeueForwarder, createSqsHandler } from '../../../shared/runtimes/lambda.ts';
 import { offlineContext } from '../../helpers/context.ts';
 import { envelope } from '../../helpers/messages.ts';
-import { receiveAll, useSqs } from '../../helpers/sqs.ts';
+import { receiveAll, sendBodies, useSqs } from '../../helpers/sqs.ts';
 import { sqsEvent } from '../../helpers/sqs-event.ts';
 import { until } from '../../helpers/wait.ts';
 
@@ -137,6 +137,107 @@ describe('Lambda adapter: backoff of a failed group', () => {
     const [dead] = await receiveAll(local.sqs, urls.dlq.selectHost, 1);
     expect(JSON.parse(dead!.Body!).name).toBe('poison');
     expect(dead!.MessageAttributes?.reason?.StringValue).toBe('failed 2 receives; last error: always fails');
+  });
+});
+
+describe('Lambda adapter: a batch with several records of one key (ADR 027)', () => {
+  /** Each body in a fauxqs group of its own, received (receive order = send order), as one group's records. */
+  async function oneGroupBatch(url: string, bodies: MessageEnvelope[], group: string): Promise<Message[]> {
+    await sendBodies(
+      local.sqs,
+      url,
+      bodies.map((b, i) => ({ body: JSON.stringify(b), group: `own-${installs}-${i}` })),
+    );
+    const got = await receiveAll(local.sqs, url, bodies.length, { visibility: 180 });
+    const order = (m: Message) => bodies.findIndex((b) => JSON.stringify(b) === m.Body);
+    return inOneGroup(
+      got.sort((a, b) => order(a) - order(b)),
+      group,
+    );
+  }
+
+  it('runs the last record of a key once and acknowledges the earlier ones; other keys run in order', async () => {
+    const inst = await install();
+    const { ran, handler } = handlerFailing(inst, {});
+    const url = inst.urls.main.selectHost;
+    const batch = await oneGroupBatch(
+      url,
+      [
+        envelope({ name: 'a', resourceVersion: '1', reason: 'added' }),
+        envelope({ name: 'b', resourceVersion: '1' }),
+        envelope({ name: 'a', resourceVersion: '2', reason: 'related', cause: 'Machine/metal3/a@2' }),
+        envelope({ name: 'a', resourceVersion: '3' }),
+      ],
+      'Metal3DataTemplate/metal3/t',
+    );
+    const res = await handler(sqsEvent(batch, inst.arn));
+    expect(res.batchItemFailures).toEqual([]);
+    // The last `a` (resourceVersion 3) ran, after `b`; every record is acknowledged (no failure).
+    expect(ran).toEqual(['b', 'a']);
+  });
+
+  it('when the record that runs fails, it comes back; the acknowledged earlier record does not', async () => {
+    const inst = await install();
+    const url = inst.urls.main.selectHost;
+    const batch = await oneGroupBatch(
+      url,
+      [envelope({ name: 'a', resourceVersion: '1' }), envelope({ name: 'a', resourceVersion: '2' })],
+      'Metal3Machine/metal3/a',
+    );
+    const ran: string[] = [];
+    const handler = createSqsHandler({
+      fns: {
+        selectHost: async (_c, msg) => {
+          ran.push(msg.resourceVersion ?? '');
+          throw new TransientError('API server unavailable');
+        },
+      },
+      context: offlineContext,
+      sqs: local.sqs,
+      naming: { prefix: inst.prefix },
+      requeueUrl: inst.urls.requeue,
+    });
+    const res = await handler(sqsEvent(batch, inst.arn));
+    expect(ran).toEqual(['2']);
+    expect(res.batchItemFailures.map((f) => f.itemIdentifier)).toEqual([batch[1]!.MessageId]);
+  });
+
+  it('a record not yet due is not coalesced: it goes round again, and the due one runs', async () => {
+    const inst = await install();
+    const url = inst.urls.main.selectHost;
+    const batch = await oneGroupBatch(
+      url,
+      [
+        envelope({ name: 'a', resourceVersion: '1' }),
+        envelope({
+          name: 'a',
+          resourceVersion: '1',
+          reason: 'requeue',
+          attempt: 1,
+          notBefore: Date.now() + 120_000,
+        }),
+      ],
+      'Metal3Machine/metal3/a',
+    );
+    const ran: string[] = [];
+    const outcomes: string[] = [];
+    const handler = createSqsHandler({
+      fns: {
+        selectHost: async (_c, msg) => {
+          ran.push(msg.reason);
+          return done();
+        },
+      },
+      context: offlineContext,
+      sqs: local.sqs,
+      naming: { prefix: inst.prefix },
+      requeueUrl: inst.urls.requeue,
+      onOutcome: (o) => outcomes.push(o.kind === 'requeue' ? `requeue: ${o.reason}` : o.kind),
+    });
+    const res = await handler(sqsEvent(batch, inst.arn));
+    expect(res.batchItemFailures).toEqual([]);
+    expect(ran).toEqual(['modified']);
+    expect(outcomes).toEqual(['done', 'requeue: not yet due']);
   });
 });
 

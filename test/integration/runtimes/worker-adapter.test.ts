@@ -6,6 +6,7 @@
 import { DeleteMessageCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureQueues, type QueueUrls } from '../../../shared/queue/ensure.ts';
+import { createSqsClient } from '../../../shared/queue/sqs.ts';
 import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
 import { done } from '../../../shared/reconcile/result.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
@@ -121,5 +122,71 @@ describe('local worker', () => {
       );
     }
     expect(back.map((m) => JSON.parse(m.Body!).name)).toEqual(['after-1', 'after-2']);
+  });
+});
+
+describe('local worker: a receive with several messages of one key (ADR 027)', () => {
+  it('runs the last message of a key once, acknowledges the earlier ones, and runs the other keys in order', async () => {
+    // fauxqs hands out one message per FIFO group per receive, where SQS hands out up to ten of a
+    // group in order: the messages go in groups of their own and the worker's client sees them, in
+    // send order, as one group's (receipt handles and deletes are the server's).
+    const client = createSqsClient({ endpoint: local.endpoint, region: 'us-east-1' });
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        if (context.commandName === 'ReceiveMessageCommand') {
+          const r = out.output as { Messages?: Message[] };
+          r.Messages?.sort(
+            (a, b) =>
+              Number(a.Attributes?.MessageGroupId?.slice(4)) - Number(b.Attributes?.MessageGroupId?.slice(4)),
+          );
+          for (const m of r.Messages ?? [])
+            m.Attributes = { ...m.Attributes, MessageGroupId: 'Metal3DataTemplate/metal3/t' };
+        }
+        return out;
+      },
+      { step: 'initialize', name: 'oneGroupAsSqsDoes' },
+    );
+    const bodies = [
+      envelope({
+        function: 'allocateIndex',
+        kind: 'Metal3DataClaim',
+        name: 'a',
+        resourceVersion: '1',
+        reason: 'added',
+      }),
+      envelope({ function: 'allocateIndex', kind: 'Metal3DataClaim', name: 'b', resourceVersion: '1' }),
+      envelope({ function: 'allocateIndex', kind: 'Metal3DataClaim', name: 'a', resourceVersion: '2' }),
+    ];
+    await sendBodies(
+      local.sqs,
+      urls.main.allocateIndex,
+      bodies.map((b, i) => ({ body: JSON.stringify(b), group: `own-${i}` })),
+    );
+    const ran: string[] = [];
+    const core: ReconcileFn = async (_ctx, msg) => {
+      ran.push(`${msg.name}@${msg.resourceVersion}`);
+      return done();
+    };
+    const worker = new Worker({
+      sqs: client,
+      fns: { allocateIndex: core },
+      context: offlineContext(),
+      queues: urls,
+      functions: ['allocateIndex'],
+      waitTimeSeconds: 1,
+      concurrency: 4,
+    }).start();
+    try {
+      await until(() => worker.stats.done + worker.stats.coalesced === 3);
+      expect(worker.stats.received).toBe(3);
+      expect(worker.stats.coalesced).toBe(1);
+      expect(ran).toEqual(['b@1', 'a@2']);
+      // All three were deleted: none comes back.
+      expect(await receiveAll(local.sqs, urls.main.allocateIndex, 1, { timeoutMs: 1_500 })).toEqual([]);
+    } finally {
+      await worker.stop({ graceMs: 2_000 });
+      client.destroy();
+    }
   });
 });
