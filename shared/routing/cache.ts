@@ -5,6 +5,7 @@
  */
 import type { KindName } from '../api/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { INDEXES, type IndexDef, type IndexName, indexesOf } from './indexes.ts';
 
 /** What the routing table may read: synchronous, side-effect free. */
 export interface CacheView {
@@ -12,12 +13,23 @@ export interface CacheView {
   /** All objects of a kind, or those of one namespace. */
   list(kind: KindName, namespace?: string): KubeObject[];
   byUid(kind: KindName, uid: string): KubeObject | undefined;
+  /** The objects of `namespace` an index (indexes.ts) finds under `<namespace>/<value>`. */
+  byIndex(index: IndexName, namespace: string, value: string): KubeObject[];
 }
 
-/** One kind's objects, uid-keyed, with a namespace/name index. */
+/** One kind's objects, uid-keyed, with a namespace/name index and the kind's secondary indexes. */
 export class ObjectStore {
   private readonly uids = new Map<string, KubeObject>();
   private readonly names = new Map<string, Map<string, KubeObject>>();
+  /** Index name → key → uid → object. */
+  private readonly indexed = new Map<IndexName, Map<string, Map<string, KubeObject>>>();
+
+  private readonly indexes: readonly [IndexName, IndexDef][];
+
+  constructor(indexes: readonly [IndexName, IndexDef][] = []) {
+    this.indexes = indexes;
+    for (const [name] of indexes) this.indexed.set(name, new Map());
+  }
 
   get size(): number {
     return this.uids.size;
@@ -36,6 +48,7 @@ export class ObjectStore {
       this.names.set(ns, m);
     }
     m.set(obj.metadata.name ?? '', obj);
+    this.indexKeys(obj, uid);
     return old;
   }
 
@@ -56,6 +69,13 @@ export class ObjectStore {
     return this.names.get(namespace ?? '')?.get(name);
   }
 
+  /** The objects `index` finds under `key`; an index this store does not keep is an error. */
+  byIndex(index: IndexName, key: string): KubeObject[] {
+    const byKey = this.indexed.get(index);
+    if (!byKey) throw new Error(`no index ${index} on this store`);
+    return [...(byKey.get(key)?.values() ?? [])];
+  }
+
   list(namespace?: string): KubeObject[] {
     if (namespace !== undefined) return [...(this.names.get(namespace)?.values() ?? [])];
     return [...this.uids.values()];
@@ -68,9 +88,34 @@ export class ObjectStore {
   clear(): void {
     this.uids.clear();
     this.names.clear();
+    for (const byKey of this.indexed.values()) byKey.clear();
+  }
+
+  private indexKeys(obj: KubeObject, uid: string): void {
+    for (const [name, def] of this.indexes) {
+      const byKey = this.indexed.get(name)!;
+      for (const key of def.keys(obj)) {
+        let objs = byKey.get(key);
+        if (!objs) {
+          objs = new Map();
+          byKey.set(key, objs);
+        }
+        objs.set(uid, obj);
+      }
+    }
   }
 
   private unindex(obj: KubeObject): void {
+    const uid = uidOf(obj);
+    for (const [name, def] of this.indexes) {
+      const byKey = this.indexed.get(name)!;
+      for (const key of def.keys(obj)) {
+        const objs = byKey.get(key);
+        if (objs?.get(uid) !== obj) continue;
+        objs.delete(uid);
+        if (objs.size === 0) byKey.delete(key);
+      }
+    }
     const m = this.names.get(obj.metadata.namespace ?? '');
     const name = obj.metadata.name ?? '';
     // Only drop the name entry when it still points at this object (a same-named successor stays).
@@ -88,7 +133,7 @@ export class RelayCache implements CacheView {
   store(kind: KindName): ObjectStore {
     let s = this.stores.get(kind);
     if (!s) {
-      s = new ObjectStore();
+      s = new ObjectStore(indexesOf(kind));
       this.stores.set(kind, s);
     }
     return s;
@@ -104,6 +149,11 @@ export class RelayCache implements CacheView {
 
   byUid(kind: KindName, uid: string): KubeObject | undefined {
     return this.stores.get(kind)?.getByUid(uid);
+  }
+
+  byIndex(index: IndexName, namespace: string, value: string): KubeObject[] {
+    const found = this.stores.get(INDEXES[index].kind)?.byIndex(index, `${namespace}/${value}`) ?? [];
+    return found.filter((o) => (o.metadata.namespace ?? '') === namespace);
   }
 
   /** Object counts per kind (for logs and the relay's status). */

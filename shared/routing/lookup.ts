@@ -16,6 +16,7 @@ import type { KubeObject } from '../kube/types.ts';
 import type { RoutedMessage } from '../queue/message.ts';
 import { type CacheView, stripSecret, uidOf } from './cache.ts';
 import { ROUTES, route } from './index.ts';
+import { INDEXES, type IndexName } from './indexes.ts';
 import type { Route, RoutingEvent } from './types.ts';
 
 /** Chained lookups (a claim, then its machine) settle in a few rounds; more means a bug. */
@@ -62,6 +63,13 @@ class LookupView implements CacheView {
   byUid(kind: KindName, uid: string): KubeObject | undefined {
     // No GET by uid in the API: the kind is listed in every namespace (workload Node routes only).
     return this.list(kind).find((o) => uidOf(o) === uid);
+  }
+
+  byIndex(index: IndexName, namespace: string, value: string): KubeObject[] {
+    // No such index in the API: the namespace is listed, the index's keys computed on what it holds.
+    const { kind, keys } = INDEXES[index];
+    const key = `${namespace}/${value}`;
+    return this.list(kind, namespace).filter((o) => keys(o).includes(key));
   }
 
   /** Reads what the last routing run lacked. */

@@ -4,7 +4,6 @@
  * that serialize allocations per template and per pool.
  */
 
-import { fieldOf, listOf } from '../api/json.ts';
 import { INFRA_GROUP, type KindName } from '../api/resources.ts';
 import { CLUSTER_NAME_LABEL, HOSTNAME_LABEL, NODE_UUID_LABEL } from '../api/wellknown.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -58,11 +57,8 @@ export function deletingPoolOf(o: KubeObject, cache: CacheView): Target[] {
 
 export function pendingClaimsOfPool(pool: { ns: string; name: string }, cache: CacheView): Target[] {
   return cache
-    .list('IPClaim', pool.ns)
-    .filter(
-      (c) =>
-        !isDeleting(c) && !status(c).address && poolKey(c)?.name === pool.name && poolKey(c)?.ns === pool.ns,
-    )
+    .byIndex('ipClaimPool', pool.ns, pool.name)
+    .filter((c) => !isDeleting(c) && !status(c).address)
     .map((object) => ({ kind: 'IPClaim', object }));
 }
 
@@ -123,12 +119,10 @@ export function machinesOfNode(node: KubeObject, cluster: string, cache: CacheVi
   }
   const hostname = node.metadata.labels?.[HOSTNAME_LABEL];
   if (hostname) {
-    for (const m of cache.list('Metal3Machine', clusterNs)) {
+    for (const m of cache.byIndex('metal3MachineHostname', clusterNs, hostname)) {
       const label = m.metadata.labels?.[CLUSTER_NAME_LABEL];
       if (label !== undefined && label !== clusterName) continue;
-      const addrs = listOf(status(m).addresses);
-      if (addrs.some((a) => fieldOf(a, 'type') === 'Hostname' && fieldOf(a, 'address') === hostname))
-        out.push(m);
+      out.push(m);
     }
   }
   const seen = new Set<string>();

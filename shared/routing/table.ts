@@ -155,17 +155,10 @@ export const ROUTES: readonly Route[] = [
     lists: ['Metal3Machine', 'Machine'],
     targets: (ev, c) => {
       const ns = nsOf(ev.object);
-      const name = ev.object.metadata.name;
-      const refers = (v: unknown, owner: KubeObject) => {
-        const ref = refOf(v);
-        return v !== undefined && ref.name === name && (ref.namespace || nsOf(owner)) === ns;
-      };
-      const direct = c
-        .list('Metal3Machine', ns)
-        .filter((m) => refers(spec(m).metaData, m) || refers(spec(m).networkData, m));
+      const name = ev.object.metadata.name ?? '';
+      const direct = c.byIndex('metal3MachineDataSecret', ns, name);
       const viaBootstrap = c
-        .list('Machine', ns)
-        .filter((m) => fieldOf(m, 'spec', 'bootstrap', 'dataSecretName') === name)
+        .byIndex('machineBootstrapSecret', ns, name)
         .map((m) => infraMachineOfMachine(m, c));
       return machines([...direct, ...viaBootstrap], notDeleting);
     },
