@@ -35,6 +35,7 @@ import {
 } from '../queue/redelivery.ts';
 import type { ReconcileContext } from '../reconcile/context.ts';
 import { type DispatchOutcome, dispatch, type FunctionTable, messageLogFields } from './dispatch.ts';
+import { readEnv } from './env.ts';
 import type { Delivery } from './lambda-telemetry.ts';
 import type { PipelineMetrics } from './metrics.ts';
 
@@ -334,4 +335,5 @@ export function createRequeueForwarder(
 
 /** The requeue forwarder's Lambda handler, configured from its environment (ADR 002). */
 export const requeueForwarderHandler = () =>
-  createRequeueForwarder({ sqs: sqsClientOnFirstUse, naming: { prefix: process.env.QUEUE_PREFIX } });
+  // readEnv at module load: a bad setting fails INIT (ADR 026).
+  createRequeueForwarder({ sqs: sqsClientOnFirstUse, naming: { prefix: readEnv().QUEUE_PREFIX } });
