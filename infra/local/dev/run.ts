@@ -464,6 +464,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     summary.relayRelists = relay.relists();
     summary.relayResyncs = relay.resyncs();
     summary.conflictsBy = conflicts.byKey();
+    summary.refusedBy = conflicts.refusedByKey();
     const atReadyMark = lambda?.mark();
 
     if (!reached) {
