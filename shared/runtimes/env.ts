@@ -124,6 +124,11 @@ export type EnvValues = { [N in EnvName]?: ValueOf<N> };
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** The table typed by name, so that `TABLE[name]` of a generic name keeps its value type. */
+const TABLE: { [N in EnvName]: EnvSpec<ValueOf<N>> } = ENV;
+const isEnvName = (n: string): n is EnvName => Object.hasOwn(ENV, n);
+const NAMES: readonly EnvName[] = Object.keys(ENV).filter(isEnvName);
+
 /** The configuration a runtime was started with is not usable: every problem, one per line. */
 export class EnvConfigError extends Error {
   readonly problems: readonly string[];
@@ -140,7 +145,7 @@ export class EnvConfigError extends Error {
 
 /** The raw text of a variable (or of its alias), undefined when unset. */
 function rawOf(name: EnvName, env: Env): { name: string; raw: string } | undefined {
-  const s: EnvSpec<unknown> = ENV[name];
+  const s: EnvSpec<unknown> = TABLE[name];
   for (const n of s.alias ? [name, s.alias] : [name]) {
     const raw = env[n];
     if (raw === undefined || (raw === '' && s.emptyIsUnset)) continue;
@@ -156,7 +161,7 @@ type Checked<N extends EnvName> =
 function check<N extends EnvName>(name: N, env: Env): Checked<N> {
   const found = rawOf(name, env);
   if (!found) return { ok: true, value: undefined };
-  const s = ENV[name] as EnvSpec<ValueOf<N>>;
+  const s = TABLE[name];
   const value = s.parse(found.raw);
   if (value !== undefined) return { ok: true, value };
   const shown = s.secret ? '(value not shown)' : `='${found.raw}'`;
@@ -167,7 +172,7 @@ function check<N extends EnvName>(name: N, env: Env): Checked<N> {
 export function readEnv(env: Env = process.env): EnvValues {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
-  for (const name of Object.keys(ENV) as EnvName[]) {
+  for (const name of NAMES) {
     const c = check(name, env);
     if (!c.ok) problems.push(c.problem);
     else if (c.value !== undefined) out[name] = c.value;

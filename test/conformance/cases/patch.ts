@@ -116,30 +116,21 @@ export const PATCH_CASES: ConformanceCase[] = [
         // A missing parent is an error, not a match.
         const e2 = await failure(client.patch(R.Node, undefined, name, test('/spec/taints/0', null), 'json'));
         expect(e2.code).toBe(422);
-        const set = await client.patch<any>(
-          R.Node,
-          undefined,
-          name,
-          [
-            { op: 'test', path: '/spec/providerID', value: null },
-            { op: 'add', path: '/spec/providerID', value: 'metal3://a/b/c' },
-          ],
-          'json',
-        );
-        expect(set.spec.providerID).toBe('metal3://a/b/c');
-        // Now set: the same guarded write fails on its test and writes nothing.
-        const e3 = await failure(
-          client.patch(
+        // "Set it only while unset", as resolveProviderID writes it.
+        const setOnce = (id: string) =>
+          client.patch<any>(
             R.Node,
             undefined,
             name,
             [
               { op: 'test', path: '/spec/providerID', value: null },
-              { op: 'add', path: '/spec/providerID', value: 'metal3://x/y/z' },
+              { op: 'add', path: '/spec/providerID', value: id },
             ],
             'json',
-          ),
-        );
+          );
+        expect((await setOnce('metal3://a/b/c')).spec.providerID).toBe('metal3://a/b/c');
+        // Now set: the same guarded write fails on its test and writes nothing.
+        const e3 = await failure(setOnce('metal3://x/y/z'));
         expect(e3.code).toBe(422);
         expect((await client.get<any>(R.Node, undefined, name)).spec.providerID).toBe('metal3://a/b/c');
       } finally {

@@ -3,38 +3,14 @@
  * before they connect to anything, naming every bad variable; a Lambda module throws while it loads
  * (the function's INIT fails) instead of running on a default.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { runMetal3fnSplit } from '../../helpers/cli.ts';
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
-
-/** `metal3fn <args>` as a user runs it; killed (code null) if it is still running after 20 s. */
-function metal3fn(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/metal3fn.ts'), ...args], {
-      cwd: ROOT,
-      // Nothing reachable: a command that got past its check would hang or fail differently.
-      env: { ...process.env, AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:9', KUBECONFIG: '/nonexistent', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+/** `metal3fn <args>` as a user runs it, with nothing reachable: past its check it would hang or fail otherwise. */
+const metal3fn = (args: string[], env: Record<string, string>) =>
+  runMetal3fnSplit(args, {
+    env: { AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:9', KUBECONFIG: '/nonexistent', ...env },
   });
-}
 
 describe('the commands refuse to start on a bad environment', () => {
   it('worker: every bad variable named with its value, a secret never shown, exit 2', async () => {

@@ -7,6 +7,17 @@ import { describe, expect, it } from 'vitest';
 import { productConfigFromEnv } from '../../../shared/runtimes/context.ts';
 import { EnvConfigError, readEnv } from '../../../shared/runtimes/env.ts';
 
+/** The EnvConfigError `f` throws (fails the test if it throws none, or another error). */
+function envError(f: () => unknown): EnvConfigError {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(EnvConfigError);
+    return e as EnvConfigError;
+  }
+  throw new Error('expected an EnvConfigError, none thrown');
+}
+
 describe('productConfigFromEnv: accepted values', () => {
   it.each([
     [{}, {}],
@@ -61,15 +72,9 @@ describe('productConfigFromEnv: a set value that is not accepted is an error, ne
     ],
     [{ CAPM3_FAST_TRACK: 'yes' }, "CAPM3_FAST_TRACK='yes': expected true or false"],
   ])('%j is refused', (env, problem) => {
-    let err: unknown;
-    try {
-      productConfigFromEnv(env);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(EnvConfigError);
-    expect((err as EnvConfigError).problems).toEqual([problem]);
-    expect((err as Error).message).toContain(problem);
+    const err = envError(() => productConfigFromEnv(env));
+    expect(err.problems).toEqual([problem]);
+    expect(err.message).toContain(problem);
   });
 });
 
@@ -84,20 +89,15 @@ describe('readEnv: the whole table', () => {
       PORT: '80a',
       REQUEUE_QUEUE_URL: 'sqs://nowhere',
     };
-    expect(() => readEnv(env)).toThrow(EnvConfigError);
-    try {
-      readEnv(env);
-    } catch (e) {
-      expect((e as EnvConfigError).problems).toEqual([
-        "LOG_LEVEL='verbose': expected debug, info, warn, error (any case)",
-        "CAPM3_FAST_TRACK='yes': expected true or false",
-        "SAFETY_REQUEUE_SECONDS='-1': expected a whole number of seconds ≥ 1",
-        "QUEUE_PREFIX='prod.': expected letters, digits, '-' and '_' (at most 40)",
-        "REQUEUE_QUEUE_URL='sqs://nowhere': expected an http(s) URL (the requeue queue)",
-        "MAX_RECEIVE_COUNT='0': expected a whole number from 1 to 1000",
-        "PORT='80a': expected a port number from 0 to 65535",
-      ]);
-    }
+    expect(envError(() => readEnv(env)).problems).toEqual([
+      "LOG_LEVEL='verbose': expected debug, info, warn, error (any case)",
+      "CAPM3_FAST_TRACK='yes': expected true or false",
+      "SAFETY_REQUEUE_SECONDS='-1': expected a whole number of seconds ≥ 1",
+      "QUEUE_PREFIX='prod.': expected letters, digits, '-' and '_' (at most 40)",
+      "REQUEUE_QUEUE_URL='sqs://nowhere': expected an http(s) URL (the requeue queue)",
+      "MAX_RECEIVE_COUNT='0': expected a whole number from 1 to 1000",
+      "PORT='80a': expected a port number from 0 to 65535",
+    ]);
   });
 
   it('never prints the value of a secret-bearing variable', () => {
@@ -109,12 +109,7 @@ describe('readEnv: the whole table', () => {
       METAL3FN_HMAC_SECRET: 'hmac-secret-value',
       METAL3FN_KUBECONFIG_MAX_AGE: 'later',
     };
-    let message = '';
-    try {
-      readEnv(env);
-    } catch (e) {
-      message = (e as Error).message;
-    }
+    const message = envError(() => readEnv(env)).message;
     expect(message).toContain("METAL3FN_KUBECONFIG_MAX_AGE='later'");
     for (const secret of ['c2VjcmV0LWt1YmVjb25maWc=', 'tok-1', 'hmac-secret-value'])
       expect(message).not.toContain(secret);
