@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { serve } from '@hono/node-server';
 import { createLogger } from '../../shared/observability/logger.ts';
 import { buildContext, parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
+import { envValue } from '../../shared/runtimes/env.ts';
 import { createHttpApp } from '../../shared/runtimes/http.ts';
 import { PipelineMetrics } from '../../shared/runtimes/metrics.ts';
 import { oidcVerifierFor } from '../../shared/runtimes/oidc.ts';
@@ -58,13 +59,10 @@ export async function run(argv: string[]): Promise<number> {
           .split('\n')
           .map((s) => s.trim())
           .filter(Boolean)
-      : (process.env.METAL3FN_HTTP_TOKENS ?? '')
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
+      : (envValue('METAL3FN_HTTP_TOKENS') ?? []);
     const hmacSecret = v['hmac-secret-file']
       ? readFileSync(v['hmac-secret-file'] as string, 'utf8').trim()
-      : process.env.METAL3FN_HMAC_SECRET || undefined;
+      : envValue('METAL3FN_HMAC_SECRET');
     const log = createLogger({ base: { component: 'http' } });
     const metrics = new PipelineMetrics();
     const context = buildContext({
@@ -95,7 +93,7 @@ export async function run(argv: string[]): Promise<number> {
       maxBodyBytes: parsePositiveInt('max-body', v['max-body'], 64 * 1024),
       metrics,
     });
-    const port = parsePositiveInt('port', v.port ?? process.env.PORT, 8080);
+    const port = v.port === undefined ? (envValue('PORT') ?? 8080) : parsePositiveInt('port', v.port, 8080);
     const hostname = (v.host as string | undefined) ?? '127.0.0.1';
     const server = serve({ fetch: app.fetch, port, hostname }, (info) =>
       log.info('listening', { address: info.address, port: info.port }),

@@ -17,6 +17,7 @@ import { routeWithApi } from '../../shared/routing/lookup.ts';
 import { buildContext, parseLegacyProviderIds } from '../../shared/runtimes/context.ts';
 import { dispatch } from '../../shared/runtimes/dispatch.ts';
 import {
+  checkEnvAtStart,
   parseFunctions,
   SQS_HELP,
   SQS_OPTIONS,
@@ -80,6 +81,8 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
+  const badEnv = checkEnvAtStart('replay');
+  if (badEnv !== undefined) return badEnv;
   try {
     if (v['from-dlq']) {
       const [fn] = parseFunctions(v['from-dlq'] as string);

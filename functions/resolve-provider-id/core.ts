@@ -2,7 +2,8 @@
  * resolveProviderID (seed 000): once the Metal3Machine's host is `provisioned`, find the workload
  * cluster's Node for it and make the two agree on a providerID. Reads, one pure decision
  * (shared/providerid), then writes in the order the seed asks: the machine's providerID and
- * ready first, then only `spec.providerID` of the Node, conditioned on its resourceVersion.
+ * ready first, then only `spec.providerID` of the Node, conditioned on what the decision read of
+ * it (its uid, the labels it was found by, its providerID unset: JSON patch tests, ADR 026).
  *
  * Woken by the host's events and the workload cluster's Node events (the relay maps both to the
  * machine key); a requeue-after is only a safety net. A vMetal NodeClaim gets Provisioned, Joined
@@ -24,7 +25,7 @@ import { CAPI_PAUSED_ANNOTATION, CLUSTER_NAME_LABEL, hostRefOf } from '../../sha
 import { clusterLabelOrSpec, getCluster, getMetal3Cluster, isPaused } from '../../shared/capi/lookups.ts';
 import { hostHeldBy, metal3MachineConsumer } from '../../shared/hosts/consumer.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
-import { InvalidError, isConflict } from '../../shared/kube/errors.ts';
+import { InvalidError, isConflict, NotFoundError } from '../../shared/kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { isWorkloadUnavailable } from '../../shared/kube/workload.ts';
@@ -32,8 +33,10 @@ import {
   cloudProviderEnabled,
   type Decision,
   decideProviderID,
+  type NodeGuard,
   type NodeView,
   notHeld,
+  providerIDPatch,
 } from '../../shared/providerid/index.ts';
 import type { ReconcileContext, ReconcileFn } from '../../shared/reconcile/context.ts';
 import { type TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
@@ -76,7 +79,7 @@ interface Loaded {
   cloudProvider: boolean;
 }
 
-/** Passes within one invocation when the Node changed between the list and the patch (409). */
+/** Passes within one invocation when the Node changed between the list and the patch. */
 const NODE_CONFLICT_ATTEMPTS = 3;
 
 /** One pass, from the machine the opening read (shared/reconcile/object.ts). */
@@ -127,7 +130,7 @@ const reconcileOnce = async (
       name: n.metadata.name!,
       providerID: n.spec?.providerID,
       labels: n.metadata.labels,
-      resourceVersion: n.metadata.resourceVersion,
+      uid: n.metadata.uid,
     }),
   );
   const decision = decideProviderID({
@@ -225,7 +228,7 @@ async function execute(
         now,
       );
       if (!m2) return done('machine gone');
-      await patchNode(workload, d.node, d.providerID, d.nodeResourceVersion);
+      await patchNode(workload, d.node, d.providerID, d.guard);
       await ctx.events.record(
         m2,
         'Normal',
@@ -237,24 +240,26 @@ async function execute(
   }
 }
 
-/** Patches only `spec.providerID` of a Node, conditioned on the resourceVersion it was decided on. */
+/**
+ * What the decision read of a Node no longer holds (a guard test failed, the Node is gone, or it
+ * refused the ID because another writer set one): decided again on fresh reads.
+ */
+class NodeChangedError extends TransientError {}
+
+/** Patches only `spec.providerID` of a Node, while what the decision read of it still holds. */
 async function patchNode(
   workload: KubeClient,
   node: string,
   providerID: string,
-  resourceVersion: string | undefined,
+  guard: NodeGuard,
 ): Promise<void> {
   try {
-    await workload.patch(R.Node, undefined, node, {
-      metadata: resourceVersion ? { resourceVersion } : {},
-      spec: { providerID },
-    });
+    await workload.patch(R.Node, undefined, node, providerIDPatch(guard, providerID), 'json');
   } catch (e) {
-    if (isConflict(e)) throw e; // the Node changed since the decision: re-read and decide again
-    if (e instanceof InvalidError) {
-      // e.g. another writer set an ID meanwhile (immutable once set): decide again on fresh state.
-      throw new TransientError(`Node ${node} refused providerID ${providerID}: ${e.message}`);
-    }
+    // 422: a failed test (another uid, other labels, an ID set meanwhile) or the API server's own
+    // refusal to change a set providerID; 404: the Node is gone.
+    if (e instanceof InvalidError || e instanceof NotFoundError)
+      throw new NodeChangedError(`Node ${node} changed since it was read; not patched: ${e.message}`);
     throw e;
   }
 }
@@ -436,17 +441,17 @@ async function recordFailure(
   return fail(ctx, obj, err.reason, err.message, ctx.now());
 }
 
-/** Node patches that met a 409 (another writer between our list and our patch): decided again at once. */
+/** Node patches whose Node changed between our list and our patch (or a 409): decided again at once. */
 const withNodeConflictRetry =
   (fn: ReconcileFn): ReconcileFn =>
   async (ctx, msg) => {
-    // A Node another writer (the kubelet) touched between our list and our conditioned patch: read
-    // and decide again at once rather than fail the message into the queue's retry backoff.
+    // A Node another writer changed between our list and our guarded patch: read and decide again
+    // at once rather than fail the message into the queue's retry backoff.
     for (let attempt = 1; ; attempt++) {
       try {
         return await fn(ctx, msg);
       } catch (e) {
-        if (!isConflict(e) || attempt >= NODE_CONFLICT_ATTEMPTS) throw e;
+        if (!(isConflict(e) || e instanceof NodeChangedError) || attempt >= NODE_CONFLICT_ATTEMPTS) throw e;
       }
     }
   };

@@ -3,6 +3,7 @@
  * that look like secret payloads are redacted, and callers log references, never data.
  */
 import { isRecord } from '../api/json.ts';
+import { envValue } from '../runtimes/env.ts';
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 const REDACT_KEYS = /^(data|stringData|userData|metaData|networkData|token|password|value|authorization)$/i;
@@ -62,11 +63,9 @@ export function redactFields(fields: Record<string, unknown>, depth = 0): Record
   return out;
 }
 
-const isLevel = (s: string | undefined): s is Level => s !== undefined && Object.hasOwn(ORDER, s);
-
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  const envLevel = process.env.LOG_LEVEL;
-  const min = ORDER[opts.level ?? (isLevel(envLevel) ? envLevel : undefined) ?? 'info'] ?? ORDER.info;
+  // An invalid LOG_LEVEL was refused at start (shared/runtimes/env.ts); here it reads as unset.
+  const min = ORDER[opts.level ?? envValue('LOG_LEVEL') ?? 'info'] ?? ORDER.info;
   const write = opts.write ?? ((line: string) => process.stderr.write(`${line}\n`));
   const base = opts.base ?? {};
   const emit = (level: Level, msg: string, fields?: Record<string, unknown>) => {

@@ -11,9 +11,21 @@ import { hostProviderIDPrefix, legacyProviderID, newProviderID, parseProviderID 
 
 export interface NodeView {
   name: string;
+  uid?: string | undefined;
   providerID?: string | undefined;
   labels?: Record<string, string> | undefined;
-  resourceVersion?: string | undefined;
+}
+
+/**
+ * What a decision to patch a Node read of it, and so what must still hold when the patch lands:
+ * the same object (uid), the labels it was found by (null: the label was absent), and its
+ * providerID as read (undefined: unset). The Node's other fields (the kubelet's status) are not
+ * part of the decision and may change meanwhile (ADR 026).
+ */
+export interface NodeGuard {
+  uid: string | undefined;
+  labels: Record<string, string | null>;
+  providerID: string | undefined;
 }
 
 export interface DecisionInput {
@@ -50,13 +62,13 @@ export type ErrorReason =
 export type Decision =
   /** A Node already carries the ID: set it on the machine (if not yet) and mark ready; no Node write. */
   | { kind: 'ready'; step: 1 | 2; providerID: string; node: string; note: string }
-  /** Set machine providerID + ready first, then patch `spec.providerID` of `node` (at `nodeResourceVersion`). */
+  /** Set machine providerID + ready first, then patch `spec.providerID` of `node`, only while `guard` holds. */
   | {
       kind: 'setAndPatch';
       step: 3 | 4;
       providerID: string;
       node: string;
-      nodeResourceVersion?: string | undefined;
+      guard: NodeGuard;
     }
   /** Step 4: assign the ID and ready; the Node is not identifiable yet (its event wakes us). */
   | { kind: 'assignAndWait'; step: 4; providerID: string; reason: string }
@@ -189,7 +201,7 @@ export function decideProviderID(input: DecisionInput): Decision {
         step: 3,
         providerID: expected,
         node: node.name,
-        nodeResourceVersion: node.resourceVersion,
+        guard: { uid: node.uid, labels: { [NODE_UUID_LABEL]: input.hostUID }, providerID: node.providerID },
       };
     }
     if (parsed.format === 'unsupported') {
@@ -258,7 +270,12 @@ export function decideProviderID(input: DecisionInput): Decision {
       step: 4,
       providerID: id,
       node: c.name,
-      nodeResourceVersion: c.resourceVersion,
+      // Found by its hostname label, and only while it carries no uuid label (Step 3 would own it).
+      guard: {
+        uid: c.uid,
+        labels: { [HOSTNAME_LABEL]: c.labels![HOSTNAME_LABEL]!, [NODE_UUID_LABEL]: null },
+        providerID: c.providerID,
+      },
     };
   }
   const reason =

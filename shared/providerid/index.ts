@@ -2,3 +2,4 @@
 export * from './decide.ts';
 export * from './ids.ts';
 export * from './migrate.ts';
+export * from './node-patch.ts';

@@ -4,6 +4,7 @@
  * endpoint without credentials in the environment, dummy ones are used (local servers ignore them).
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { envValue } from '../runtimes/env.ts';
 
 export interface SqsClientOptions {
   endpoint?: string | undefined;
@@ -14,7 +15,7 @@ export interface SqsClientOptions {
 }
 
 export function sqsEndpointFromEnv(): string | undefined {
-  return process.env.AWS_ENDPOINT_URL_SQS || process.env.AWS_ENDPOINT_URL || undefined;
+  return envValue('AWS_ENDPOINT_URL_SQS') ?? envValue('AWS_ENDPOINT_URL');
 }
 
 export function createSqsClient(opts: SqsClientOptions = {}): SQSClient {

@@ -15,6 +15,7 @@ import {
   type ReconcileContext,
   type ReconcileMetrics,
 } from '../reconcile/context.ts';
+import { envValue, readEnv } from './env.ts';
 
 export interface RuntimeContextOptions {
   /** An existing client (tests, dev); otherwise one is built from `kubeconfig` or the defaults. */
@@ -38,7 +39,9 @@ export interface RuntimeContext extends ReconcileContext {
 
 export function buildContext(opts: RuntimeContextOptions = {}): RuntimeContext {
   const component = opts.component ?? 'metal3-functions';
-  const inline = process.env.METAL3FN_KUBECONFIG;
+  // First: a bad setting is refused before anything is built from the environment.
+  const config = { ...DEFAULT_CONFIG, ...productConfigFromEnv(), ...opts.config };
+  const inline = envValue('METAL3FN_KUBECONFIG');
   const client =
     opts.client ??
     (inline && !opts.kubeconfig
@@ -52,7 +55,6 @@ export function buildContext(opts: RuntimeContextOptions = {}): RuntimeContext {
   const workloads = createWorkloadClientCache(client);
   const events =
     opts.events === false ? noEvents : (opts.events ?? createEventRecorder(client, component, log));
-  const config = { ...DEFAULT_CONFIG, ...productConfigFromEnv(), ...opts.config };
   return {
     client,
     workloads,
@@ -67,21 +69,20 @@ export function buildContext(opts: RuntimeContextOptions = {}): RuntimeContext {
 }
 
 /**
- * LEGACY_PROVIDER_IDS=accept|refuse, CAPM3_FAST_TRACK=true|false, SAFETY_REQUEUE_SECONDS=N,
- * VMETAL_JOIN_TOKEN_TTL_SECONDS=N, SHARED_READ_MAX_AGE_MS=N.
+ * The product settings of the environment (the table in ./env.ts): LEGACY_PROVIDER_IDS,
+ * CAPM3_FAST_TRACK, SAFETY_REQUEUE_SECONDS, VMETAL_JOIN_TOKEN_TTL_SECONDS, SHARED_READ_MAX_AGE_MS.
+ * Unset ones are absent (the defaults apply); any variable of the table set to a value it does not
+ * accept throws EnvConfigError, so a runtime never runs on a default it was told not to use.
  */
 export function productConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<ProductConfig> {
+  const e = readEnv(env);
   const out: Partial<ProductConfig> = {};
-  const legacy = env.LEGACY_PROVIDER_IDS ?? env.METAL3FN_LEGACY_PROVIDER_IDS;
-  if (legacy === 'accept' || legacy === 'refuse') out.legacyProviderIds = legacy;
-  if (env.CAPM3_FAST_TRACK !== undefined) out.fastTrack = env.CAPM3_FAST_TRACK === 'true';
-  const safety = Number(env.SAFETY_REQUEUE_SECONDS);
-  if (Number.isFinite(safety) && safety > 0) out.safetyRequeueSeconds = safety;
-  const shared = env.SHARED_READ_MAX_AGE_MS;
-  if (shared !== undefined && /^\d+$/.test(shared)) out.sharedReadMaxAgeMs = Number(shared);
-  const ttl = Number(env.VMETAL_JOIN_TOKEN_TTL_SECONDS);
-  // Under an hour a token could expire between rendering and the node's first boot.
-  if (Number.isInteger(ttl) && ttl >= 3600) out.joinTokenTtlSeconds = ttl;
+  if (e.LEGACY_PROVIDER_IDS) out.legacyProviderIds = e.LEGACY_PROVIDER_IDS;
+  if (e.CAPM3_FAST_TRACK) out.fastTrack = e.CAPM3_FAST_TRACK === 'true';
+  if (e.SAFETY_REQUEUE_SECONDS !== undefined) out.safetyRequeueSeconds = e.SAFETY_REQUEUE_SECONDS;
+  if (e.SHARED_READ_MAX_AGE_MS !== undefined) out.sharedReadMaxAgeMs = e.SHARED_READ_MAX_AGE_MS;
+  if (e.VMETAL_JOIN_TOKEN_TTL_SECONDS !== undefined)
+    out.joinTokenTtlSeconds = e.VMETAL_JOIN_TOKEN_TTL_SECONDS;
   return out;
 }
 

@@ -13,6 +13,7 @@
  */
 import { messageOf } from '../api/json.ts';
 import { decodeKubeconfig } from '../kube/kubeconfig-text.ts';
+import { envValue } from './env.ts';
 
 export const KUBECONFIG_ENV = {
   inline: 'METAL3FN_KUBECONFIG',
@@ -50,9 +51,9 @@ const stored = (description: string, read: () => Promise<unknown>): KubeconfigSo
 
 /** The source the environment names; throws on an ambiguous or invalid configuration. */
 export function kubeconfigSource(env: NodeJS.ProcessEnv = process.env): KubeconfigSource {
-  const secret = env[KUBECONFIG_ENV.secret] || undefined;
-  const parameter = env[KUBECONFIG_ENV.parameter] || undefined;
-  const inline = env[KUBECONFIG_ENV.inline] || undefined;
+  const secret = envValue(KUBECONFIG_ENV.secret, env);
+  const parameter = envValue(KUBECONFIG_ENV.parameter, env);
+  const inline = envValue(KUBECONFIG_ENV.inline, env);
   const named = [
     secret && KUBECONFIG_ENV.secret,
     parameter && KUBECONFIG_ENV.parameter,
@@ -61,10 +62,8 @@ export function kubeconfigSource(env: NodeJS.ProcessEnv = process.env): Kubeconf
   const set = named.filter(Boolean);
   if (set.length > 1)
     throw new Error(`set one of ${set.join(', ')}, not several: which kubeconfig is meant?`);
-  const rawAge = env[KUBECONFIG_ENV.maxAge];
-  const maxAge = rawAge === undefined || rawAge === '' ? DEFAULT_KUBECONFIG_MAX_AGE_SECONDS : Number(rawAge);
-  if (!Number.isInteger(maxAge) || maxAge < 1)
-    throw new Error(`${KUBECONFIG_ENV.maxAge} must be a whole number of seconds ≥ 1, not '${rawAge}'`);
+  // The table (./env.ts) parses it; a bad value was refused by readEnv before this runs.
+  const maxAge = envValue(KUBECONFIG_ENV.maxAge, env) ?? DEFAULT_KUBECONFIG_MAX_AGE_SECONDS;
 
   if (secret) {
     let provider: Promise<import('@aws-lambda-powertools/parameters/secrets').SecretsProvider> | undefined;

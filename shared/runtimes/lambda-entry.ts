@@ -14,6 +14,7 @@ import { KubeClient } from '../kube/client.ts';
 import { RequestStats } from '../kube/stats.ts';
 import type { ReconcileFn } from '../reconcile/context.ts';
 import { buildContext, type RuntimeContext } from './context.ts';
+import { readEnv } from './env.ts';
 import { kubeconfigSource } from './kubeconfig-source.ts';
 import { createSqsHandler, sqsClientOnFirstUse } from './lambda.ts';
 import { type LambdaTelemetry, loadLambdaTelemetry } from './lambda-telemetry.ts';
@@ -23,6 +24,8 @@ export function functionHandler(
   fn: FunctionName,
   reconcile: ReconcileFn,
 ): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
+  // At module load: a bad setting fails the function's INIT instead of running on a default.
+  const env = readEnv();
   const kubeconfig = kubeconfigSource();
   // One set of counters across the clients a rotation replaces: its observer is registered once.
   const stats = new RequestStats();
@@ -38,10 +41,10 @@ export function functionHandler(
       return context;
     },
     sqs: sqsClientOnFirstUse,
-    naming: { prefix: process.env.QUEUE_PREFIX },
-    requeueUrl: process.env.REQUEUE_QUEUE_URL ?? '',
+    naming: { prefix: env.QUEUE_PREFIX },
+    requeueUrl: env.REQUEUE_QUEUE_URL ?? '',
     // The queue's redrive limit, set next to it in serverless.yml (ADR 017).
-    maxReceiveCount: Number(process.env.MAX_RECEIVE_COUNT) || undefined,
+    maxReceiveCount: env.MAX_RECEIVE_COUNT,
     onDelivered: (d) => telemetry?.delivered(d),
   });
 

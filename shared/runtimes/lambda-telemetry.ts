@@ -20,6 +20,7 @@ import {
   restClientLabels,
 } from '../observability/metric-names.ts';
 import { powertoolsLogger } from '../observability/powertools-logger.ts';
+import { envValue } from './env.ts';
 
 /** What became of one record, and how long its function ran (undefined when none ran). */
 export interface Delivery {
@@ -48,14 +49,14 @@ export async function loadLambdaTelemetry(
     import('@aws-lambda-powertools/logger'),
     import('@aws-lambda-powertools/metrics'),
   ]);
-  const serviceName = env.POWERTOOLS_SERVICE_NAME || SERVICE_NAME;
+  const serviceName = envValue('POWERTOOLS_SERVICE_NAME', env) ?? SERVICE_NAME;
   // LOG_LEVEL as every runtime reads it (lower case too; Powertools alone takes upper case only).
-  const named = (env.POWERTOOLS_LOG_LEVEL || env.LOG_LEVEL || '').toUpperCase();
+  const named = (envValue('POWERTOOLS_LOG_LEVEL', env) ?? envValue('LOG_LEVEL', env) ?? '').toUpperCase();
   const logLevel = Object.values(LogLevel).find((l) => l === named);
   const logger = new Logger({ serviceName, ...(logLevel ? { logLevel } : {}) });
   const metrics = new Metrics({
     serviceName,
-    namespace: env.POWERTOOLS_METRICS_NAMESPACE || METRICS_NAMESPACE,
+    namespace: envValue('POWERTOOLS_METRICS_NAMESPACE', env) ?? METRICS_NAMESPACE,
   });
   // The bounded dimensions only: Powertools' default `service` dimension goes, `function` comes.
   metrics.clearDefaultDimensions();

@@ -36,6 +36,7 @@ import {
 import type { ReconcileContext } from '../reconcile/context.ts';
 import { supersededInBatch } from './coalesce.ts';
 import { type DispatchOutcome, dispatch, type FunctionTable, messageLogFields } from './dispatch.ts';
+import { readEnv } from './env.ts';
 import type { Delivery } from './lambda-telemetry.ts';
 import type { PipelineMetrics } from './metrics.ts';
 
@@ -351,4 +352,5 @@ export function createRequeueForwarder(
 
 /** The requeue forwarder's Lambda handler, configured from its environment (ADR 002). */
 export const requeueForwarderHandler = () =>
-  createRequeueForwarder({ sqs: sqsClientOnFirstUse, naming: { prefix: process.env.QUEUE_PREFIX } });
+  // readEnv at module load: a bad setting fails INIT (ADR 026).
+  createRequeueForwarder({ sqs: sqsClientOnFirstUse, naming: { prefix: readEnv().QUEUE_PREFIX } });

@@ -9,6 +9,7 @@ import { FUNCTION_NAMES, type FunctionName, isFunctionName } from '../../events/
 import { messageOf, stringOf } from '../api/json.ts';
 import { ensureQueues, type QueueUrls, resolveMainQueues, resolveQueues } from '../queue/ensure.ts';
 import { createSqsClient, sqsEndpointFromEnv } from '../queue/sqs.ts';
+import { EnvConfigError, envValue, readEnv } from './env.ts';
 import type { PipelineMetrics } from './metrics.ts';
 
 export const SQS_OPTIONS = {
@@ -39,8 +40,10 @@ export const METRICS_HELP = `  --metrics-port N      serve /metrics and /healthz
 export type Values = Record<string, string | boolean | undefined>;
 
 /**
- * Parses a command's options (strict, with `--help`/`-h`). Returns the values, or the exit code the
- * command should return: 0 after printing the help, 2 after a usage error with the help.
+ * Parses a command's options (strict, with `--help`/`-h`) and checks the environment (./env.ts).
+ * Returns the values, or the exit code the command should return: 0 after printing the help, 2
+ * after a usage error with the help, or after naming every environment variable set to a value it
+ * does not accept (nothing has started).
  */
 export function parseCommandArgs(
   command: string,
@@ -63,7 +66,22 @@ export function parseCommandArgs(
     process.stdout.write(help);
     return 0;
   }
-  return v;
+  return checkEnvAtStart(command) ?? v;
+}
+
+/**
+ * The start-up check of the environment (./env.ts) for a command: undefined when every variable
+ * set is valid, else 2 after naming each bad one.
+ */
+export function checkEnvAtStart(command: string): number | undefined {
+  try {
+    readEnv();
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof EnvConfigError)) throw e;
+    process.stderr.write(`metal3fn ${command}: ${e.message}\n`);
+    return 2;
+  }
 }
 
 export function parseFunctions(raw: string | undefined): FunctionName[] {
@@ -90,7 +108,7 @@ export function parsePositiveInt(name: string, raw: string | boolean | undefined
 export async function sqsFromOptions(v: Values, functions: readonly FunctionName[]) {
   const endpoint = stringOf(v['sqs-endpoint']) ?? sqsEndpointFromEnv();
   const sqs = createSqsClient({ endpoint, region: stringOf(v.region) });
-  const prefix = stringOf(v['queue-prefix']) ?? process.env.QUEUE_PREFIX ?? '';
+  const prefix = stringOf(v['queue-prefix']) ?? envValue('QUEUE_PREFIX') ?? '';
   const create = v['no-create-queues'] ? false : v['create-queues'] ? true : endpoint !== undefined;
   const queues: QueueUrls = create
     ? await ensureQueues(sqs, { prefix, functions })
@@ -102,7 +120,7 @@ export async function sqsFromOptions(v: Values, functions: readonly FunctionName
 export async function mainQueuesFromOptions(v: Values, functions: readonly FunctionName[]) {
   const endpoint = stringOf(v['sqs-endpoint']) ?? sqsEndpointFromEnv();
   const sqs = createSqsClient({ endpoint, region: stringOf(v.region) });
-  const prefix = stringOf(v['queue-prefix']) ?? process.env.QUEUE_PREFIX ?? '';
+  const prefix = stringOf(v['queue-prefix']) ?? envValue('QUEUE_PREFIX') ?? '';
   const create = v['no-create-queues'] ? false : v['create-queues'] ? true : endpoint !== undefined;
   const main = create
     ? (await ensureQueues(sqs, { prefix, functions })).main

@@ -92,6 +92,22 @@ describe.each([
     },
   );
 
+  it('a bad setting fails the INIT: loading the bundle throws, naming it, and no record runs', async () => {
+    const bundle = join(dir, 'lambda', 'selectHost', 'index.mjs');
+    const { NODE_COMPILE_CACHE: _c, ...env } = process.env;
+    const r = await node(
+      ['--input-type=module', '-e', `await import(${JSON.stringify(bundle)}); console.log('loaded');`],
+      {
+        ...env,
+        AWS_REGION: 'us-east-1',
+        SAFETY_REQUEUE_SECONDS: '-1',
+      },
+    );
+    expect(r.code).not.toBe(0);
+    expect(r.out).toContain("SAFETY_REQUEUE_SECONDS='-1': expected a whole number of seconds ≥ 1");
+    expect(r.out).not.toContain('loaded');
+  });
+
   it('a wrong token fails the record (the check above means something)', async () => {
     const r = await handleOne(dir, 'renderData', 'absent', server.kubeconfig({ token: 'wrong' }));
     expect(r.code, r.out).toBe(0);

@@ -6,13 +6,14 @@ const root = new URL('../../', import.meta.url).pathname;
 /** Like runMetal3fn, with stdout and stderr apart (for commands whose stdout must be exact). */
 export function runMetal3fnSplit(
   args: string[],
+  opts: { env?: Record<string, string> } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     let stdout = '';
     let stderr = '';
     const child = spawn(process.execPath, ['bin/metal3fn.ts', ...args], {
       cwd: root,
-      env: { ...process.env, CI: 'true' },
+      env: { ...process.env, CI: 'true', ...opts.env },
     });
     child.stdout.on('data', (d) => {
       stdout += d;

@@ -297,6 +297,9 @@ function validateRbacName(name: string, field: string): StatusCause[] {
 
 /** Defaults of the kinds' v1 API types, applied before validation and stored. */
 export function defaultBuiltin(kind: ServedKind, obj: any): void {
+  // NodeSpec is a struct, not a pointer, in core/v1: a real server always returns `spec: {}`, so a
+  // JSON patch can test or add /spec/providerID on a Node created without a spec.
+  if (kind.resource === '/nodes' && (obj.spec === undefined || obj.spec === null)) obj.spec = {};
   if (kind.group === RBAC && (kind.kind === 'RoleBinding' || kind.kind === 'ClusterRoleBinding')) {
     if (obj.roleRef && typeof obj.roleRef === 'object' && !obj.roleRef.apiGroup) obj.roleRef.apiGroup = RBAC;
     for (const s of Array.isArray(obj.subjects) ? obj.subjects : [])

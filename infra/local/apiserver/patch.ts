@@ -24,20 +24,64 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
+const REJECTED = 'the server rejected our request due to an error in our request';
+
+/** The member `token` of a JSON value (an object key or an array index), undefined when absent. */
+function member(v: unknown, token: string): unknown {
+  if (Array.isArray(v)) return /^(0|[1-9]\d*)$/.test(token) ? v[Number(token)] : undefined;
+  return isObject(v) && Object.hasOwn(v, token) ? v[token] : undefined;
+}
+
+/**
+ * `test` as Kubernetes applies it (evanphx/json-patch, which kube-apiserver uses), not as RFC 6902
+ * says: a member that is absent, or null, matches a test for null (a missing value too), provided
+ * its parent exists. So `{"op":"test","path":"/spec/providerID","value":null}` means "not set".
+ */
+function testOp(doc: unknown, op: Record<string, unknown>): void {
+  const path = typeof op.path === 'string' ? op.path : '';
+  const want = op.value ?? null;
+  const failed = () =>
+    new ApiError(422, 'Invalid', `${REJECTED}: testing value ${path} failed: test failed`, {});
+  if (path === '') {
+    if (!deepEqual(doc, want)) throw failed();
+    return;
+  }
+  if (!path.startsWith('/')) throw new ApiError(422, 'Invalid', `${REJECTED}: invalid path ${path}`, {});
+  const tokens = path
+    .slice(1)
+    .split('/')
+    .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+  let parent: unknown = doc;
+  for (const t of tokens.slice(0, -1)) parent = member(parent, t);
+  if (!isObject(parent) && !Array.isArray(parent))
+    throw new ApiError(
+      422,
+      'Invalid',
+      `${REJECTED}: test operation does not apply: is missing path: ${path}`,
+      {},
+    );
+  const got = member(parent, tokens.at(-1)!) ?? null;
+  if (got === null ? want !== null : want === null || !deepEqual(got, want)) throw failed();
+}
+
 /** Applies an RFC 6902 patch; a failed `test` or a bad path is a 422 as on a real server. */
 export function applyJsonPatch(doc: unknown, ops: unknown): unknown {
   if (!Array.isArray(ops))
     throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
-  try {
-    return jsonpatch.applyPatch(structuredClone(doc), ops as any, true, true).newDocument;
-  } catch (e) {
-    const err = e as { name?: string; message?: string; operation?: { path?: string } };
-    const msg =
-      err.name === 'TEST_OPERATION_FAILED'
-        ? `the server rejected our request due to an error in our request: testing value ${err.operation?.path ?? ''} failed: test failed`
-        : `the server rejected our request due to an error in our request: ${String(err.message ?? e).split('\n')[0]}`;
-    throw new ApiError(422, 'Invalid', msg, {});
+  let out = structuredClone(doc);
+  for (const [i, op] of ops.entries()) {
+    if (isObject(op) && op.op === 'test') {
+      testOp(out, op);
+      continue;
+    }
+    try {
+      out = jsonpatch.applyOperation(out, op as any, true, true, true, i).newDocument;
+    } catch (e) {
+      const err = e as { message?: string };
+      throw new ApiError(422, 'Invalid', `${REJECTED}: ${String(err.message ?? e).split('\n')[0]}`, {});
+    }
   }
+  return out;
 }
 
 /** Deep structural equality of JSON values (key order ignored). */

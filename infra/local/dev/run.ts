@@ -29,6 +29,7 @@ import { createSqsClient } from '../../../shared/queue/sqs.ts';
 import { buildContext } from '../../../shared/runtimes/context.ts';
 import { DirectRunner } from '../../../shared/runtimes/direct.ts';
 import type { FunctionTable } from '../../../shared/runtimes/dispatch.ts';
+import { envValue } from '../../../shared/runtimes/env.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
 import { type ApiServerHandle, type RequestLogEntry, startApiServer } from '../apiserver/index.ts';
 import { assetPath } from '../assets.ts';
@@ -182,7 +183,7 @@ const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 export async function runDev(o: DevOptions): Promise<DevResult> {
   const out = o.out ?? process.stdout;
   const say = (line: string) => out.write(`${line}\n`);
-  const log: Logger = createLogger({ level: (process.env.LOG_LEVEL as 'debug' | undefined) ?? 'warn' });
+  const log: Logger = createLogger({ level: envValue('LOG_LEVEL') ?? 'warn' });
   const started = Date.now();
   const cleanup: Stoppable[] = [];
   const stopAll = async () => {
@@ -463,6 +464,7 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     summary.relayRelists = relay.relists();
     summary.relayResyncs = relay.resyncs();
     summary.conflictsBy = conflicts.byKey();
+    summary.refusedBy = conflicts.refusedByKey();
     const atReadyMark = lambda?.mark();
 
     if (!reached) {

@@ -39,6 +39,8 @@ export interface RunSummary {
    * first: which writes lose races.
    */
   conflictsBy?: Record<string, number>;
+  /** The 422s the same way: a guarded JSON patch whose `test` failed, or a write refused as invalid. */
+  refusedBy?: Record<string, number>;
   retries: number;
   deadLettered: number;
   requests: number;

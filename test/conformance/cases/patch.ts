@@ -1,7 +1,7 @@
 /** Patch types: merge (RV precondition), JSON patch (test), strategic (built-ins only), apply; dryRun. */
 import { HttpMethod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
-import { R } from '../../../shared/api/resources.ts';
+import { envelopeOf, R } from '../../../shared/api/resources.ts';
 import type { KubeApiError } from '../../../shared/kube/errors.ts';
 import { kubeErrorFrom } from '../../../shared/kube/errors.ts';
 import { Widget, widget } from '../fixtures.ts';
@@ -83,6 +83,59 @@ export const PATCH_CASES: ConformanceCase[] = [
       );
       expect(e.code).toBe(422);
       expect((await client.get<any>(Widget, ns, 'j')).spec.size).toBe(2);
+    },
+  },
+  {
+    // kube-apiserver applies JSON patch with evanphx/json-patch, whose `test` for null matches an
+    // absent member (its parent present), unlike RFC 6902: how a client says "not set yet".
+    name: 'JSON patch test for null: matches an absent or null member, not a set one nor a missing parent',
+    async run({ client, ns }) {
+      const name = `${ns}-jp-node`;
+      await client.create(envelopeOf(R.Node), { metadata: { name, labels: { 'metal3.io/uuid': 'u-1' } } });
+      try {
+        const test = (path: string, value: unknown) => [
+          { op: 'test', path, value },
+          { op: 'add', path: '/metadata/annotations', value: { tested: path } },
+        ];
+        const p = await client.patch<any>(R.Node, undefined, name, test('/spec/providerID', null), 'json');
+        expect(p.metadata.annotations).toEqual({ tested: '/spec/providerID' });
+        // An absent label: /metadata/labels exists.
+        await client.patch(
+          R.Node,
+          undefined,
+          name,
+          test('/metadata/labels/kubernetes.io~1hostname', null),
+          'json',
+        );
+        // A set label is not null; a set value is tested by value (the ~1 escape of '/').
+        const e1 = await failure(
+          client.patch(R.Node, undefined, name, test('/metadata/labels/metal3.io~1uuid', null), 'json'),
+        );
+        expect(e1.code).toBe(422);
+        await client.patch(R.Node, undefined, name, test('/metadata/labels/metal3.io~1uuid', 'u-1'), 'json');
+        // A missing parent is an error, not a match.
+        const e2 = await failure(client.patch(R.Node, undefined, name, test('/spec/taints/0', null), 'json'));
+        expect(e2.code).toBe(422);
+        // "Set it only while unset", as resolveProviderID writes it.
+        const setOnce = (id: string) =>
+          client.patch<any>(
+            R.Node,
+            undefined,
+            name,
+            [
+              { op: 'test', path: '/spec/providerID', value: null },
+              { op: 'add', path: '/spec/providerID', value: id },
+            ],
+            'json',
+          );
+        expect((await setOnce('metal3://a/b/c')).spec.providerID).toBe('metal3://a/b/c');
+        // Now set: the same guarded write fails on its test and writes nothing.
+        const e3 = await failure(setOnce('metal3://x/y/z'));
+        expect(e3.code).toBe(422);
+        expect((await client.get<any>(R.Node, undefined, name)).spec.providerID).toBe('metal3://a/b/c');
+      } finally {
+        await client.delete(R.Node, undefined, name);
+      }
     },
   },
   {

@@ -55,6 +55,10 @@ it('counts each 409 under the function that got it, the relay outside any', asyn
   await Promise.all([fns.selectHost!(ctx, envelope()), fns.renderData!(ctx, envelope())]);
   await createTaken();
   await client.get(R.ConfigMap, 'default', 'taken');
+  // A guarded JSON patch whose test fails: a 422, counted apart from the 409s.
+  await client
+    .patch(R.ConfigMap, 'default', 'taken', [{ op: 'test', path: '/data', value: { x: '1' } }], 'json')
+    .catch(() => undefined);
   stop();
   await createTaken();
 
@@ -64,4 +68,5 @@ it('counts each 409 under the function that got it, the relay outside any', asyn
     ['relay create configmaps', 1],
     ['selectHost create configmaps', 1],
   ]);
+  expect(account.refusedByKey()).toEqual({ 'relay patch configmaps': 1 });
 });

@@ -579,31 +579,97 @@ describe('gates and bad input', () => {
     ]);
     expect(await nodeProviderID(env.workload.client, 'h-g-503')).toBe(idOf('g-503', 'h-g-503'));
   });
+});
 
-  it('the Node changed between the list and the patch: 409, and the retry succeeds', async () => {
-    const { hostUid } = await createMachine(env.mgmt.client, { name: 'g-race', host: 'h-g-race' });
-    await createNode(env.workload.client, 'h-g-race', { uid: hostUid });
-    // Bump the Node's resourceVersion as soon as the function has listed Nodes.
-    const original = env.workload.server.log.record.bind(env.workload.server.log);
-    let bumped = false;
-    env.workload.server.log.record = (e) => {
-      original(e);
-      if (!bumped && e.verb === 'list' && e.resource === 'nodes') {
-        bumped = true;
-        void env.workload.client.patch(R.Node, undefined, 'h-g-race', {
-          metadata: { annotations: { touched: 'yes' } },
-        });
-      }
-    };
-    try {
-      const first = await reconcile(env.ctx(), msg('g-race')).catch((e: unknown) => e);
-      // Either the bump landed before our patch (409) or after it (done); both leave a consistent state.
-      if (first instanceof Error) expect((first as { code?: number }).code).toBe(409);
-      expect((await reconcile(env.ctx(), msg('g-race'))).kind).toBe('done');
-      expect(await nodeProviderID(env.workload.client, 'h-g-race')).toBe(idOf('g-race', 'h-g-race'));
-    } finally {
-      env.workload.server.log.record = original;
-    }
+/**
+ * The Node patch is guarded by what the decision read (ADR 026): another writer between our list
+ * and our patch changes the Node first, through the test's own client (the kubelet, an operator).
+ */
+describe('the Node patch holds only while what the decision read holds', () => {
+  /** A context whose workload client runs `before` (another writer) ahead of each Node patch. */
+  function racing(before: () => Promise<unknown>) {
+    const workload = testClient(env.workload.kubeconfig);
+    const patch = workload.patch.bind(workload);
+    workload.patch = (async (...a: Parameters<typeof patch>) => {
+      if (a[0] === R.Node) await before();
+      return patch(...a);
+    }) as typeof workload.patch;
+    return { ...env.ctx(), workloadClient: async () => workload };
+  }
+  const nodeWriteLines = () => nodeWrites().map((w) => `${w.verb} ${w.resource} ${w.status}`);
+
+  it("the kubelet's status post between the list and the patch: one patch, no conflict", async () => {
+    const { hostUid } = await createMachine(env.mgmt.client, { name: 'g-kubelet', host: 'h-g-kubelet' });
+    await createNode(env.workload.client, 'h-g-kubelet', { uid: hostUid });
+    log.reset();
+    let posted = false;
+    const ctx = racing(async () => {
+      if (posted) return;
+      posted = true;
+      await env.workload.client.patch(
+        R.Node,
+        undefined,
+        'h-g-kubelet',
+        { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }] } },
+        'merge',
+        { status: true },
+      );
+    });
+    expect(await reconcile(ctx, msg('g-kubelet'))).toMatchObject({ kind: 'done' });
+    expect(nodeWriteLines()).toEqual(['patch nodes/status 200', 'patch nodes 200']);
+    expect(await nodeProviderID(env.workload.client, 'h-g-kubelet')).toBe(idOf('g-kubelet', 'h-g-kubelet'));
+  });
+
+  it('a Node whose uuid label changed is not patched (decided again: no Node of ours yet)', async () => {
+    const { hostUid } = await createMachine(env.mgmt.client, { name: 'g-label', host: 'h-g-label' });
+    await createNode(env.workload.client, 'h-g-label', { uid: hostUid });
+    log.reset();
+    const ctx = racing(() =>
+      env.workload.client.patch(R.Node, undefined, 'h-g-label', {
+        metadata: { labels: { 'metal3.io/uuid': 'another-host' } },
+      }),
+    );
+    const r = await reconcile(ctx, msg('g-label'));
+    expect(r).toMatchObject({
+      kind: 'requeue',
+      reason: expect.stringContaining('waiting for a Node labelled'),
+    });
+    expect(nodeWriteLines()).toEqual(['patch nodes 200', 'patch nodes 422']);
+    expect(await nodeProviderID(env.workload.client, 'h-g-label')).toBeUndefined();
+  });
+
+  it('a Node deleted and created again under its name (another uid) is not patched', async () => {
+    const { hostUid } = await createMachine(env.mgmt.client, { name: 'g-uid', host: 'h-g-uid' });
+    await createNode(env.workload.client, 'h-g-uid', { uid: hostUid });
+    log.reset();
+    // Before every attempt: every decision saw a Node that is gone by the time it patches.
+    const ctx = racing(async () => {
+      await env.workload.client.delete(R.Node, undefined, 'h-g-uid');
+      await createNode(env.workload.client, 'h-g-uid', { uid: hostUid });
+    });
+    await expect(reconcile(ctx, msg('g-uid'))).rejects.toThrow(
+      /Node h-g-uid changed since it was read; not patched/,
+    );
+    const ours = nodeWrites().filter((w) => w.verb === 'patch');
+    expect(ours.map((w) => w.status)).toEqual([422, 422, 422]);
+    expect(await nodeProviderID(env.workload.client, 'h-g-uid')).toBeUndefined();
+  });
+
+  it('a providerID another writer set meanwhile is kept, and the machine fails on it', async () => {
+    const { hostUid } = await createMachine(env.mgmt.client, { name: 'g-foreign', host: 'h-g-foreign' });
+    await createNode(env.workload.client, 'h-g-foreign', { uid: hostUid });
+    log.reset();
+    const theirs = 'metal3://elsewhere/h-other/m-other';
+    let set = false;
+    const ctx = racing(async () => {
+      if (set) return;
+      set = true;
+      await env.workload.client.patch(R.Node, undefined, 'h-g-foreign', { spec: { providerID: theirs } });
+    });
+    const r = await reconcile(ctx, msg('g-foreign'));
+    expect(r).toMatchObject({ kind: 'terminal', reason: 'ForeignProviderID' });
+    expect(nodeWriteLines()).toEqual(['patch nodes 200', 'patch nodes 422']);
+    expect(await nodeProviderID(env.workload.client, 'h-g-foreign')).toBe(theirs);
   });
 });
 

@@ -166,7 +166,7 @@ describe('the kubeconfig source is one, and valid', () => {
     vi.stubEnv('METAL3FN_KUBECONFIG_SECRET', SECRET);
     vi.stubEnv('METAL3FN_KUBECONFIG_MAX_AGE', '0.5');
     expect(() => functionHandler('reconcileCluster', reconcile)).toThrow(
-      "METAL3FN_KUBECONFIG_MAX_AGE must be a whole number of seconds ≥ 1, not '0.5'",
+      "METAL3FN_KUBECONFIG_MAX_AGE='0.5': expected a whole number of seconds ≥ 1",
     );
   });
 });

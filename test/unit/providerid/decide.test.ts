@@ -9,7 +9,7 @@ const node = (name: string, providerID?: string, labels: Record<string, string> 
   name,
   providerID,
   labels: { 'kubernetes.io/hostname': name, ...labels },
-  resourceVersion: '7',
+  uid: `uid-${name}`,
 });
 const labelled = (name: string, providerID?: string): NodeView =>
   node(name, providerID, { 'metal3.io/uuid': UID });
@@ -110,7 +110,19 @@ describe('decideProviderID', () => {
     {
       name: 'step 3: one labelled Node without ID → set machine, then patch Node',
       in: { nodes: [labelled('node-0'), node('other')] },
-      want: { kind: 'setAndPatch', step: 3, providerID: NEW, node: 'node-0', nodeResourceVersion: '7' },
+      want: {
+        kind: 'setAndPatch',
+        step: 3,
+        providerID: NEW,
+        node: 'node-0',
+        // What the decision read: this Node, found by the host's uuid label, with no providerID.
+        guard: { uid: 'uid-node-0', labels: { 'metal3.io/uuid': UID }, providerID: undefined },
+      },
+    },
+    {
+      name: 'step 3: a labelled Node whose providerID is "" → the guard tests "" (as read)',
+      in: { nodes: [labelled('node-0', '')] },
+      want: { kind: 'setAndPatch', step: 3, guard: { uid: 'uid-node-0', providerID: '' } },
     },
     {
       name: 'step 3: labelled Node name differs from hostname — label wins',
@@ -161,7 +173,18 @@ describe('decideProviderID', () => {
     {
       name: 'step 4: no configRef, one hostname match → set machine, then patch',
       in: { hasBootstrapConfigRef: false, nodes: [node('node-0'), node('other')] },
-      want: { kind: 'setAndPatch', step: 4, providerID: NEW, node: 'node-0' },
+      want: {
+        kind: 'setAndPatch',
+        step: 4,
+        providerID: NEW,
+        node: 'node-0',
+        // Found by its hostname, while it carries no uuid label and no providerID.
+        guard: {
+          uid: 'uid-node-0',
+          labels: { 'kubernetes.io/hostname': 'node-0', 'metal3.io/uuid': null },
+          providerID: undefined,
+        },
+      },
     },
     {
       name: 'step 4: configRef but the label was never configured (single unlabelled hostname match)',
