@@ -70,6 +70,7 @@ import {
   scaleDownPlan,
 } from './run-objects.ts';
 import { formatSummary, type RunSummary, summarize } from './summary.ts';
+import { TimelineTally } from './tally.ts';
 import { startProgressView } from './view.ts';
 import {
   createVmetalSampleHosts,
@@ -429,13 +430,21 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     const view = startProgressView(observer, started, out);
     const onProgress = o.hooks?.onProgress;
     if (onProgress) observer.onChange(() => onProgress(observer, admin));
-    const allReady = () => {
-      const tls = [...observer.timelines.values()].filter((t) => t.phase !== 'deleting');
-      const claims = tls.filter((t) => t.model === 'vmetal').length;
+    // Live timelines (not deleting) by model and readiness.
+    const readiness = new TimelineTally(observer, (key) => {
+      const t = observer.timelines.get(key);
+      if (!t || t.phase === 'deleting') return undefined;
+      return `${t.model === 'vmetal' ? 'claim' : 'machine'} ${t.phase === 'Ready' ? 'ready' : 'not ready'}`;
+    });
+    const allReady = (changed?: ReadonlySet<string>) => {
+      if (changed) readiness.update(changed);
+      const count = (c: string) => readiness.count(c);
+      const machines = count('machine ready') + count('machine not ready');
+      const claims = count('claim ready') + count('claim not ready');
       return (
-        tls.length - claims >= (claimsExpected > 0 ? expected : Math.max(1, expected)) &&
+        machines >= (claimsExpected > 0 ? expected : Math.max(1, expected)) &&
         claims >= claimsExpected &&
-        tls.every((t) => t.phase === 'Ready')
+        count('machine not ready') + count('claim not ready') === 0
       );
     };
     const reached = await waitFor(observer, allReady, o.timeoutSeconds * 1000);
@@ -505,9 +514,13 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       );
       await scaleDown(admin, plan);
       await vmetalScaleDown(admin, vplan);
+      const standing = new TimelineTally(observer, (key) => (observer.exists(key) ? 'exists' : undefined));
       const gone = await waitFor(
         observer,
-        () => [...observer.timelines.values()].every((t) => !observer.exists(t.key)),
+        (changed) => {
+          if (changed) standing.update(changed);
+          return standing.count('exists') === 0;
+        },
         o.timeoutSeconds * 1000,
       );
       // The release cascade (claim -> Metal3Data -> IPClaims -> addresses, Secrets; hosts
@@ -657,12 +670,17 @@ function keepLog(server: ApiServerHandle, users: Set<string>, into: RequestLogEn
   };
 }
 
-function waitFor(observer: ProgressObserver, done: () => boolean, timeoutMs: number): Promise<boolean> {
+/** Until `done` holds (asked again with the timelines each turn refreshed) or the time runs out. */
+function waitFor(
+  observer: ProgressObserver,
+  done: (changed?: ReadonlySet<string>) => boolean,
+  timeoutMs: number,
+): Promise<boolean> {
   return new Promise((resolve) => {
     if (done()) return resolve(true);
     const timer = setTimeout(() => finish(false), timeoutMs);
-    const off = observer.onChange(() => {
-      if (done()) finish(true);
+    const off = observer.onChange((changed) => {
+      if (done(changed)) finish(true);
     });
     function finish(v: boolean) {
       clearTimeout(timer);

@@ -39,8 +39,12 @@ export function startProgressView(
     drawnLines = lines.length;
   };
 
-  const printChanges = () => {
-    for (const t of observer.timelines.values()) {
+  /** The timelines refreshed (`changed`), or all of them. */
+  const printChanges = (changed?: ReadonlySet<string>) => {
+    const tls = changed
+      ? [...changed].flatMap((k) => observer.timelines.get(k) ?? [])
+      : observer.timelines.values();
+    for (const t of tls) {
       if (seen.get(t.key) === t.phase) continue;
       seen.set(t.key, t.phase);
       out.write(`[${elapsed().padStart(7)}] ${t.key} -> ${t.phase}${t.host ? ` (host ${t.host})` : ''}\n`);

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProgressObserver } from '../../../infra/local/dev/observer.ts';
+import { TimelineTally } from '../../../infra/local/dev/tally.ts';
 import { createSampleHosts } from '../../../infra/local/sim/bmo.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
@@ -103,6 +104,39 @@ describe('ProgressObserver', () => {
       });
       const tl = await eventually(() => observer.timelines.get(`${NS}/m-late`), 'the late machine followed');
       expect(tl.phase).toBe('waiting for host');
+    } finally {
+      observer.stop();
+    }
+  });
+
+  it('tells its listeners which timelines it refreshed, and a tally kept from them matches a scan', async () => {
+    const { client } = tc;
+    const hosts = await createSampleHosts(client, NS, 3, { prefix: 'tally-host' });
+    const names = ['tally-a', 'tally-b', 'tally-c'];
+    const applied = new Set<string>();
+    for (const n of names) applied.add((await createMachinePair(client, n)).machine.metadata.uid!);
+    const observer = new ProgressObserver(client, { applied });
+    const byPhase = new TimelineTally(observer, (key) => observer.timelines.get(key)?.phase);
+    const seen = new Set<string>();
+    const mismatches: string[] = [];
+    observer.onChange((changed) => {
+      for (const k of changed) seen.add(k);
+      byPhase.update(changed);
+      const scan = new Map<string, number>();
+      for (const t of observer.timelines.values()) scan.set(t.phase, (scan.get(t.phase) ?? 0) + 1);
+      for (const phase of new Set([...scan.keys(), 'waiting for host', 'associated']))
+        if ((scan.get(phase) ?? 0) !== byPhase.count(phase))
+          mismatches.push(`${phase}: scan ${scan.get(phase) ?? 0}, tally ${byPhase.count(phase)}`);
+    });
+    try {
+      await eventually(() => names.every((n) => observer.timelines.has(`${NS}/${n}`)), 'all followed');
+      for (const [i, n] of names.entries())
+        await client.patch(R.Metal3Machine, NS, n, {
+          metadata: { annotations: { 'metal3.io/BareMetalHost': `${NS}/${hosts[i]!.metadata.name}` } },
+        });
+      await eventually(() => byPhase.count('associated') === 3, 'all associated, by the tally');
+      expect(mismatches).toEqual([]);
+      for (const n of names) expect(seen.has(`${NS}/${n}`)).toBe(true);
     } finally {
       observer.stop();
     }
