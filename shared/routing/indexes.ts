@@ -52,6 +52,13 @@ export const INDEXES = {
 
 export type IndexName = keyof typeof INDEXES;
 
+const isIndexName = (k: string): k is IndexName => Object.hasOwn(INDEXES, k);
+
 /** The indexes of one kind. */
 export const indexesOf = (kind: KindName): [IndexName, IndexDef][] =>
-  (Object.entries(INDEXES) as [IndexName, IndexDef][]).filter(([, d]) => d.kind === kind);
+  Object.keys(INDEXES)
+    .filter(isIndexName)
+    .flatMap((name): [IndexName, IndexDef][] => {
+      const def: IndexDef = INDEXES[name];
+      return def.kind === kind ? [[name, def]] : [];
+    });
