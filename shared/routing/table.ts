@@ -16,7 +16,6 @@ import {
   HOSTNAME_LABEL,
   NODE_UUID_LABEL,
 } from '../api/wellknown.ts';
-import type { KubeObject } from '../kube/types.ts';
 import { allocationGroup, objectsOfCluster, unpaused } from './pause.ts';
 import {
   changed,
