@@ -31,7 +31,7 @@ export type FunctionTable = Partial<Record<FunctionName, ReconcileFn>>;
 export type DispatchOutcome =
   | { kind: 'done'; msg: MessageEnvelope; result: ReconcileResult }
   | { kind: 'terminal'; msg: MessageEnvelope; reason: string; message: string }
-  | { kind: 'requeue'; msg: MessageEnvelope; afterSeconds: number; reason: string }
+  | { kind: 'requeue'; msg: MessageEnvelope; afterSeconds: number; reason: string; notBefore?: number }
   | { kind: 'retry'; msg: MessageEnvelope; error: Error; errorClass: 'transient' | 'api' | 'unknown' }
   | { kind: 'malformed'; reason: string };
 
@@ -123,7 +123,13 @@ async function dispatchInner(
       case 'done':
         return { kind: 'done', msg, result };
       case 'requeue':
-        return { kind: 'requeue', msg, afterSeconds: result.afterSeconds, reason: result.reason };
+        return {
+          kind: 'requeue',
+          msg,
+          afterSeconds: result.afterSeconds,
+          reason: result.reason,
+          ...(result.notBefore !== undefined ? { notBefore: result.notBefore } : {}),
+        };
       case 'terminal':
         log.warn('terminal', { failureReason: result.reason, failureMessage: result.message });
         return { kind: 'terminal', msg, reason: result.reason, message: result.message };

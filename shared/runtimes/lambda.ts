@@ -217,6 +217,8 @@ export function createSqsHandler(
           outcome.msg,
           record.attributes.MessageGroupId,
           outcome.afterSeconds,
+          Date.now(),
+          outcome.notBefore,
         );
         return 'requeue';
       }
