@@ -9,7 +9,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MessageEnvelope } from '../../../events/envelope.ts';
 import { reconcile as selectHost } from '../../../functions/select-host/core.ts';
-import { COUNT_WINDOW_MIN_MS } from '../../../functions/select-host/nodetype.ts';
 import { R } from '../../../shared/api/resources.ts';
 import type { NodeType } from '../../../shared/api/vmetal/nodetype.ts';
 import { NODE_TYPE_LABEL } from '../../../shared/api/wellknown.ts';
@@ -30,6 +29,8 @@ import {
 
 const tc = useVmetalCluster();
 const T0 = Date.parse('2026-12-07T00:00:00Z');
+/** The window for a type of 3 hosts: the 5 s floor (ADR 025). */
+const WINDOW_MS = 5_000;
 const clock = { ms: T0 };
 /** A fresh client (its own request counts) on the test's clock. */
 const at = (): ReconcileContext => ({
@@ -104,15 +105,15 @@ describe('NodeType capacity (coalesced counts)', () => {
       provisioned: 0,
     });
     // Every pass of the window named the same due time: the window's end (one deduplication id).
-    expect([...dues]).toEqual([T0 + COUNT_WINDOW_MIN_MS]);
+    expect([...dues]).toEqual([T0 + WINDOW_MS]);
 
     // Due: the requeue counts, and the counts are the hosts' now.
-    clock.ms = T0 + COUNT_WINDOW_MIN_MS;
+    clock.ms = T0 + WINDOW_MS;
     const requeue = (type: string): MessageEnvelope => ({
       ...hostChange(type, 'x'),
       reason: 'requeue',
       attempt: 1,
-      notBefore: T0 + COUNT_WINDOW_MIN_MS,
+      notBefore: T0 + WINDOW_MS,
     });
     for (const t of ['cap-a', 'cap-b']) {
       const ctx = at();
@@ -131,7 +132,7 @@ describe('NodeType capacity (coalesced counts)', () => {
       claimed: 1,
       provisioned: 1,
     });
-    expect((await countsOf('cap-a'))?.countedAt).toBe(new Date(T0 + COUNT_WINDOW_MIN_MS).toISOString());
+    expect((await countsOf('cap-a'))?.countedAt).toBe(new Date(T0 + WINDOW_MS).toISOString());
 
     // The same requeue delivered again (a transport without deduplication): covered, nothing read.
     clock.ms += 10;
@@ -141,6 +142,26 @@ describe('NodeType capacity (coalesced counts)', () => {
       note: expect.stringMatching(/counted since/),
     });
     expect(hostsListed(dup)).toBe(0);
+  });
+
+  it("a host claimed before hosts were labelled with the type gets the label on its claim's next pass, and counts as provisioned", async () => {
+    await rackProvider('up', 1);
+    await tc.client.create(R.NodeClaim, nodeClaim('u1', 'up-a'));
+    await runSelectHost(tc.ctx, R.NodeClaim, 'u1', PROJECT_NS);
+    // As an older version left it: held, labelled with the claim only.
+    const held = (await tc.client.get(R.BareMetalHost, HOST_NS, 'upa-0000'))!;
+    const { [NODE_TYPE_LABEL]: _t, ...older } = held.metadata.labels ?? {};
+    await tc.client.replace(R.BareMetalHost, { ...held, metadata: { ...held.metadata, labels: older } });
+    clock.ms = T0 + 120_000;
+    await selectHost(at(), messageFor('selectHost', R.NodeType, 'up-a', undefined));
+    expect((await countsOf('up-a'))?.capacity).toMatchObject({ claimed: 1, provisioned: 0 });
+
+    expect(await runSelectHost(tc.ctx, R.NodeClaim, 'u1', PROJECT_NS)).toMatchObject({ kind: 'done' });
+    const labelled = (await tc.client.get(R.BareMetalHost, HOST_NS, 'upa-0000'))!;
+    expect(labelled.metadata.labels?.[NODE_TYPE_LABEL]).toBe('up-a');
+    expect(labelled.spec?.consumerRef?.name).toBe('u1');
+    await selectHost(at(), messageFor('selectHost', R.NodeType, 'up-a', undefined));
+    expect((await countsOf('up-a'))?.capacity).toMatchObject({ claimed: 1, provisioned: 1 });
   });
 
   it('a count older than the one written meanwhile does not overwrite it', async () => {
