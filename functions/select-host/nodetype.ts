@@ -26,7 +26,7 @@ import { VMetalInputError } from '../../shared/vmetal/errors.ts';
 type TypeStatus = NonNullable<NodeType['status']>;
 
 /** The coalescing window per host counted: a NodeType lists at most 1 / this hosts per second on average. */
-export const COUNT_WINDOW_MS_PER_HOST = 200;
+export const COUNT_WINDOW_MS_PER_HOST = 500;
 export const COUNT_WINDOW_MIN_MS = 5_000;
 /** SQS's longest delay (one requeue hop): the counts are never staler than this while hosts change. */
 export const COUNT_WINDOW_MAX_MS = 900_000;
