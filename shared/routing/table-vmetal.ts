@@ -34,6 +34,7 @@ import {
   claimsWaiting,
   claimsWaitingForHost,
   claimWithHost,
+  hostForCapacity,
   isAvailableHost,
   isClaimAddress,
   nodeTypesCountingHost,
@@ -138,7 +139,8 @@ export const VMETAL_ROUTES: readonly Route[] = [
     fn: 'selectHost',
     reads: ['NodeProvider', 'NodeType'],
     lists: ['NodeProvider', 'NodeType'],
-    // Not resyncs of an unchanged host: each NodeType's own resync recounts.
+    // Not resyncs of an unchanged host (their class does not change): each NodeType's own resync recounts.
+    when: changed(hostForCapacity),
     targets: nodeTypesCountingHost,
   },
   {
