@@ -106,6 +106,8 @@ async function dispatchInner(
       msg,
       afterSeconds: Math.ceil((msg.notBefore - now) / 1000),
       reason: 'not yet due',
+      // The same due time (not one rounded up from now): its deduplication id stays the same.
+      notBefore: msg.notBefore,
     };
   }
 
