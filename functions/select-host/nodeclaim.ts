@@ -12,11 +12,12 @@ import type { BareMetalHost } from '../../shared/api/baremetalhost.ts';
 import { R } from '../../shared/api/resources.ts';
 import { resourceTexts } from '../../shared/api/vmetal/common.ts';
 import type { NodeClaim } from '../../shared/api/vmetal/nodeclaim.ts';
-import { FINALIZER, VMETAL_CLAIM_UID_LABEL } from '../../shared/api/wellknown.ts';
+import { FINALIZER, NODE_TYPE_LABEL, VMETAL_CLAIM_UID_LABEL } from '../../shared/api/wellknown.ts';
 import { CandidateSampler, freeHostSelector } from '../../shared/hosts/candidates.ts';
 import { heldHosts } from '../../shared/hosts/claim.ts';
 import { hostHeldBy } from '../../shared/hosts/consumer.ts';
 import { hostErrorMessage, pickRandom } from '../../shared/hosts/eligibility.ts';
+import { updateHeldHost } from '../../shared/hosts/held.ts';
 import { takeChosenHost } from '../../shared/hosts/take.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
@@ -109,7 +110,26 @@ async function ownHost(
       ? { namespace: setting.hostNamespace, name: named }
       : undefined;
   const { host, strays } = await heldHosts(ctx.client, setting.consumer, key);
-  return host && hostHeldBy(host, setting.consumer) ? host : strays[0];
+  const own = host && hostHeldBy(host, setting.consumer) ? host : strays[0];
+  return own ? withTypeLabel(ctx, own, setting) : undefined;
+}
+
+/**
+ * A host claimed before claims labelled hosts with their NodeType (ADR 025) gets the label on its
+ * claim's next pass (a resync at the latest), so the type's `provisioned` counts it; once.
+ */
+async function withTypeLabel(
+  ctx: ReconcileContext,
+  host: BareMetalHost,
+  setting: ClaimSetting,
+): Promise<BareMetalHost> {
+  const want = setting.consumer.labels?.[NODE_TYPE_LABEL];
+  if (!want || host.metadata.labels?.[NODE_TYPE_LABEL] !== undefined) return host;
+  const res = await updateHeldHost(ctx.client, host, setting.consumer, (h) => {
+    if (h.metadata.labels?.[NODE_TYPE_LABEL] !== undefined) return SKIP;
+    h.metadata.labels = { ...h.metadata.labels, [NODE_TYPE_LABEL]: want };
+  });
+  return res.outcome === 'gone' ? host : res.object;
 }
 
 /** The host `serverName` pins, read by name on each attempt; a wait when it can not be taken. */

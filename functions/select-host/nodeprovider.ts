@@ -60,21 +60,46 @@ export function desiredNodeType(p: NodeProvider, entry: Metal3NodeTypeSpec): Nod
   };
 }
 
-/** Claims (not being deleted) that use one of `types` of provider `p`. */
-function claimsUsing(claims: NodeClaim[], p: NodeProvider, types?: Set<string>): NodeClaim[] {
-  return claims.filter((c) => {
-    const type = c.spec.typeRef || c.status?.nodeType;
-    if (types) return type !== undefined && types.has(type);
-    return c.spec.providerRef === p.metadata.name || (type !== undefined && ownedTypeNames(p).has(type));
-  });
+/** Whether a claim uses one of `types`, or (without) provider `p` or one of its types. */
+function usesProvider(c: NodeClaim, p: NodeProvider, types?: ReadonlySet<string>): boolean {
+  const type = c.spec.typeRef || c.status?.nodeType;
+  if (types) return type !== undefined && types.has(type);
+  return c.spec.providerRef === p.metadata.name || (type !== undefined && ownedTypeNames(p).has(type));
 }
 const ownedTypeNames = (p: NodeProvider) => new Set((p.spec.metal3?.nodeTypes ?? []).map((t) => t.name));
 
-async function syncNodeTypes(
+/** NodeClaims per page of a scan for users (the API can not select claims by provider or type). */
+export const CLAIM_SCAN_PAGE = 100;
+/** Users named in a waiting message. */
+const NAMED_USERS = 10;
+
+/**
+ * Up to NAMED_USERS claims `uses` accepts, read page by page until that many are known or the list
+ * ends (ADR 025): a provider pass lists no claim unless something waits for claims, and then only
+ * until it knows who waits it. `more`: the list was not read to its end.
+ */
+async function claimsUsing(
   ctx: ReconcileContext,
-  p: NodeProvider,
-  claims: NodeClaim[],
-): Promise<ConditionInput> {
+  uses: (c: NodeClaim) => boolean,
+): Promise<{ users: NodeClaim[]; more: boolean }> {
+  const users: NodeClaim[] = [];
+  let cont: string | undefined;
+  do {
+    const page = await ctx.client.list(R.NodeClaim, undefined, {
+      limit: CLAIM_SCAN_PAGE,
+      maxPages: 1,
+      continue: cont,
+    });
+    users.push(...page.items.filter(uses));
+    cont = page.continue;
+  } while (cont && users.length < NAMED_USERS);
+  return { users: users.slice(0, NAMED_USERS), more: Boolean(cont) || users.length > NAMED_USERS };
+}
+
+const named = (r: { users: NodeClaim[]; more: boolean }): string =>
+  `${r.users.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).join(', ')}${r.more ? ', …' : ''}`;
+
+async function syncNodeTypes(ctx: ReconcileContext, p: NodeProvider): Promise<ConditionInput> {
   const problems: string[] = [];
   const entries = p.spec.metal3?.nodeTypes ?? [];
   const seen = new Set<string>();
@@ -118,9 +143,9 @@ async function syncNodeTypes(
   ).items;
   for (const t of owned) {
     if (seen.has(t.metadata.name!) || !isOwnedBy(t, p.metadata.uid) || t.metadata.deletionTimestamp) continue;
-    const using = claimsUsing(claims, p, new Set([t.metadata.name!]));
-    if (using.length > 0) {
-      problems.push(`NodeType ${t.metadata.name} is removed but ${using.length} NodeClaim(s) still use it`);
+    const using = await claimsUsing(ctx, (c) => usesProvider(c, p, new Set([t.metadata.name!])));
+    if (using.users.length > 0) {
+      problems.push(`NodeType ${t.metadata.name} is removed but NodeClaims still use it: ${named(using)}`);
       continue;
     }
     await ctx.client.delete(R.NodeType, undefined, t.metadata.name!, {
@@ -204,14 +229,10 @@ export async function reconcileNodeProvider(
   ctx: ReconcileContext,
   p: NodeProvider,
 ): Promise<ReconcileResult> {
-  const claims = (await ctx.client.list(R.NodeClaim)).items;
   if (p.metadata.deletionTimestamp) {
-    const using = claimsUsing(claims, p);
-    if (using.length > 0) {
-      const message = `deletion waits for ${using.length} NodeClaim(s): ${using
-        .slice(0, 10)
-        .map((c) => `${c.metadata.namespace}/${c.metadata.name}`)
-        .join(', ')}`;
+    const using = await claimsUsing(ctx, (c) => usesProvider(c, p));
+    if (using.users.length > 0) {
+      const message = `deletion waits for NodeClaims: ${named(using)}`;
       await writeStatus(ctx, p, 'Pending', [], message);
       return requeueAfter(WAIT_RECHECK_SECONDS, message);
     }
@@ -249,7 +270,7 @@ export async function reconcileNodeProvider(
     await writeStatus(ctx, provider, 'Failed', [notSupported], e.message);
     return done(e.message);
   }
-  const typesCond = await syncNodeTypes(ctx, provider, claims);
+  const typesCond = await syncNodeTypes(ctx, provider);
   const networksCond = await syncNetworks(ctx, provider, namespace);
   const ok = typesCond.status === 'True' && networksCond.status === 'True';
   await writeStatus(

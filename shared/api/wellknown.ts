@@ -39,6 +39,12 @@ export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 // vMetal (vCluster Platform's Metal3 node provider; our own API group is vmetal.metal3fn.io)
 /** On a BareMetalHost held by a NodeClaim: the claim's uid (written with the consumerRef). */
 export const NODE_CLAIM_LABEL = 'metal3.vcluster.com/node-claim';
+/**
+ * On a BareMetalHost held by a NodeClaim: the claim's NodeType (its name, or a digest when longer
+ * than a label value), written and removed with NODE_CLAIM_LABEL, so a NodeType counts the hosts
+ * its claims hold from its own host list (ADR 025).
+ */
+export const NODE_TYPE_LABEL = 'vmetal.metal3fn.io/node-type';
 /** The host annotations vMetal's DHCP proxy reads; restored to their originals on release. */
 /**
  * On a BareMetalHost held by a NodeClaim: the host's network annotations as they were before the

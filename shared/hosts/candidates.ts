@@ -43,6 +43,16 @@ export function serverRequirement(r: Requirement): string | undefined {
   }
 }
 
+/** The labelSelector of every host `selector` matches, as far as the server can say (the client re-checks). */
+export function selectorHosts(selector: CompiledSelector, extra: readonly string[] = []): string {
+  const terms: string[] = [];
+  for (const r of selector.requirements) {
+    const t = serverRequirement(r);
+    if (t) terms.push(t);
+  }
+  return serverLabelSelector(selector.matchLabels, [...terms, ...extra]);
+}
+
 /**
  * The labelSelector of hosts that may be free for `selector`: claimed hosts carry the cluster-name
  * and consumer labels (a claim writes them with the consumerRef, a release removes them with it),
@@ -50,14 +60,10 @@ export function serverRequirement(r: Requirement): string | undefined {
  * separately). A label the host selector itself mentions is left to it. `extra` terms are added.
  */
 export function freeHostSelector(selector: CompiledSelector, extra: readonly string[] = []): string {
-  const terms: string[] = [];
-  for (const r of selector.requirements) {
-    const t = serverRequirement(r);
-    if (t) terms.push(t);
-  }
-  for (const key of [CLUSTER_NAME_LABEL, CONSUMER_LABEL, NODE_REUSE_LABEL])
-    if (!selectorMentions(selector, key)) terms.push(`!${key}`);
-  return serverLabelSelector(selector.matchLabels, [...terms, ...extra]);
+  const free = [CLUSTER_NAME_LABEL, CONSUMER_LABEL, NODE_REUSE_LABEL]
+    .filter((key) => !selectorMentions(selector, key))
+    .map((key) => `!${key}`);
+  return selectorHosts(selector, [...free, ...extra]);
 }
 
 /**
@@ -97,17 +103,20 @@ export class ClaimHints {
 /** The process's hints, shared by every claim in it. */
 export const processClaimHints = new ClaimHints();
 
+/** What the pages read through: a cluster's client, or a reader that may ignore selector and limit (a preview). */
+export type HostLister = Pick<KubeClient, 'list'>;
+
 /** Reads a candidate list page by page (`limit` + `continue`). */
 export class CandidatePages {
   /** Hosts read so far. */
   considered = 0;
   private cont: string | undefined;
   private started = false;
-  private readonly client: KubeClient;
+  private readonly client: HostLister;
   private readonly namespace: string;
   private readonly labelSelector: string;
   private readonly pageSize: number;
-  constructor(client: KubeClient, namespace: string, labelSelector: string, pageSize = CANDIDATE_PAGE_SIZE) {
+  constructor(client: HostLister, namespace: string, labelSelector: string, pageSize = CANDIDATE_PAGE_SIZE) {
     this.client = client;
     this.namespace = namespace;
     this.labelSelector = labelSelector;
@@ -195,7 +204,7 @@ export class CandidateSampler extends CandidatePool {
   private readonly isEligible: (h: BareMetalHost) => boolean;
   private readonly enough: number;
   constructor(
-    client: KubeClient,
+    client: HostLister,
     namespace: string,
     labelSelector: string,
     isEligible: (h: BareMetalHost) => boolean,

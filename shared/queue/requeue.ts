@@ -20,13 +20,21 @@ import { ATTR_GROUP, envelopeGroup, groupId, stringAttr, toBatchEntry } from './
 /** SQS's limit on DelaySeconds. */
 export const MAX_DELAY_SECONDS = 900;
 
-/** The envelope of a requeue: same key, reason `requeue`, due time, one more attempt. */
-export function requeueEnvelope(msg: MessageEnvelope, afterSeconds: number, nowMs: number): MessageEnvelope {
+/**
+ * The envelope of a requeue: same key, reason `requeue`, due time (`notBefore` when the core named
+ * one, so equal decisions give equal deduplication ids), one more attempt.
+ */
+export function requeueEnvelope(
+  msg: MessageEnvelope,
+  afterSeconds: number,
+  nowMs: number,
+  notBefore?: number,
+): MessageEnvelope {
   const { cause: _cause, ...rest } = msg;
   return {
     ...rest,
     reason: 'requeue',
-    notBefore: nowMs + Math.max(0, Math.round(afterSeconds * 1000)),
+    notBefore: notBefore ?? nowMs + Math.max(0, Math.round(afterSeconds * 1000)),
     attempt: (msg.attempt ?? 0) + 1,
     observedAt: nowMs,
   };
@@ -58,8 +66,9 @@ export async function scheduleRequeue(
   group: string | undefined,
   afterSeconds: number,
   nowMs = Date.now(),
+  notBefore?: number,
 ): Promise<MessageEnvelope> {
-  const next = requeueEnvelope(msg, afterSeconds, nowMs);
+  const next = requeueEnvelope(msg, afterSeconds, nowMs, notBefore);
   await sendDelayed(sqs, requeueUrl, next, group ?? envelopeGroup(msg), nowMs);
   return next;
 }

@@ -5,7 +5,8 @@
  */
 export type ReconcileResult =
   | { kind: 'done'; note?: string }
-  | { kind: 'requeue'; afterSeconds: number; reason: string }
+  /** `notBefore` (ms since epoch), when given, is the due time itself (requeueAt). */
+  | { kind: 'requeue'; afterSeconds: number; reason: string; notBefore?: number }
   | { kind: 'terminal'; reason: string; message: string };
 
 export const done = (note?: string): ReconcileResult => (note ? { kind: 'done', note } : { kind: 'done' });
@@ -13,6 +14,17 @@ export const requeueAfter = (afterSeconds: number, reason: string): ReconcileRes
   kind: 'requeue',
   afterSeconds,
   reason,
+});
+/**
+ * Requeue for a due time the core computed from what it read, not from its clock: every pass that
+ * decides the same gets the same `notBefore`, so the requeues carry one deduplication id and the
+ * FIFO queue delivers one of them (ADR 025).
+ */
+export const requeueAt = (notBefore: number, nowMs: number, reason: string): ReconcileResult => ({
+  kind: 'requeue',
+  afterSeconds: Math.max(0, (notBefore - nowMs) / 1000),
+  reason,
+  notBefore,
 });
 export const terminal = (reason: string, message: string): ReconcileResult => ({
   kind: 'terminal',

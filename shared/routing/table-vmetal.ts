@@ -37,10 +37,11 @@ import {
   hostForCapacity,
   isAvailableHost,
   isClaimAddress,
-  nodeTypesOfHostNamespace,
+  nodeTypesCountingHost,
   nodeTypesOfProvider,
   providerOf,
   providersNamingType,
+  providerWaitsForClaims,
 } from './vmetal.ts';
 
 /** A claim that has a host (selectHost recorded it): renderData and resolveProviderID take it from there. */
@@ -120,24 +121,27 @@ export const VMETAL_ROUTES: readonly Route[] = [
     when: (ev) => liveNotDeleting(ev) && changedOrOwnLost(claimForSelectHost, claimOwnBySelectHost)(ev),
   },
   {
-    name: 'NodeClaim gone → its NodeProvider (deletion and removed types wait for claims)',
+    name: 'NodeClaim gone → its NodeProvider when it waits for claims (deletion, a removed type)',
     on: 'NodeClaim',
     fn: 'selectHost',
     reads: ['NodeProvider', 'NodeType'],
     when: (ev) => ev.type === 'DELETED',
+    // Not a provider that waits for nothing: its pass would change nothing (and its claim scan
+    // would read the claims left, on every deletion of a scale-down).
     targets: (ev, c) => {
       const p = providerOf(ev.object, c);
-      return p ? [{ kind: 'NodeProvider', object: p }] : [];
+      return p && providerWaitsForClaims(p) ? [{ kind: 'NodeProvider', object: p }] : [];
     },
   },
   {
-    name: 'BareMetalHost → the NodeTypes of its namespace (capacity follows hosts)',
+    name: 'BareMetalHost → the NodeTypes whose counts it moves (capacity follows hosts)',
     on: 'BareMetalHost',
     fn: 'selectHost',
     reads: ['NodeProvider', 'NodeType'],
     lists: ['NodeProvider', 'NodeType'],
+    // Not resyncs of an unchanged host (their class does not change): each NodeType's own resync recounts.
     when: changed(hostForCapacity),
-    targets: (ev, c) => nodeTypesOfHostNamespace(nsOf(ev.object), c),
+    targets: nodeTypesCountingHost,
   },
   {
     name: 'BareMetalHost becoming available → NodeClaims waiting for a host',

@@ -3,7 +3,9 @@
  * an IPClaim's or IPAddress's claim, the NodeTypes whose capacity a host counts in, the claims
  * that wait for an object to appear; and what each function reads of a NodeClaim.
  */
-import { listOf, stringOf } from '../api/json.ts';
+import type { BareMetalHost } from '../api/baremetalhost.ts';
+import type { HostSelector } from '../api/hostselector.ts';
+import { listOf, recordOf, stringOf } from '../api/json.ts';
 import { VMETAL_GROUP } from '../api/resources.ts';
 import {
   FINALIZER,
@@ -13,11 +15,18 @@ import {
   VMETAL_CLAIM_UID_LABEL,
 } from '../api/wellknown.ts';
 import type { KubeObject } from '../kube/types.ts';
+import {
+  type CapacityClass,
+  capacityClass,
+  compileTypeSelection,
+  sameCapacityClass,
+  type TypeSelection,
+} from '../vmetal/eligibility.ts';
 import type { CacheView } from './cache.ts';
 import { fieldOf, groupOf, isDeleting, nsOf, refOf, spec, status } from './predicates.ts';
 import { hasOwn, md } from './readers.ts';
 import { targetsOf } from './related.ts';
-import type { Target } from './types.ts';
+import type { RoutingEvent, Target } from './types.ts';
 
 export const claims = targetsOf('NodeClaim');
 
@@ -66,6 +75,16 @@ export function nodeTypesOfHostNamespace(namespace: string, cache: CacheView): T
     .filter((t) => !isDeleting(t) && providers.has(stringOf(spec(t).providerRef)))
     .map((object) => ({ kind: 'NodeType', object }));
 }
+
+/**
+ * A provider whose pass waits for NodeClaims to go (functions/select-host/nodeprovider.ts): being
+ * deleted, or NodeTypesSynced False (a removed type still in use is said there).
+ */
+export const providerWaitsForClaims = (p: KubeObject): boolean =>
+  isDeleting(p) ||
+  listOf(status(p).conditions).some(
+    (c) => fieldOf(c, 'type') === 'NodeTypesSynced' && fieldOf(c, 'status') === 'False',
+  );
 
 /** The NodeTypes a provider made (its `nodeTypes[]` names, or owned by it). */
 export function nodeTypesOfProvider(provider: KubeObject, cache: CacheView): Target[] {
@@ -137,10 +156,10 @@ export const claimWithHost = (o: KubeObject): unknown => [
 ];
 
 /**
- * A host as a NodeType's capacity counts it (shared/vmetal/eligibility.ts: matching, held, eligible):
- * labels, the pause and unhealthy annotations, deletion, whether anyone holds it, whether it is
- * available, in error, and its inventory. Not who holds it, nor the provisioning states in between
- * (a claimed host stays claimed through them): each claim or release changes the counts once.
+ * What of a host its capacity class can depend on (capacityClass: matching, held, eligible, the
+ * claim's type): labels, the pause and unhealthy annotations, deletion, whether anyone holds it,
+ * whether it is available, in error, and its inventory. A cheap first test before the NodeTypes
+ * are looked at (routing by lookup then reads nothing for a heartbeat).
  */
 export const hostForCapacity = (o: KubeObject): unknown => {
   const ann = md(o).annotations ?? {};
@@ -155,6 +174,56 @@ export const hostForCapacity = (o: KubeObject): unknown => {
     fieldOf(o, 'status', 'hardware', 'ramMebibytes'),
   ];
 };
+
+/** A NodeType's selection as its capacity counts hosts; null when it does not compile (its status says why). */
+const selections = new WeakMap<KubeObject, TypeSelection | null>();
+function selectionOf(t: KubeObject): TypeSelection | null {
+  let sel = selections.get(t);
+  if (sel === undefined) {
+    try {
+      const resources = recordOf(spec(t).resources);
+      sel = compileTypeSelection({
+        name: t.metadata.name ?? '',
+        selector: fieldOf(t, 'spec', 'bareMetalHosts', 'selector') as HostSelector | undefined,
+        resources: Object.fromEntries(Object.entries(resources).map(([k, v]) => [k, String(v)])),
+      });
+    } catch {
+      sel = null;
+    }
+    selections.set(t, sel);
+  }
+  return sel;
+}
+
+/**
+ * Whether a host's change can move a NodeType's counts: its capacity class for the type before
+ * and after (shared/vmetal/eligibility.ts) differ. A host first seen (no previous state) counts
+ * as coming from nowhere; a deleted one as going there. A host the class cannot be read of (not a
+ * valid host) moves it, to be safe: the function decides.
+ */
+function movesCounts(ev: RoutingEvent, t: KubeObject, namespace: string): boolean {
+  const sel = selectionOf(t);
+  if (!sel) return false;
+  const classOf = (h: KubeObject | undefined): CapacityClass | undefined => {
+    if (!h) return 'out';
+    try {
+      return capacityClass(h as BareMetalHost, sel, namespace);
+    } catch {
+      return undefined;
+    }
+  };
+  // A deletion carries the last state as its object.
+  const before = classOf(ev.type === 'DELETED' ? (ev.old ?? ev.object) : ev.old);
+  const after = classOf(ev.type === 'DELETED' ? undefined : ev.object);
+  if (before === undefined || after === undefined) return true;
+  return !sameCapacityClass(before, after);
+}
+
+/** The NodeTypes of the host's namespace whose counts its change moves (ADR 025). */
+export function nodeTypesCountingHost(ev: RoutingEvent, cache: CacheView): Target[] {
+  const namespace = nsOf(ev.object);
+  return nodeTypesOfHostNamespace(namespace, cache).filter((t) => movesCounts(ev, t.object, namespace));
+}
 
 /** A host vMetal could claim: available (vMetal takes `available` only), free, not being deleted. */
 export const isAvailableHost = (bmh: KubeObject): boolean =>

@@ -253,7 +253,7 @@ export class DirectRunner implements MessageSink {
         break;
       case 'requeue': {
         this.runStats.requeued++;
-        const next = requeueEnvelope(outcome.msg, outcome.afterSeconds, Date.now());
+        const next = requeueEnvelope(outcome.msg, outcome.afterSeconds, Date.now(), outcome.notBefore);
         const routed = { msg: next, group: entry.routed.group };
         this.later(outcome.afterSeconds * 1000, () => this.add({ routed, attempt: 0, started: false }));
         break;

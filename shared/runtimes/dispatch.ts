@@ -31,7 +31,7 @@ export type FunctionTable = Partial<Record<FunctionName, ReconcileFn>>;
 export type DispatchOutcome =
   | { kind: 'done'; msg: MessageEnvelope; result: ReconcileResult }
   | { kind: 'terminal'; msg: MessageEnvelope; reason: string; message: string }
-  | { kind: 'requeue'; msg: MessageEnvelope; afterSeconds: number; reason: string }
+  | { kind: 'requeue'; msg: MessageEnvelope; afterSeconds: number; reason: string; notBefore?: number }
   | { kind: 'retry'; msg: MessageEnvelope; error: Error; errorClass: 'transient' | 'api' | 'unknown' }
   | { kind: 'malformed'; reason: string };
 
@@ -106,6 +106,8 @@ async function dispatchInner(
       msg,
       afterSeconds: Math.ceil((msg.notBefore - now) / 1000),
       reason: 'not yet due',
+      // The same due time (not one rounded up from now): its deduplication id stays the same.
+      notBefore: msg.notBefore,
     };
   }
 
@@ -123,7 +125,13 @@ async function dispatchInner(
       case 'done':
         return { kind: 'done', msg, result };
       case 'requeue':
-        return { kind: 'requeue', msg, afterSeconds: result.afterSeconds, reason: result.reason };
+        return {
+          kind: 'requeue',
+          msg,
+          afterSeconds: result.afterSeconds,
+          reason: result.reason,
+          ...(result.notBefore !== undefined ? { notBefore: result.notBefore } : {}),
+        };
       case 'terminal':
         log.warn('terminal', { failureReason: result.reason, failureMessage: result.message });
         return { kind: 'terminal', msg, reason: result.reason, message: result.message };

@@ -45,7 +45,10 @@ export interface HttpRuntimeOptions {
   maxBodyBytes?: number | undefined;
   metrics?: PipelineMetrics | undefined;
   /** Requeue-after: default an in-process timer. */
-  onRequeue?: ((msg: MessageEnvelope, afterSeconds: number) => void | Promise<void>) | undefined;
+  /** `notBefore`: the due time the core named (requeueAt), when it named one. */
+  onRequeue?:
+    | ((msg: MessageEnvelope, afterSeconds: number, notBefore?: number) => void | Promise<void>)
+    | undefined;
   /** Longest in-process requeue timer (default 900 s). */
   maxRequeueSeconds?: number | undefined;
   /** Objects whose last routed state is remembered for ApiServerSource events (default 10,000). */
@@ -77,11 +80,18 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
 
   const requeue =
     opts.onRequeue ??
-    ((msg: MessageEnvelope, afterSeconds: number) => {
+    ((msg: MessageEnvelope, afterSeconds: number, notBefore?: number) => {
       const t = setTimeout(
         () => {
           timers.delete(t);
-          void run({ ...msg, reason: 'requeue', attempt: (msg.attempt ?? 0) + 1, observedAt: Date.now() });
+          // The due time goes with it: a core that named one recognises a requeue a later pass covered.
+          void run({
+            ...msg,
+            reason: 'requeue',
+            attempt: (msg.attempt ?? 0) + 1,
+            observedAt: Date.now(),
+            ...(notBefore !== undefined ? { notBefore } : {}),
+          });
         },
         Math.min(afterSeconds, opts.maxRequeueSeconds ?? 900) * 1000,
       );
@@ -94,7 +104,7 @@ export function createHttpApp(opts: HttpRuntimeOptions): Hono {
   ): Promise<Invocation | { outcome: 'malformed'; detail: string }> => {
     const out = await dispatch(opts.fns, opts.context, msg, { expect: [...served], metrics });
     if (out.kind === 'malformed') return { outcome: 'malformed', detail: out.reason };
-    if (out.kind === 'requeue') await requeue(out.msg, out.afterSeconds);
+    if (out.kind === 'requeue') await requeue(out.msg, out.afterSeconds, out.notBefore);
     return {
       function: out.msg.function,
       kind: out.msg.kind,

@@ -219,6 +219,8 @@ export function createSqsHandler(
           outcome.msg,
           record.attributes.MessageGroupId,
           outcome.afterSeconds,
+          Date.now(),
+          outcome.notBefore,
         );
         return 'requeue';
       }

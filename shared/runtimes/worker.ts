@@ -411,6 +411,8 @@ export class Worker {
               outcome.msg,
               message.Attributes?.MessageGroupId,
               outcome.afterSeconds,
+              Date.now(),
+              outcome.notBefore,
             );
             await this.delete(url, message);
           } else {

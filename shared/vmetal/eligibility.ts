@@ -11,8 +11,8 @@
 import type { BareMetalHost } from '../api/baremetalhost.ts';
 import type { HostSelector } from '../api/hostselector.ts';
 import { fieldOf } from '../api/json.ts';
-import { NODE_REUSE_LABEL } from '../api/wellknown.ts';
-import { type HostConsumer, hostConsumerRef, isHeldBy } from '../hosts/consumer.ts';
+import { NODE_CLAIM_LABEL, NODE_REUSE_LABEL, NODE_TYPE_LABEL } from '../api/wellknown.ts';
+import { consumerLabelValue, type HostConsumer, hostConsumerRef, isHeldBy } from '../hosts/consumer.ts';
 import { hostExclusionCode, hostState, pickRandom } from '../hosts/eligibility.ts';
 import {
   type CompiledSelector,
@@ -296,23 +296,57 @@ export function chooseClaimHost(
 }
 
 /**
+ * What one host adds to a NodeType's capacity: nothing (`out`: another namespace, not matching the
+ * selector, or being deleted), or one to `total` and perhaps to `claimed` (held by any consumer),
+ * `free` (eligible now) and `provisioned` (held by a NodeClaim of this type: the node-claim label
+ * with the type's label). Routing compares a host's class before and after a change (a NodeType is
+ * woken only when its counts can move, ADR 025); the counts are the sum over the hosts.
+ */
+export type CapacityClass = 'out' | { claimed: boolean; free: boolean; provisioned: boolean };
+
+export function capacityClass(h: BareMetalHost, type: TypeSelection, namespace: string): CapacityClass {
+  if (h.metadata.namespace !== namespace || h.metadata.deletionTimestamp) return 'out';
+  if (!matchesSelector(h.metadata.labels, type.selector)) return 'out';
+  const labels = h.metadata.labels ?? {};
+  return {
+    claimed: Boolean(hostConsumerRef(h)),
+    free: hostVerdict(h, type).eligible,
+    provisioned:
+      labels[NODE_CLAIM_LABEL] !== undefined && labels[NODE_TYPE_LABEL] === consumerLabelValue(type.typeName),
+  };
+}
+
+/** Whether two classes count the same. */
+export const sameCapacityClass = (a: CapacityClass, b: CapacityClass): boolean =>
+  a === 'out' || b === 'out'
+    ? a === b
+    : a.claimed === b.claimed && a.free === b.free && a.provisioned === b.provisioned;
+
+export interface NodeTypeCounts {
+  total: number;
+  claimed: number;
+  free: number;
+  provisioned: number;
+}
+
+/**
  * A NodeType's capacity: `total` = hosts of the namespace matching its selector and not being
- * deleted; `claimed` = those held by any consumer; `free` = those eligible now.
+ * deleted; of those, `claimed` = held by any consumer, `free` = eligible now, `provisioned` = held
+ * by NodeClaims of the type.
  */
 export function nodeTypeCapacity(
   hosts: readonly BareMetalHost[],
   type: TypeSelection,
   namespace: string,
-): { total: number; claimed: number; free: number } {
-  let total = 0;
-  let claimed = 0;
-  let free = 0;
+): NodeTypeCounts {
+  const n: NodeTypeCounts = { total: 0, claimed: 0, free: 0, provisioned: 0 };
   for (const h of hosts) {
-    if (h.metadata.namespace !== namespace || h.metadata.deletionTimestamp) continue;
-    if (!matchesSelector(h.metadata.labels, type.selector)) continue;
-    total++;
-    if (hostConsumerRef(h)) claimed++;
-    if (hostVerdict(h, type).eligible) free++;
+    const c = capacityClass(h, type, namespace);
+    if (c === 'out') continue;
+    n.total++;
+    if (c.claimed) n.claimed++;
+    if (c.free) n.free++;
+    if (c.provisioned) n.provisioned++;
   }
-  return { total, claimed, free };
+  return n;
 }

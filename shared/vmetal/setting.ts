@@ -11,10 +11,11 @@ import { resourceTexts } from '../api/vmetal/common.ts';
 import type { NodeClaim } from '../api/vmetal/nodeclaim.ts';
 import type { Metal3NodeTypeSpec, NodeProvider } from '../api/vmetal/nodeprovider.ts';
 import type { NodeType } from '../api/vmetal/nodetype.ts';
-import { NODE_CLAIM_LABEL } from '../api/wellknown.ts';
-import type { HostConsumer } from '../hosts/consumer.ts';
+import { NODE_CLAIM_LABEL, NODE_TYPE_LABEL } from '../api/wellknown.ts';
+import { CandidateSampler, freeHostSelector } from '../hosts/candidates.ts';
+import { consumerLabelValue, type HostConsumer } from '../hosts/consumer.ts';
 import type { ObjectReader } from '../kube/client.ts';
-import { compileTypeSelection, nodeTypeCapacity } from './eligibility.ts';
+import { compileTypeSelection, hostVerdict, type TypeSelection } from './eligibility.ts';
 import { missingObject, VMetalInputError } from './errors.ts';
 import { environmentName, type PropertyLevels } from './properties.ts';
 import { matchNodeType, type TypeCandidate } from './typematch.ts';
@@ -30,8 +31,12 @@ export interface ClaimSetting {
   consumer: HostConsumer;
 }
 
-/** The claim as a host consumer (VMETAL.md): consumerRef names the claim in its own namespace. */
-export function claimConsumer(claim: NodeClaim, hostNamespace: string): HostConsumer {
+/**
+ * The claim as a host consumer (VMETAL.md): consumerRef names the claim in its own namespace. With
+ * its NodeType (a claim taking a host) the host is labelled with the type too; without (a release)
+ * the type label goes whatever its value.
+ */
+export function claimConsumer(claim: NodeClaim, hostNamespace: string, typeName?: string): HostConsumer {
   return {
     apiVersion: apiVersionOf(R.NodeClaim),
     kind: 'NodeClaim',
@@ -39,7 +44,10 @@ export function claimConsumer(claim: NodeClaim, hostNamespace: string): HostCons
     name: claim.metadata.name!,
     uid: claim.metadata.uid,
     hostNamespace,
-    labels: { [NODE_CLAIM_LABEL]: claim.metadata.uid },
+    labels: {
+      [NODE_CLAIM_LABEL]: claim.metadata.uid,
+      [NODE_TYPE_LABEL]: typeName === undefined ? undefined : consumerLabelValue(typeName),
+    },
   };
 }
 
@@ -98,7 +106,6 @@ async function claimType(client: ObjectReader, claim: NodeClaim): Promise<NodeTy
   }
   const types = (await client.list(R.NodeType)).items.filter((t) => !t.metadata.deletionTimestamp);
   const providers = new Map<string, NodeProvider | undefined>();
-  const hosts = new Map<string, BareMetalHost[]>();
   const candidates: TypeCandidate[] = [];
   for (const t of types) {
     const providerName = t.spec.providerRef ?? '';
@@ -108,18 +115,25 @@ async function claimType(client: ObjectReader, claim: NodeClaim): Promise<NodeTy
     const provider = providers.get(providerName);
     const ns = provider?.spec.metal3?.clusterRef?.namespace;
     if (!provider || !ns) continue;
-    if (!hosts.has(ns)) hosts.set(ns, (await client.list(R.BareMetalHost, ns)).items);
-    let free = 0;
+    let selection: TypeSelection;
     try {
-      const selection = compileTypeSelection({
+      selection = compileTypeSelection({
         name: t.metadata.name!,
         selector: t.spec.bareMetalHosts?.selector,
         resources: resourceTexts(t.spec.resources),
       });
-      free = nodeTypeCapacity(hosts.get(ns)!, selection, ns).free;
     } catch {
       continue; // a type with a bad selector offers nothing (its own status says why)
     }
+    // "Free capacity" is one eligible host (ADR 018): the candidate pages until one, not every host.
+    const probe = new CandidateSampler(
+      client,
+      ns,
+      freeHostSelector(selection.selector),
+      (h) => hostVerdict(h, selection).eligible,
+    );
+    await probe.fill();
+    const free = probe.eligible.length;
     candidates.push({
       provider: { name: providerName, properties: provider.spec.properties },
       type: {
@@ -175,5 +189,12 @@ export async function loadClaimSetting(client: ObjectReader, claim: NodeClaim): 
         name: env.name,
       });
   }
-  return { provider, type, entry, environment, hostNamespace, consumer: claimConsumer(claim, hostNamespace) };
+  return {
+    provider,
+    type,
+    entry,
+    environment,
+    hostNamespace,
+    consumer: claimConsumer(claim, hostNamespace, type.metadata.name!),
+  };
 }

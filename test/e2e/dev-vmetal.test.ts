@@ -142,7 +142,9 @@ describe('metal3fn dev --vmetal --scale-down', () => {
     expect(violations(history)).toEqual([]);
   });
 
-  it('NodeType capacity follows the hosts (at Ready and after the release): status = a count of the hosts then', () => {
+  // Not at Ready: while hosts change the counts may lag by a window (ADR 025); the release check
+  // waited for them to equal the hosts' once the fleet was quiet, which this checks independently.
+  it('NodeType capacity converges to the hosts once quiet (after the release): status = a count of the hosts then', () => {
     const check = (objects: KubeObject[]) => {
       const hosts = ofKind(objects, 'BareMetalHost').map((h) => parseBareMetalHost(h));
       const types = ofKind(objects, 'NodeType');
@@ -154,16 +156,19 @@ describe('metal3fn dev --vmetal --scale-down', () => {
           selector: spec.bareMetalHosts?.selector,
         });
         const want = nodeTypeCapacity(hosts, selection, 'metal3');
-        const got = (t.status as { capacity?: { total?: number; claimed?: number; available?: number } })
-          .capacity;
-        expect(got, t.metadata.name).toMatchObject({
+        const got = (
+          t.status as {
+            capacity?: { total?: number; claimed?: number; available?: number; provisioned?: number };
+          }
+        ).capacity;
+        expect(got, t.metadata.name).toEqual({
           total: want.total,
           claimed: want.claimed,
           available: want.free,
+          provisioned: want.provisioned,
         });
       }
     };
-    check(atReady());
     check(dump.management);
   });
 

@@ -9,14 +9,24 @@
  * released; a host someone else held before the run must be exactly as it was. Without a scope the
  * whole cluster is the run's (an embedded run of the sample).
  */
+import { parseBareMetalHost } from '../../../shared/api/baremetalhost.ts';
+import { fieldOf } from '../../../shared/api/json.ts';
+import { resourceTexts } from '../../../shared/api/vmetal/common.ts';
+import { parseNodeType } from '../../../shared/api/vmetal/nodetype.ts';
 import {
   NODE_CLAIM_LABEL,
+  NODE_TYPE_LABEL,
   VMETAL_CLAIM_UID_LABEL,
   VMETAL_HOST_ANNOTATION,
   VMETAL_ORIGINAL_ANNOTATIONS,
 } from '../../../shared/api/wellknown.ts';
 import { sameJson } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import {
+  compileTypeSelection,
+  nodeTypeCapacity,
+  type TypeSelection,
+} from '../../../shared/vmetal/eligibility.ts';
 import { belongsTo, byUid, runMetal3Machines } from './ownership.ts';
 
 export interface ReleaseFinding {
@@ -146,6 +156,7 @@ export function checkRelease(objects: KubeObject[], scope?: ReleaseScope): Relea
     if (o.metadata.deletionTimestamp && stuck.length && owned(o))
       findings.push({ object: ref(o), problem: `deleting but held by finalizers ${stuck.join(', ')}` });
   }
+  findings.push(...capacityOff(objects));
   if (judged) {
     const present = new Set(objects.filter((o) => o.kind === 'BareMetalHost').map(nsName));
     for (const [key, before] of judged.foreign)
@@ -156,6 +167,43 @@ export function checkRelease(objects: KubeObject[], scope?: ReleaseScope): Relea
         });
   }
   return findings;
+}
+
+/**
+ * NodeType capacity counts that are not the hosts' (ADR 025): once the fleet is quiet the coalesced
+ * counts converge, so the release check's settle loop waits for them too. Types without counts
+ * (no provider, a bad selector) are their own status's business.
+ */
+function capacityOff(objects: KubeObject[]): ReleaseFinding[] {
+  const out: ReleaseFinding[] = [];
+  const hosts = objects.filter((o) => o.kind === 'BareMetalHost').map((h) => parseBareMetalHost(h));
+  for (const t of objects.filter((o) => o.kind === 'NodeType')) {
+    const have = fieldOf(t, 'status', 'capacity');
+    const provider = objects.find(
+      (o) => o.kind === 'NodeProvider' && o.metadata.name === fieldOf(t, 'spec', 'providerRef'),
+    );
+    const namespace = fieldOf(provider, 'spec', 'metal3', 'clusterRef', 'namespace');
+    if (!have || typeof namespace !== 'string') continue;
+    let sel: TypeSelection;
+    try {
+      const type = parseNodeType(t);
+      sel = compileTypeSelection({
+        name: type.metadata.name!,
+        selector: type.spec.bareMetalHosts?.selector,
+        resources: resourceTexts(type.spec.resources),
+      });
+    } catch {
+      continue;
+    }
+    const n = nodeTypeCapacity(hosts, sel, namespace);
+    const want = { total: n.total, available: n.free, claimed: n.claimed, provisioned: n.provisioned };
+    if (!sameJson(have, want))
+      out.push({
+        object: ref(t),
+        problem: `capacity ${JSON.stringify(have)} is not the hosts' ${JSON.stringify(want)}`,
+      });
+  }
+  return out;
 }
 
 /**
@@ -220,8 +268,10 @@ const heldByOther = (h: KubeObject): boolean => {
 /** What a NodeClaim leaves on a host it held: its label, the saved record, network annotations changed. */
 function claimTraces(now: KubeObject, before: KubeObject | undefined): ReleaseFinding[] {
   const out: ReleaseFinding[] = [];
-  const label = now.metadata.labels?.[NODE_CLAIM_LABEL];
-  if (label) out.push({ object: ref(now), problem: `still labelled ${NODE_CLAIM_LABEL}=${label}` });
+  for (const key of [NODE_CLAIM_LABEL, NODE_TYPE_LABEL]) {
+    const label = now.metadata.labels?.[key];
+    if (label) out.push({ object: ref(now), problem: `still labelled ${key}=${label}` });
+  }
   const ann = now.metadata.annotations ?? {};
   if (ann[VMETAL_ORIGINAL_ANNOTATIONS] !== undefined)
     out.push({ object: ref(now), problem: `still carries ${VMETAL_ORIGINAL_ANNOTATIONS}` });

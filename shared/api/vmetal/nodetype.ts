@@ -29,6 +29,12 @@ export const NodeTypeSchema = z.lazy(() =>
         ...vmetalStatusFields,
         cost: z.int().optional(),
         capacity: NodeTypeCapacitySchema.optional(),
+        countedAt: z
+          .string()
+          .optional()
+          .describe(
+            'When the capacity was counted (the host list was started); while hosts change it is recounted at most once per window (ADR 025)',
+          ),
       })
       .optional(),
   }),

@@ -9,6 +9,7 @@ import { reconcile as deprovision } from '../../../functions/deprovision/core.ts
 import { R } from '../../../shared/api/resources.ts';
 import {
   NODE_CLAIM_LABEL,
+  NODE_TYPE_LABEL,
   VMETAL_HOST_ANNOTATION,
   VMETAL_ORIGINAL_ANNOTATIONS,
 } from '../../../shared/api/wellknown.ts';
@@ -48,6 +49,7 @@ describe('deprovision for a NodeClaim', () => {
 
     // What provisioning would have written (renderData's part): image, data, online, our annotations.
     const held = (await tc.client.get(R.BareMetalHost, HOST_NS, 'rel-0000'))!;
+    expect(held.metadata.labels?.[NODE_TYPE_LABEL]).toBe('prov-rel-any');
     const provisioned = await tc.client.replace(R.BareMetalHost, {
       ...held,
       metadata: {
@@ -88,6 +90,7 @@ describe('deprovision for a NodeClaim', () => {
     const back = (await tc.client.get(R.BareMetalHost, HOST_NS, 'rel-0000'))!;
     expect(back.spec?.consumerRef).toBeUndefined();
     expect(back.metadata.labels?.[NODE_CLAIM_LABEL]).toBeUndefined();
+    expect(back.metadata.labels?.[NODE_TYPE_LABEL]).toBeUndefined();
     expect(back.metadata.annotations?.[VMETAL_ORIGINAL_ANNOTATIONS]).toBeUndefined();
     expect(back.metadata.labels?.pool).toBe('rel');
     const ipClaim = await tc.client.get(R.IPClaim, HOST_NS, ipc);

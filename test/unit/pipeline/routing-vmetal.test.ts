@@ -62,7 +62,17 @@ function world() {
     obj('NodeProvider', 'elsewhere', undefined, { spec: { metal3: { clusterRef: { namespace: 'other' } } } }),
   );
   const small = put('NodeType', obj('NodeType', 'small', undefined, { spec: { providerRef: 'metal' } }));
-  put('NodeType', obj('NodeType', 'big', undefined, { spec: { providerRef: 'metal' } }));
+  // small takes any host of the namespace; big the hosts of rack r2 with 4 CPUs.
+  put(
+    'NodeType',
+    obj('NodeType', 'big', undefined, {
+      spec: {
+        providerRef: 'metal',
+        bareMetalHosts: { selector: { matchLabels: { rack: 'r2' } } },
+        resources: { cpu: '4' },
+      },
+    }),
+  );
   put('NodeType', obj('NodeType', 'far', undefined, { spec: { providerRef: 'elsewhere' } }));
   const held = put(
     'NodeClaim',
@@ -238,6 +248,10 @@ describe('vMetal routes', () => {
     ]);
     const noFinalizer = withMeta(leaving, { finalizers: [] });
     expect(summary({ type: 'MODIFIED', object: noFinalizer }, c)).toEqual([]);
+    // A provider that waits for no claim is not woken (a scale-down would wake it per claim).
+    expect(summary({ type: 'DELETED', object: noFinalizer }, c)).toEqual([]);
+    const provider = c.get('NodeProvider', undefined, 'metal')!;
+    c.store('NodeProvider').upsert(withMeta(provider, DEL));
     expect(summary({ type: 'DELETED', object: noFinalizer }, c)).toEqual([
       'selectHost NodeProvider/metal related',
     ]);
@@ -246,24 +260,31 @@ describe('vMetal routes', () => {
     expect(summary({ type: 'DELETED', object: chosen }, c)).toEqual([
       'selectHost NodeProvider/metal related',
     ]);
+    // Not deleting, but a removed type still in use (NodeTypesSynced False): woken too.
+    c.store('NodeProvider').upsert(
+      withStatus(provider, { conditions: [{ type: 'NodeTypesSynced', status: 'False' }] }),
+    );
+    expect(summary({ type: 'DELETED', object: chosen }, c)).toEqual([
+      'selectHost NodeProvider/metal related',
+    ]);
   });
 
-  it('a host event reaches the claim holding it (consumerRef or label), and the NodeTypes of its namespace', () => {
+  it('a host event reaches the claim holding it (consumerRef or label), and the NodeTypes whose counts it moves', () => {
     const { c, host1, host2 } = world();
+    // First seen (no previous state): counted by small (any host), not by big (rack r2 only).
     expect(summary({ type: 'MODIFIED', object: host1 }, c)).toEqual([
       'renderData NodeClaim/alpha-small-1 related',
       'selectHost NodeClaim/alpha-small-1 related',
-      'selectHost NodeType/big related',
       'selectHost NodeType/small related',
     ]);
     // By the node-claim label alone (consumerRef already gone).
     const labelOnly = { ...host1, spec: {} };
     expect(summary({ type: 'MODIFIED', object: labelOnly, old: labelOnly }, c)).toEqual([]);
     const relabelled = withMeta(labelOnly, { labels: { ...labelOnly.metadata.labels, rack: 'r2' } });
+    // Into rack r2: big counts it now; small counted it before and after alike.
     expect(summary({ type: 'MODIFIED', object: relabelled, old: labelOnly }, c)).toEqual([
       'renderData NodeClaim/alpha-small-1 related',
       'selectHost NodeType/big related',
-      'selectHost NodeType/small related',
     ]);
     // A deleting claim's host: deprovision, on any change.
     expect(summary({ type: 'MODIFIED', object: host2, old: host2 }, c)).toEqual([
@@ -271,28 +292,51 @@ describe('vMetal routes', () => {
     ]);
   });
 
-  it('NodeType capacity follows hosts: a host claimed, freed, relabelled, failing or deleted; a heartbeat does not', () => {
+  it('NodeType capacity follows hosts: a change wakes exactly the NodeTypes whose counts it moves; a heartbeat or resync none', () => {
     const { c } = world();
     const free = obj('BareMetalHost', 'h-5', HOSTS, {
       spec: {},
       status: { provisioning: { state: 'available' } },
     });
-    const types = ['selectHost NodeType/big related', 'selectHost NodeType/small related'];
-    const cases: [string, KubeObject][] = [
-      ['claimed', { ...free, spec: { consumerRef: { kind: 'Metal3Machine', name: 'm' } } }],
-      ['relabelled', withMeta(free, { labels: { gpu: 'yes' } })],
-      ['failing', withStatus(free, { errorType: 'inspection error', errorMessage: 'bad' })],
-      ['deleting', withMeta(free, DEL)],
-      ['hardware', withStatus(free, { hardware: { cpu: { count: 8 } } })],
+    const r2 = withMeta(free, { labels: { rack: 'r2' } });
+    const small = ['selectHost NodeType/small related'];
+    const big = ['selectHost NodeType/big related'];
+    const claimed = { ...free, spec: { consumerRef: { kind: 'NodeClaim', name: 'c', namespace: PROJECT } } };
+    const cases: [string, KubeObject, KubeObject, string[]][] = [
+      ['claimed', free, claimed, small],
+      [
+        'labelled with the claim and its type (provisioned)',
+        claimed,
+        withMeta(claimed, {
+          labels: { 'metal3.vcluster.com/node-claim': 'uid-c', 'vmetal.metal3fn.io/node-type': 'small' },
+        }),
+        small,
+      ],
+      ['relabelled, no selector concerned', free, withMeta(free, { labels: { gpu: 'yes' } }), []],
+      ['relabelled into rack r2', free, r2, big],
+      ['failing', free, withStatus(free, { errorType: 'inspection error', errorMessage: 'bad' }), small],
+      ['deleting', free, withMeta(free, DEL), small],
+      // small asks for no resources: its counts ignore inventory; big's needs 4 CPUs.
+      [
+        'inventory on a host no type with resources matches',
+        free,
+        withStatus(free, { hardware: { cpu: { count: 8 } } }),
+        [],
+      ],
+      ['inventory in rack r2', r2, withStatus(r2, { hardware: { cpu: { count: 8 } } }), big],
+      ['too few CPUs in rack r2', r2, withStatus(r2, { hardware: { cpu: { count: 2 } } }), []],
     ];
-    for (const [why, next] of cases)
+    for (const [why, before, after, want] of cases)
       expect(
-        summary({ type: 'MODIFIED', object: next, old: free }, c).filter((m) => m.includes('NodeType')),
+        summary({ type: 'MODIFIED', object: after, old: before }, c).filter((m) => m.includes('NodeType')),
         why,
-      ).toEqual(types);
+      ).toEqual(want);
     const beat = withStatus(free, { poweredOn: true, lastUpdated: 'now' });
     expect(summary({ type: 'MODIFIED', object: beat, old: free }, c)).toEqual([]);
-    expect(summary({ type: 'DELETED', object: free }, c)).toEqual(types);
+    // A resync of an unchanged host: each NodeType's own resync recounts.
+    expect(summary({ type: 'MODIFIED', object: free, old: free, resync: true }, c)).toEqual([]);
+    expect(summary({ type: 'DELETED', object: free }, c)).toEqual(small);
+    expect(summary({ type: 'DELETED', object: r2 }, c).sort()).toEqual([...big, ...small].sort());
     // Hosts of a namespace no provider targets concern no NodeType.
     const elsewhere = obj('BareMetalHost', 'x', 'nobody', {
       status: { provisioning: { state: 'available' } },

@@ -358,16 +358,24 @@ describe('summarizeExclusions / formatExclusions', () => {
 });
 
 describe('nodeTypeCapacity', () => {
-  it('total = matching and not deleting; claimed = held; free = eligible', () => {
+  it('total = matching and not deleting; claimed = held; free = eligible; provisioned = held by a claim of the type', () => {
+    const held = (name: string, labels: Record<string, string>) =>
+      host(name, {
+        state: 'provisioned',
+        consumer: { kind: 'NodeClaim', name, namespace: 'p' },
+        labels: { role: 'compute', ...labels },
+      });
     const hosts = [
       host('free-1'),
       host('free-2'),
-      host('held', { state: 'provisioned', consumer: { kind: 'NodeClaim', name: 'x', namespace: 'p' } }),
+      held('held', {}),
+      held('mine', { 'metal3.vcluster.com/node-claim': 'u1', 'vmetal.metal3fn.io/node-type': 'gpu' }),
+      held('other-type', { 'metal3.vcluster.com/node-claim': 'u2', 'vmetal.metal3fn.io/node-type': 'cpu' }),
       host('inspecting', { state: 'inspecting' }),
       host('gone', { deleting: true }),
       host('storage', { labels: { role: 'storage' } }),
       host('elsewhere', { namespace: 'other' }),
     ];
-    expect(nodeTypeCapacity(hosts, type(), NS)).toEqual({ total: 4, claimed: 1, free: 2 });
+    expect(nodeTypeCapacity(hosts, type(), NS)).toEqual({ total: 6, claimed: 3, free: 2, provisioned: 1 });
   });
 });
