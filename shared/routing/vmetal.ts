@@ -3,8 +3,8 @@
  * an IPClaim's or IPAddress's claim, the NodeTypes whose capacity a host counts in, the claims
  * that wait for an object to appear; and what each function reads of a NodeClaim.
  */
-import type { BareMetalHost } from '../api/baremetalhost.ts';
-import type { HostSelector } from '../api/hostselector.ts';
+import { type BareMetalHost, BareMetalHostSchema } from '../api/baremetalhost.ts';
+import { HostSelectorSchema } from '../api/hostselector.ts';
 import { listOf, recordOf, stringOf } from '../api/json.ts';
 import { VMETAL_GROUP } from '../api/resources.ts';
 import {
@@ -180,11 +180,15 @@ const selections = new WeakMap<KubeObject, TypeSelection | null>();
 function selectionOf(t: KubeObject): TypeSelection | null {
   let sel = selections.get(t);
   if (sel === undefined) {
+    const selector = HostSelectorSchema.optional().safeParse(
+      fieldOf(t, 'spec', 'bareMetalHosts', 'selector'),
+    );
     try {
+      if (!selector.success) throw new Error('invalid host selector');
       const resources = recordOf(spec(t).resources);
       sel = compileTypeSelection({
         name: t.metadata.name ?? '',
-        selector: fieldOf(t, 'spec', 'bareMetalHosts', 'selector') as HostSelector | undefined,
+        selector: selector.data,
         resources: Object.fromEntries(Object.entries(resources).map(([k, v]) => [k, String(v)])),
       });
     } catch {
@@ -193,6 +197,18 @@ function selectionOf(t: KubeObject): TypeSelection | null {
     selections.set(t, sel);
   }
   return sel;
+}
+
+/** A cached host as the capacity class reads it: parsed once per object; undefined when it is not a valid host. */
+const hosts = new WeakMap<KubeObject, BareMetalHost | null>();
+function hostOf(h: KubeObject): BareMetalHost | undefined {
+  let parsed = hosts.get(h);
+  if (parsed === undefined) {
+    const r = BareMetalHostSchema.safeParse(h);
+    parsed = r.success ? r.data : null;
+    hosts.set(h, parsed);
+  }
+  return parsed ?? undefined;
 }
 
 /**
@@ -206,8 +222,10 @@ function movesCounts(ev: RoutingEvent, t: KubeObject, namespace: string): boolea
   if (!sel) return false;
   const classOf = (h: KubeObject | undefined): CapacityClass | undefined => {
     if (!h) return 'out';
+    const host = hostOf(h);
+    if (!host) return undefined;
     try {
-      return capacityClass(h as BareMetalHost, sel, namespace);
+      return capacityClass(host, sel, namespace);
     } catch {
       return undefined;
     }
