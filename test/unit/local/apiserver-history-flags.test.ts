@@ -1,6 +1,6 @@
-/** `metal3fn apiserver`'s history-window flags: quantities and durations as a real server takes them. */
+/** `metal3fn apiserver`'s memory flags: the history window's sizing as a real server takes it, and the heap's growth. */
 import { describe, expect, it } from 'vitest';
-import { historyOptions, run } from '../../../bin/commands/apiserver.ts';
+import { heapGrowthPercent, historyOptions, run } from '../../../bin/commands/apiserver.ts';
 
 describe('metal3fn apiserver history flags', () => {
   it('reads bytes as a quantity, events as a count and the interval as a Go duration', () => {
@@ -46,5 +46,17 @@ describe('metal3fn apiserver history flags', () => {
       process.stderr.write = write;
     }
     expect(written.join('')).toMatch(/^metal3fn apiserver: invalid --history-bytes lots/);
+  });
+});
+
+describe('metal3fn apiserver --heap-growth-percent', () => {
+  it("defaults to GOGC's 100; 0 leaves V8's heuristics", () => {
+    expect(heapGrowthPercent(undefined)).toBe(100);
+    expect(heapGrowthPercent('50')).toBe(50);
+    expect(heapGrowthPercent('0')).toBe(0);
+  });
+
+  it.each(['-1', '1.5', 'half', ''])('refuses %j', (v) => {
+    expect(() => heapGrowthPercent(v)).toThrow(`invalid --heap-growth-percent ${v}`);
   });
 });
