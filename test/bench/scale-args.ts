@@ -11,11 +11,13 @@ export interface ScaleOptions {
   vmetalClaims?: number;
   /** dev's --timeout, per wait (default max(600, 2 s per machine or claim)). */
   timeoutSeconds?: number;
+  /** More arguments for `metal3fn apiserver` (its history and heap flags), split on spaces. */
+  apiServerArgs?: string[];
   /** Where to print progress (default stderr). */
   log?: (line: string) => void;
 }
 
-/** `--scale N [--clusters K] [--vmetal-claims C] [--timeout S]`, checked; undefined without --scale. */
+/** `--scale N [--clusters K] [--vmetal-claims C] [--timeout S] [--apiserver-args A]`, checked; undefined without --scale. */
 export function parseScaleArgs(
   values: Record<string, string | boolean | undefined>,
 ): ScaleOptions | undefined {
@@ -29,7 +31,7 @@ export function parseScaleArgs(
   };
   const machines = whole('scale', 1);
   if (machines === undefined) {
-    for (const o of ['clusters', 'vmetal-claims'])
+    for (const o of ['clusters', 'vmetal-claims', 'apiserver-args'])
       if (values[o] !== undefined) throw new Error(`--${o} goes with --scale N`);
     return undefined;
   }
@@ -38,11 +40,16 @@ export function parseScaleArgs(
     throw new Error(`--clusters ${clusters} is more than --scale ${machines} machines`);
   const vmetalClaims = whole('vmetal-claims', 1);
   const timeoutSeconds = whole('timeout', 1);
+  const raw = values['apiserver-args'];
+  const apiServerArgs = typeof raw === 'string' ? raw.split(/\s+/).filter(Boolean) : [];
+  const stray = apiServerArgs.find((a) => ['--port', '--crds', '--kubeconfig-out'].includes(a));
+  if (stray) throw new Error(`--apiserver-args: ${stray} is set by the bench`);
   return {
     machines,
     clusters,
     ...(vmetalClaims ? { vmetalClaims } : {}),
     ...(timeoutSeconds ? { timeoutSeconds } : {}),
+    ...(apiServerArgs.length ? { apiServerArgs } : {}),
   };
 }
 
@@ -51,4 +58,5 @@ export const SCALE_ARG_OPTIONS = {
   clusters: { type: 'string' },
   'vmetal-claims': { type: 'string' },
   timeout: { type: 'string' },
+  'apiserver-args': { type: 'string' },
 } as const;

@@ -13,6 +13,8 @@
  *
  * - `--clusters K`: the same N spread over K clusters, one namespace and one sample each
  *   (./fleet-manifests.ts), through `dev --manifests`.
+ * - `--apiserver-args="A"` (with `=`, as A starts with a dash): more arguments for `metal3fn
+ *   apiserver`, split on spaces (its history and heap flags: `--history-bytes 64Mi`, …).
  * - `--vmetal-claims C`: afterwards, a vMetal-only run of C NodeClaims over 1.5 C hosts (the vMetal
  *   sample's provider and two tenants, counts scaled), with writes per claim against the NodeClaim
  *   write floor (./write-floor.ts).
@@ -62,10 +64,10 @@ function waitExit(child: ChildProcess): Promise<number> {
 }
 
 /** Starts `metal3fn apiserver` and resolves once it listens (its kubeconfig written). */
-async function startApiServerProcess(kubeconfig: string): Promise<ChildProcess> {
+async function startApiServerProcess(kubeconfig: string, extra: string[]): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    [CLI, 'apiserver', '--port', '0', '--crds', '--kubeconfig-out', kubeconfig],
+    [CLI, 'apiserver', '--port', '0', '--crds', '--kubeconfig-out', kubeconfig, ...extra],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: child.stdout! });
@@ -85,6 +87,7 @@ async function runFleet(
   timeoutSeconds: number,
   write: (dir: string) => Promise<void>,
   log: (line: string) => void,
+  apiServerArgs: string[],
 ): Promise<FleetRun> {
   const dir = await mkdtemp(join(tmpdir(), `metal3fn-scale-${name}-`));
   await write(dir);
@@ -92,7 +95,8 @@ async function runFleet(
   const summaryFile = join(dir, 'summary.json');
   const peakFile = join(dir, 'dev-peak-rss-kib');
   log(`scale: ${name}: files in ${dir}`);
-  const api = await startApiServerProcess(kubeconfig);
+  if (apiServerArgs.length) log(`scale: ${name}: metal3fn apiserver ${apiServerArgs.join(' ')}`);
+  const api = await startApiServerProcess(kubeconfig, apiServerArgs);
   const apiMemory = sampleMemory(api.pid!);
   let apiCurve: MemoryCurve | undefined;
   try {
@@ -257,6 +261,7 @@ export async function benchScale(o: ScaleOptions): Promise<Record<string, number
     timeout(o.machines),
     write,
     log,
+    o.apiServerArgs ?? [],
   );
   Object.assign(out, fleetFigures(prefix, run, 'Machine', WRITE_FLOOR_PER_MACHINE));
   Object.assign(out, requestsByResource(prefix, run.summary, 'Machine'));
@@ -275,6 +280,7 @@ export async function benchScale(o: ScaleOptions): Promise<Record<string, number
         vsizing[1] = await writeManifests(dir, { 'vmetal-fleet.yaml': fleet.objects });
       },
       log,
+      o.apiServerArgs ?? [],
     );
     const vprefix = `fleet.vmetal.${o.vmetalClaims}`;
     Object.assign(out, fleetFigures(vprefix, vrun, 'Claim', WRITE_FLOOR_PER_CLAIM));
@@ -291,7 +297,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   const opts = parseScaleArgs(values);
   if (!opts)
     throw new Error(
-      'usage: node test/bench/scale.ts --scale N [--clusters K] [--vmetal-claims C] [--timeout S] [--json F]',
+      'usage: node test/bench/scale.ts --scale N [--clusters K] [--vmetal-claims C] [--timeout S] [--apiserver-args="A"] [--json F]',
     );
   const r = await benchScale(opts);
   for (const [k, v] of Object.entries(r)) process.stdout.write(`${k.padEnd(56)} ${v}\n`);

@@ -216,3 +216,146 @@ function firstEvent(client: KubeClient, resourceVersion: string): Promise<{ type
       }, reject);
   });
 }
+
+/** A ConfigMap with an entry per "machine", written as a controller writes an IPPool's allocations. */
+function perMachineWrites(write: (patch: any, manager: string) => void, writes: number): void {
+  for (let i = 1; i <= writes; i++) {
+    const data: Record<string, string | null> = { [`n${i}`]: `v${i}` };
+    // Some writes release an entry, as a scale-down does.
+    if (i % 7 === 0) data[`n${i - 3}`] = null;
+    if (i % 9 === 0) data[`m${i}`] = null;
+    const labels = i % 10 === 0 ? { team: i % 20 === 0 ? 'a' : 'b' } : undefined;
+    write(labels ? { metadata: { labels }, data } : { data }, i % 3 === 0 ? 'two' : 'one');
+  }
+}
+
+const bigData = () => Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`m${i}`, `machine-${i}`]));
+
+describe('superseded versions of large objects in the window', () => {
+  it('are kept as deltas: the old maps are freed, and every version and prev reads back as written', async () => {
+    const v8 = await import('node:v8');
+    const vm = await import('node:vm');
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const { store, rest, cm } = setup();
+    rest.create(
+      cm,
+      'n',
+      { metadata: { name: 'big', labels: { team: 'a' } }, data: bigData() },
+      { fieldManager: 'one' },
+    );
+    const from = store.rv;
+    const written = new Map<number, unknown>([[from, JSON.parse(JSON.stringify(rest.get(cm, 'n', 'big')))]]);
+    const maps: WeakRef<object>[] = [];
+    perMachineWrites((patch, manager) => {
+      const o = rest.patch(cm, 'n', 'big', 'application/merge-patch+json', patch, {
+        fieldManager: manager,
+      }).obj;
+      written.set(store.rv, JSON.parse(JSON.stringify(o)));
+      maps.push(new WeakRef(o.data));
+    }, 120);
+    // What the window holds is about what the writes changed, not 120 maps of 1,000 entries.
+    expect(store.history.bytes).toBeLessThan(2_000_000);
+    gc();
+    await new Promise((r) => setTimeout(r, 0));
+    gc();
+    const kept = maps.slice(0, -1).filter((w) => w.deref() !== undefined).length;
+    expect(kept).toBeLessThanOrEqual(10);
+
+    const events = store.eventsSince('/configmaps', from);
+    expect(events.map((e) => e.rv)).toEqual([...written.keys()].slice(1));
+    for (const e of events) {
+      expect(e.obj).toEqual(written.get(e.rv));
+      expect(e.prev).toEqual(written.get(e.rv - 1));
+    }
+    for (const rv of [from, from + 1, from + 50, from + 99, from + 119]) {
+      const [big] = store.listAt('/configmaps', rv, 'n');
+      expect(big).toEqual(written.get(rv));
+    }
+  });
+
+  it('through the server: a watch resumed with a selector and Exact lists see each version as written', async () => {
+    const server = await startApiServer();
+    const client = KubeClient.fromString(server.kubeconfig());
+    const api = (client as any).api;
+    const path = client.path(R.ConfigMap, 'default');
+    try {
+      await client.create<any>(R.ConfigMap, {
+        metadata: { name: 'big', namespace: 'default', labels: { team: 'a' } },
+        data: bigData(),
+      });
+      const written: any[] = [];
+      const writes: { patch: any; manager: string }[] = [];
+      perMachineWrites((patch, manager) => writes.push({ patch, manager }), 40);
+      for (const { patch, manager } of writes) {
+        const { body } = await api.send(
+          'PATCH',
+          `${path}/big`,
+          { fieldManager: manager },
+          patch,
+          'application/merge-patch+json',
+        );
+        written.push(body);
+      }
+      const from = written[0].metadata.resourceVersion;
+      const seen = await resume(client, from, 'team=a', written.at(-1).metadata.resourceVersion);
+      // Expected from what was written: in the selector while team=a (writes 2..9, 20..29, 40), out for 10..19 and 30..39.
+      const expected: { type: string; rv: string }[] = [];
+      for (let i = 1; i < written.length; i++) {
+        const inNow = written[i].metadata.labels.team === 'a';
+        const inBefore = written[i - 1].metadata.labels.team === 'a';
+        const type = inNow && inBefore ? 'MODIFIED' : inNow ? 'ADDED' : inBefore ? 'DELETED' : undefined;
+        if (type) expected.push({ type, rv: written[i].metadata.resourceVersion });
+      }
+      expect(seen.map((e) => ({ type: e.type, rv: e.object.metadata.resourceVersion }))).toEqual(expected);
+      for (const e of seen) {
+        const at = written.find((w) => w.metadata.resourceVersion === e.object.metadata.resourceVersion);
+        expect(e.object).toEqual(at);
+      }
+      for (const w of [written[0], written[17], written[33]]) {
+        const { body } = await api.send('GET', path, {
+          resourceVersion: w.metadata.resourceVersion,
+          resourceVersionMatch: 'Exact',
+        });
+        expect(body.items.find((o: any) => o.metadata.name === 'big')).toEqual(w);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+/** The events of a watch resumed from `resourceVersion` with a label selector, up to revision `until`. */
+function resume(
+  client: KubeClient,
+  resourceVersion: string,
+  labelSelector: string,
+  until: string,
+): Promise<any[]> {
+  return new Promise((resolve, reject) => {
+    const seen: any[] = [];
+    let ctl: AbortController | undefined;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      ctl?.abort();
+      resolve(seen);
+    };
+    client
+      .watch(
+        R.ConfigMap,
+        'default',
+        { resourceVersion, labelSelector, timeoutSeconds: 5 },
+        (e: WatchEvent) => {
+          seen.push(e);
+          if ((e.object as any).metadata.resourceVersion === until) finish();
+        },
+        finish,
+      )
+      .then((c) => {
+        ctl = c;
+        if (done) c.abort();
+      }, reject);
+  });
+}

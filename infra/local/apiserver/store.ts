@@ -329,7 +329,7 @@ export class Store {
    * rebuilt from the current state and the history; the caller checks the window first.
    */
   listAt(resource: string, rv: number, ns?: string, from?: string): any[] {
-    const changed = rv >= this.rv ? undefined : this.history.stateAt(resource, rv, keyOf);
+    const changed = rv >= this.rv ? undefined : this.history.stateAt(resource, rv, objectKey);
     if (!changed || changed.size === 0) return this.list(resource, ns, from);
     const prefix = ns ? `${ns}/` : '';
     const inRange = (k: string) => k.startsWith(prefix) && (from === undefined || k >= from);

@@ -130,4 +130,19 @@ describe('parseScaleArgs', () => {
     expect(() => parseScaleArgs({ scale: '10', clusters: '11' })).toThrow(/more than --scale 10/);
     expect(() => parseScaleArgs({ clusters: '2' })).toThrow('--clusters goes with --scale N');
   });
+  it('passes --apiserver-args to metal3fn apiserver, but not what the bench sets itself', () => {
+    expect(
+      parseScaleArgs({ scale: '10', 'apiserver-args': ' --history-bytes 64Mi  --heap-growth-percent 0 ' }),
+    ).toEqual({
+      machines: 10,
+      clusters: 1,
+      apiServerArgs: ['--history-bytes', '64Mi', '--heap-growth-percent', '0'],
+    });
+    expect(() => parseScaleArgs({ scale: '10', 'apiserver-args': '--port 7000' })).toThrow(
+      '--apiserver-args: --port is set by the bench',
+    );
+    expect(() => parseScaleArgs({ 'apiserver-args': '--history-size 10' })).toThrow(
+      '--apiserver-args goes with --scale N',
+    );
+  });
 });

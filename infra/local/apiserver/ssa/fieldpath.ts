@@ -363,9 +363,25 @@ export class FieldSet {
 }
 
 const EMPTY = new FieldSet();
+/** Path elements in a set, all the way down (sets are immutable, and share subsets: memoized). */
+const weights = new WeakMap<FieldSet, number>();
+function weight(s: FieldSet): number {
+  let w = weights.get(s);
+  if (w === undefined) {
+    w = s.members.size;
+    for (const { set } of s.children.values()) w += 1 + weight(set);
+    weights.set(s, w);
+  }
+  return w;
+}
+
+/** Most path elements the parsed sets kept may hold together (~30 MB). */
+export const MAX_PARSED_ELEMENTS = 100_000;
 /**
  * fieldsV1 object → its parsed set, for the objects updated lately (a stored fieldsV1 is frozen and
  * shared between versions). Bounded: kept for every version in the history window, the parsed sets
- * were a fifth of the server's live heap during a scale-down.
+ * were a fifth of the server's live heap during a scale-down. Bounded by path elements, not by
+ * count: a set of an object with an entry per machine grows with the fleet, and 10,000 of them
+ * (the count bound it had) would have held O(fleet²).
  */
-const parsed = new LruCache<FieldSet>(10_000, () => 1);
+const parsed = new LruCache<FieldSet>(MAX_PARSED_ELEMENTS, weight);
