@@ -360,6 +360,8 @@ export class ProgressObserver {
         link(this.nodesByName, `${cluster.split('/')[0]}/${n.metadata.name}`, nodeKey);
       }
     this.pending.clear();
+    // A re-list may have changed (or removed) the object of any timeline.
+    for (const key of this.timelines.keys()) this.changed.add(key);
     for (const key of new Set([...this.m3ms.keys(), ...this.hostOfM3m.keys()])) this.refreshMachine(key, now);
     for (const k of new Set([...this.claims.keys(), ...this.hostOfClaim.keys()])) this.refreshClaim(k, now);
     this.notify();

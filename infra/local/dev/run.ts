@@ -514,7 +514,10 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
       );
       await scaleDown(admin, plan);
       await vmetalScaleDown(admin, vplan);
-      const standing = new TimelineTally(observer, (key) => (observer.exists(key) ? 'exists' : undefined));
+      // The run's timelines whose object is still there (a refreshed key may be no timeline of the run's).
+      const standing = new TimelineTally(observer, (key) =>
+        observer.timelines.has(key) && observer.exists(key) ? 'exists' : undefined,
+      );
       const gone = await waitFor(
         observer,
         (changed) => {
