@@ -10,7 +10,6 @@ import { setFlagsFromString } from 'node:v8';
 import { loadCrdFiles } from '../../infra/local/apiserver/crds.ts';
 import { startApiServer } from '../../infra/local/apiserver/index.ts';
 import { R } from '../../shared/api/resources.ts';
-import { parseDuration } from '../../shared/gotemplate/gotime.ts';
 import { KubeClient } from '../../shared/kube/client.ts';
 import { parseQuantity } from '../../shared/vmetal/quantity.ts';
 
@@ -49,12 +48,21 @@ export function heapGrowthPercent(v: string | undefined): number {
   return n;
 }
 
-/** The history window's sizing from the flags; throws with the flag's name on a bad value. */
-export function historyOptions(v: {
-  'history-bytes'?: string | undefined;
-  'history-size'?: string | undefined;
-  'compaction-interval'?: string | undefined;
-}): { historyBytes?: number; historySize?: number; compactionIntervalMs?: number } {
+/** Go's duration syntax (shared/gotemplate/gotime.ts), loaded only when a flag needs it. */
+export type DurationParser = (text: string) => bigint;
+
+/**
+ * The history window's sizing from the flags; throws with the flag's name on a bad value.
+ * `parseDuration` reads --compaction-interval (the template engine is never loaded at start).
+ */
+export function historyOptions(
+  v: {
+    'history-bytes'?: string | undefined;
+    'history-size'?: string | undefined;
+    'compaction-interval'?: string | undefined;
+  },
+  parseDuration?: DurationParser,
+): { historyBytes?: number; historySize?: number; compactionIntervalMs?: number } {
   const out: { historyBytes?: number; historySize?: number; compactionIntervalMs?: number } = {};
   if (v['history-bytes'] !== undefined) {
     const q = parseQuantity(v['history-bytes']);
@@ -74,6 +82,7 @@ export function historyOptions(v: {
   if (v['compaction-interval'] !== undefined) {
     let ns: bigint;
     try {
+      if (!parseDuration) throw new Error('no duration parser');
       ns = parseDuration(v['compaction-interval']);
     } catch {
       ns = -1n;
@@ -93,7 +102,11 @@ export async function run(argv: string[]): Promise<number> {
   let growth: number;
   try {
     args = parseOpts(argv);
-    history = historyOptions(args);
+    const durations =
+      args['compaction-interval'] === undefined
+        ? undefined
+        : (await import('../../shared/gotemplate/gotime.ts')).parseDuration;
+    history = historyOptions(args, durations);
     growth = heapGrowthPercent(args['heap-growth-percent']);
   } catch (e) {
     process.stderr.write(`metal3fn apiserver: ${(e as Error).message}\n\n${USAGE}\n`);

@@ -1,21 +1,27 @@
 /** `metal3fn apiserver`'s memory flags: the history window's sizing as a real server takes it, and the heap's growth. */
 import { describe, expect, it } from 'vitest';
 import { heapGrowthPercent, historyOptions, run } from '../../../bin/commands/apiserver.ts';
+import { parseDuration } from '../../../shared/gotemplate/gotime.ts';
 
 describe('metal3fn apiserver history flags', () => {
   it('reads bytes as a quantity, events as a count and the interval as a Go duration', () => {
     expect(
-      historyOptions({ 'history-bytes': '64Mi', 'history-size': '5000', 'compaction-interval': '90s' }),
+      historyOptions(
+        { 'history-bytes': '64Mi', 'history-size': '5000', 'compaction-interval': '90s' },
+        parseDuration,
+      ),
     ).toEqual({
       historyBytes: 64 * 1024 * 1024,
       historySize: 5000,
       compactionIntervalMs: 90_000,
     });
-    expect(historyOptions({ 'history-bytes': '1G', 'compaction-interval': '0' })).toEqual({
+    expect(historyOptions({ 'history-bytes': '1G', 'compaction-interval': '0' }, parseDuration)).toEqual({
       historyBytes: 1_000_000_000,
       compactionIntervalMs: 0,
     });
-    expect(historyOptions({ 'compaction-interval': '1h30m' })).toEqual({ compactionIntervalMs: 5_400_000 });
+    expect(historyOptions({ 'compaction-interval': '1h30m' }, parseDuration)).toEqual({
+      compactionIntervalMs: 5_400_000,
+    });
     // Unset flags leave the server's defaults.
     expect(historyOptions({})).toEqual({});
   });
@@ -30,7 +36,7 @@ describe('metal3fn apiserver history flags', () => {
     [{ 'compaction-interval': '5' }, /--compaction-interval 5/],
     [{ 'compaction-interval': '-1m' }, /--compaction-interval -1m/],
   ])('refuses %o', (flags, message) => {
-    expect(() => historyOptions(flags)).toThrow(message);
+    expect(() => historyOptions(flags, parseDuration)).toThrow(message);
   });
 
   it('exits 2 with the flag named before starting anything', async () => {
