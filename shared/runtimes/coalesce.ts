@@ -11,7 +11,7 @@
  */
 import { type MessageEnvelope, parseEnvelope } from '../../events/envelope.ts';
 import { messageKey } from '../queue/message.ts';
-import { EARLY_SLACK_MS } from './dispatch.ts';
+import { notYetDue } from './dispatch.ts';
 
 export interface Receivable {
   /** The message body as the queue delivered it. */
@@ -46,6 +46,6 @@ function eligible(body: string | undefined, now: number): MessageEnvelope | unde
     return undefined;
   }
   if (msg.reason === 'replay') return undefined;
-  if (msg.notBefore !== undefined && msg.notBefore > now + EARLY_SLACK_MS) return undefined;
+  if (notYetDue(msg, now)) return undefined;
   return msg;
 }

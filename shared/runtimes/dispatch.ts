@@ -56,7 +56,11 @@ export const messageLogFields = (msg: MessageEnvelope): Record<string, string> =
 });
 
 /** Messages a little early (clock skew, whole-second hops) still run. */
-export const EARLY_SLACK_MS = 1_000;
+const EARLY_SLACK_MS = 1_000;
+
+/** A requeue-after message that arrived before its time (beyond the slack): it goes round again. */
+export const notYetDue = (msg: Pick<MessageEnvelope, 'notBefore'>, now: number): boolean =>
+  msg.notBefore !== undefined && msg.notBefore > now + EARLY_SLACK_MS;
 
 export async function dispatch(
   fns: FunctionTable,
@@ -99,7 +103,7 @@ async function dispatchInner(
   }
 
   const now = (opts.now ?? Date.now)();
-  if (msg.notBefore !== undefined && msg.notBefore > now + EARLY_SLACK_MS) {
+  if (msg.notBefore !== undefined && notYetDue(msg, now)) {
     // Arrived early (a transport without delays): send it round again for the time that is left.
     return {
       kind: 'requeue',
