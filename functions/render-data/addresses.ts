@@ -6,7 +6,7 @@
 
 import { copyLabels, ipClaimName, isDeleting, isOwnedBy, ownerRef } from '../../shared/allocation/objects.ts';
 import type { IPClaim } from '../../shared/api/index.ts';
-import { envelopeOf, K, R } from '../../shared/api/resources.ts';
+import { K, R } from '../../shared/api/resources.ts';
 import { FINALIZER } from '../../shared/api/wellknown.ts';
 import type { AllocatedAddress } from '../../shared/ipam/allocate.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
@@ -54,11 +54,14 @@ export async function ensureAddresses(
         message: `pool ${pool.name} is a ${pool.kind}.${pool.apiGroup}: only ipam.metal3.io IPPools are supported`,
       };
     }
-    // Whether it exists, only to say what we wait for: a pool that does not exist yet is a wait, and
-    // its IPClaim is made all the same (as CAPM3 does); the pool's creation wakes the IPClaim
-    // (allocateIndex), whose address wakes this Metal3Data. The pool itself is the IPClaim's business.
-    const missing = !(await client.get(POOL_ENVELOPE, ns, pool.name));
-    const waitFor = missing ? `${pool.name} (IPPool ${ns}/${pool.name} does not exist yet)` : pool.name;
+    // A pool that does not exist yet is a wait, and its IPClaim is made all the same (as CAPM3
+    // does); the pool's creation wakes the IPClaim (allocateIndex), whose address wakes this
+    // Metal3Data. The pool itself is the IPClaim's business: whether it exists is read only to say
+    // what a wait is for, and only its metadata (its status has an entry per machine).
+    const waitFor = async (): Promise<string> =>
+      (await client.getMetadata(K.IPPool, ns, pool.name))
+        ? pool.name
+        : `${pool.name} (IPPool ${ns}/${pool.name} does not exist yet)`;
     const name = ipClaimName(dataRaw.metadata.name!, pool.name);
     let claim = await client.get(R.IPClaim, ns, name);
     if (!claim) {
@@ -69,7 +72,7 @@ export async function ensureAddresses(
         if (!isAlreadyExists(e)) throw e;
         claim = await client.get(R.IPClaim, ns, name);
         if (!claim) {
-          waiting.push(waitFor);
+          waiting.push(await waitFor());
           continue;
         }
       }
@@ -77,7 +80,7 @@ export async function ensureAddresses(
     if (!isOwnedBy(claim, dataRaw.metadata.uid)) {
       // A claim of an earlier Metal3Data with this name: let it go, then make ours.
       if (isDeleting(claim)) await releaseForeign(client, claim);
-      waiting.push(waitFor);
+      waiting.push(await waitFor());
       continue;
     }
     const status = claim.status;
@@ -88,7 +91,7 @@ export async function ensureAddresses(
       };
     }
     if (!status?.address?.name) {
-      waiting.push(waitFor);
+      waiting.push(await waitFor());
       continue;
     }
     const address = await client.get(R.IPAddress, ns, status.address.name);
@@ -107,8 +110,6 @@ export async function ensureAddresses(
   if (waiting.length > 0) return { kind: 'wait', reason: `waiting for addresses from ${waiting.join(', ')}` };
   return { kind: 'ready', addresses };
 }
-
-const POOL_ENVELOPE = envelopeOf(K.IPPool);
 
 async function releaseForeign(client: KubeClient, claim: IPClaim): Promise<void> {
   await optimisticUpdate(

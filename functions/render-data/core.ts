@@ -50,6 +50,14 @@ export async function reconcileData(ctx: ReconcileContext, raw: Metal3Data): Pro
     if (isDeleting(dataObj)) return releaseData(ctx, namespace, name, dataObj);
   }
 
+  // Rendered before (markReady set the refs) and every Secret still there: nothing to do, and
+  // neither the template (its status has an entry per machine) nor the inputs are read again.
+  const rendered = renderedNames(dataObj);
+  if (rendered) {
+    const states = await secretStates(client, dataObj, rendered);
+    if (states.every((s) => s === 'ours' || s === 'user')) return markReady(ctx, dataObj, rendered);
+  }
+
   const templateNs = data.spec.template.namespace || namespace;
   // A template that fails its schema is recorded on this Metal3Data by the opening.
   const template = await client.get(R.Metal3DataTemplate, templateNs, data.spec.template.name);
@@ -102,6 +110,12 @@ export async function reconcileData(ctx: ReconcileContext, raw: Metal3Data): Pro
       return recordError(ctx, dataObj, e.reason, e.message);
     throw e;
   }
+}
+
+/** The Secret names a render recorded in the refs (both at once, by markReady), or undefined. */
+function renderedNames(d: Metal3Data): { metaData: string; networkData: string | undefined } | undefined {
+  const metaData = d.spec.metaData?.name;
+  return metaData ? { metaData, networkData: d.spec.networkData?.name } : undefined;
 }
 
 const wait = (ctx: ReconcileContext, reason: string): ReconcileResult =>

@@ -8,13 +8,11 @@
 import type { Metal3DataClaim } from '../../shared/api/metal3data.ts';
 import type { Metal3Machine } from '../../shared/api/metal3machine.ts';
 import type { SecretReference } from '../../shared/api/refs.ts';
-import { apiVersionOf, envelopeOf, K, R } from '../../shared/api/resources.ts';
+import { apiVersionOf, K, R } from '../../shared/api/resources.ts';
 import { FINALIZER } from '../../shared/api/wellknown.ts';
 import { REASON } from '../../shared/capi/conditions.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
-
-const TEMPLATE_ENVELOPE = envelopeOf(K.Metal3DataTemplate);
 
 export type DataOutcome =
   | {
@@ -103,11 +101,11 @@ export async function resolveData(client: KubeClient, m3m: Metal3Machine): Promi
     const waitingForData = `waiting for the Metal3Data of Metal3DataClaim ${ns}/${claim.metadata.name} to be allocated and rendered`;
     if (!cs.renderedData?.name) {
       // A template that does not exist yet is a wait (CAPM3 makes the claim and waits too): its
-      // creation wakes the claim (allocateIndex), whose renderedData wakes this machine. Read
-      // through its envelope: only its existence matters here.
+      // creation wakes the claim (allocateIndex), whose renderedData wakes this machine. Only its
+      // existence matters here: its metadata is read, not its status (a map with an entry per machine).
       const t = m3m.spec.dataTemplate!;
       const tns = t.namespace || ns;
-      if (!(await client.get(TEMPLATE_ENVELOPE, tns, t.name))) {
+      if (!(await client.getMetadata(K.Metal3DataTemplate, tns, t.name))) {
         return wait(
           REASON.WaitingForMetal3DataTemplate,
           `waiting for Metal3DataTemplate ${tns}/${t.name} (spec.dataTemplate) to exist`,

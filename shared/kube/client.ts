@@ -14,7 +14,7 @@ import {
 import { z } from 'zod';
 import { isRecord } from '../api/json.ts';
 import { apiVersionOf, K, type ResourceType } from '../api/kinds.ts';
-import { KubeObjectSchema } from '../api/meta.ts';
+import { KubeObjectSchema, type ObjectMeta, ObjectMetaSchema } from '../api/meta.ts';
 import { parseObject } from '../api/parse.ts';
 import type { Resource } from '../api/resources.ts';
 import { isNotFound, kubeErrorFrom } from './errors.ts';
@@ -69,6 +69,9 @@ export const parseAs = <T extends KubeObject>(t: Resource<T>, obj: unknown): T =
   parseObject(t.schema, t.kind, obj);
 
 /** A 2xx answer: its status (200, 201, ...) for the request metrics, and its JSON body. */
+/** PartialObjectMetadata first, the whole object from a server that cannot transform (client-go's header). */
+const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
 interface RawResponse {
   status: number;
   body: unknown;
@@ -93,9 +96,10 @@ class RawApi {
     query: Record<string, string | undefined>,
     body?: unknown,
     contentType?: string,
+    accept = 'application/json',
   ): Promise<RawResponse> {
     const ctx: RequestContext = this.configuration.baseServer.makeRequestContext(path, method);
-    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setHeaderParam('Accept', accept);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) ctx.setQueryParam(k, v);
     if (body !== undefined) {
       ctx.setHeaderParam('Content-Type', contentType ?? 'application/json');
@@ -249,6 +253,41 @@ export class KubeClient {
       throw e;
     }
     return parseAs(t, body);
+  }
+
+  /**
+   * GET one object's metadata only (PartialObjectMetadata, what client-go's metadata client and
+   * controller-runtime's metadata-only reads ask for): for an existence or ownership check of a
+   * kind whose spec or status grows with the fleet (an IPPool, a Metal3DataTemplate). Asked for
+   * with a plain-JSON fallback, as client-go does, so a server without the transformation answers
+   * the whole object and only its metadata is kept. Undefined when it does not exist.
+   */
+  async getMetadata(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<ObjectMeta | undefined> {
+    let body: unknown;
+    try {
+      body = await this.call('get', t, () =>
+        this.api.send(
+          HttpMethod.GET,
+          this.path(t, namespace, name),
+          {},
+          undefined,
+          undefined,
+          METADATA_ACCEPT,
+        ),
+      );
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+    const metadata = isRecord(body) ? body.metadata : undefined;
+    const parsed = ObjectMetaSchema.safeParse(metadata);
+    if (!parsed.success || !parsed.data.name)
+      throw new Error(`GET ${this.path(t, namespace, name)}: the answer carries no object metadata`);
+    return parsed.data;
   }
 
   /**

@@ -28,6 +28,8 @@ export interface RawOptions {
   body?: unknown;
   contentType?: string;
   query?: Record<string, string | string[]>;
+  /** The Accept header (default application/json). */
+  accept?: string;
 }
 
 export async function rawRequest(
@@ -47,7 +49,7 @@ export async function rawRequest(
       : typeof opts.body === 'string'
         ? opts.body
         : JSON.stringify(opts.body);
-  const ro: RequestOptions = { method, headers: { Accept: 'application/json' } };
+  const ro: RequestOptions = { method, headers: { Accept: opts.accept ?? 'application/json' } };
   await kc.applyToHTTPSOptions(ro);
   if (data !== undefined) {
     ro.headers = {

@@ -4,6 +4,7 @@ import { parseFieldSelector } from './fields.ts';
 import { boolParam } from './http-util.ts';
 import type { ServedKind } from './kinds.ts';
 import { parseLabelSelector } from './labels.ts';
+import { asPartialObjectMetadata } from './negotiate.ts';
 import type { ServerDeps } from './server.ts';
 import type { ApiError } from './status.ts';
 import { type IncludeObject, toTable } from './table.ts';
@@ -16,7 +17,8 @@ export function serveWatch(
   kind: ServedKind,
   ns: string | undefined,
   q: URLSearchParams,
-  tableInclude: IncludeObject | undefined,
+  /** Each event's object as a Table row, or as PartialObjectMetadata; absent: as stored. */
+  transform: { table: IncludeObject } | { metadata: string } | undefined,
   dropAfter: number | undefined,
   failWith: ApiError | undefined,
 ): void {
@@ -32,19 +34,22 @@ export function serveWatch(
   });
   res.flushHeaders();
   let first = true;
-  const render = tableInclude
-    ? (obj: any) => {
-        const t: any = toTable(
-          kind,
-          [deps.rest.view(kind, obj)],
-          { resourceVersion: obj.metadata.resourceVersion },
-          tableInclude,
-          first,
-        );
-        first = false;
-        return t;
-      }
-    : undefined;
+  const render =
+    transform === undefined
+      ? undefined
+      : 'metadata' in transform
+        ? (obj: any) => asPartialObjectMetadata(deps.rest.view(kind, obj), transform.metadata)
+        : (obj: any) => {
+            const t: any = toTable(
+              kind,
+              [deps.rest.view(kind, obj)],
+              { resourceVersion: obj.metadata.resourceVersion },
+              transform.table,
+              first,
+            );
+            first = false;
+            return t;
+          };
   const stream = new WatchStream(
     deps.rest.store,
     {
@@ -57,6 +62,10 @@ export function serveWatch(
       allowBookmarks: boolParam(q, 'allowWatchBookmarks') === true,
       timeoutSeconds: timeout ? Number(timeout) : undefined,
       render,
+      bookmarkAs:
+        transform && 'metadata' in transform
+          ? { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${transform.metadata}` }
+          : undefined,
     },
     {
       write: (line) => res.write(line),

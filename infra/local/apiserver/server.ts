@@ -1,7 +1,7 @@
 /**
  * The HTTP face of the server (node:http, no framework in the hot path): URL → kind and verb,
- * authentication and authorization, fault injection, body decoding, content negotiation (JSON
- * or meta.k8s.io Table), the REST call, the request log. Watches stream newline-delimited JSON.
+ * authentication and authorization, fault injection, body decoding, content negotiation (the object,
+ * or meta.k8s.io Table / PartialObjectMetadata[List]: negotiate.ts), the REST call, the request log. Watches stream newline-delimited JSON.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from './auth/identity.ts';
@@ -14,12 +14,20 @@ import { apiVersionOf, type ServedKind } from './kinds.ts';
 import { awaitFreshness, listFreshnessTarget } from './list-rv.ts';
 import type { RequestLog } from './log.ts';
 import type { TextCache } from './lru.ts';
+import {
+  asPartialObjectMetadata,
+  asPartialObjectMetadataList,
+  listAskedForObject,
+  negotiate,
+  objectAskedForList,
+  type Representation,
+} from './negotiate.ts';
 import { serveNonResource } from './nonresource.ts';
 import type { DeleteBody, Rest } from './rest.ts';
 import { getScale, writeScale } from './scale.ts';
 import { serveWatch } from './serve-watch.ts';
 import { deletedStatus, forbidden, methodNotAllowed, notFoundPath, type StatusBody } from './status.ts';
-import { type IncludeObject, toTable, wantsTable } from './table.ts';
+import { type IncludeObject, toTable } from './table.ts';
 import type { WatchLimits, WatchStream } from './watch.ts';
 
 export type { UserInfo };
@@ -191,9 +199,11 @@ export function createRequestHandler(deps: ServerDeps) {
       const watchExpiry = verb === 'watch' && fault.error?.code === 410 ? fault.error : undefined;
       if (fault.error && !watchExpiry) throw fault.error;
       if (kind.virtual && verb !== 'create') throw methodNotAllowed();
-      const accept = req.headers.accept;
-      const table = wantsTable(accept);
+      const rep = negotiate(req.headers.accept);
+      const table = rep.as === 'Table';
       const include = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
+      // A single object's body in the representation asked for (writes' answers too, as kube-apiserver's).
+      const one = (obj: any): unknown => represent(rest, kind, obj, rep, include);
       const dryRun = q.getAll('dryRun').includes('All');
       const fieldManager = q.get('fieldManager') ?? undefined;
 
@@ -210,6 +220,7 @@ export function createRequestHandler(deps: ServerDeps) {
           status: 200,
           ms: performance.now() - started,
         });
+        if (rep.as === 'PartialObjectMetadataList') throw objectAskedForList();
         return serveWatch(
           req,
           res,
@@ -217,7 +228,11 @@ export function createRequestHandler(deps: ServerDeps) {
           kind,
           ns,
           q,
-          table ? include : undefined,
+          rep.as === 'Object'
+            ? undefined
+            : rep.as === 'Table'
+              ? { table: include }
+              : { metadata: rep.version },
           fault.dropWatchAfter,
           watchExpiry,
         );
@@ -226,13 +241,8 @@ export function createRequestHandler(deps: ServerDeps) {
       if (verb === 'get') {
         await awaitFreshness(rest.store, q.get('resourceVersion'));
         const obj = rest.get(kind, ns, name!);
-        if (table)
-          return send(
-            res,
-            200,
-            toTable(kind, [rest.view(kind, obj)], { resourceVersion: obj.metadata.resourceVersion }, include),
-          );
-        return send(res, 200, getJson(deps.objectJson, rest, kind, obj));
+        if (rep.as === 'Object') return send(res, 200, getJson(deps.objectJson, rest, kind, obj));
+        return send(res, 200, one(obj));
       }
       if (verb === 'list') {
         const limit = q.get('limit');
@@ -250,6 +260,9 @@ export function createRequestHandler(deps: ServerDeps) {
         const meta: Record<string, unknown> = { resourceVersion: r.resourceVersion };
         if (r.continue) meta.continue = r.continue;
         if (r.remainingItemCount !== undefined) meta.remainingItemCount = r.remainingItemCount;
+        if (rep.as === 'PartialObjectMetadata') throw listAskedForObject();
+        if (rep.as === 'PartialObjectMetadataList')
+          return send(res, 200, asPartialObjectMetadataList(r.items, rep.version, meta));
         if (table)
           return send(
             res,
@@ -310,17 +323,17 @@ export function createRequestHandler(deps: ServerDeps) {
       if (verb === 'create') {
         const obj = rest.create(kind, ns, body, opts);
         warn();
-        return send(res, 201, rest.view(kind, obj));
+        return send(res, 201, one(obj));
       }
       if (verb === 'update') {
         const obj = rest.update(kind, ns, name!, body, opts);
         warn();
-        return send(res, 200, rest.view(kind, obj));
+        return send(res, 200, one(obj));
       }
       if (verb === 'patch') {
         const { obj, created } = rest.patch(kind, ns, name!, contentType, body, opts);
         warn();
-        return send(res, created ? 201 : 200, rest.view(kind, obj));
+        return send(res, created ? 201 : 200, one(obj));
       }
       const del: DeleteBody = body && typeof body === 'object' ? { ...body } : {};
       const pp = q.get('propagationPolicy');
@@ -331,7 +344,7 @@ export function createRequestHandler(deps: ServerDeps) {
         // An object still being deleted (finalizers) is answered; one gone at once is a Status,
         // except for the kinds whose stores return the deleted object (ReturnDeletedObject).
         if (obj.metadata.deletionTimestamp || RETURNS_DELETED_OBJECT.has(kind.resource))
-          return send(res, 200, rest.view(kind, obj));
+          return send(res, 200, one(obj));
         return send(res, 200, deletedStatus(kind, obj.metadata.name, obj.metadata.uid));
       }
       // deletecollection
@@ -363,6 +376,22 @@ export function createRequestHandler(deps: ServerDeps) {
  * leases, RBAC objects, CRDs and custom resources answer a Status.
  */
 const RETURNS_DELETED_OBJECT = new Set(['/namespaces', '/serviceaccounts']);
+
+/** One object in the representation negotiated (a Status is never transformed, and is not passed here). */
+function represent(
+  rest: Rest,
+  kind: ServedKind,
+  obj: any,
+  rep: Representation,
+  include: IncludeObject,
+): unknown {
+  const view = rest.view(kind, obj);
+  if (rep.as === 'Object') return view;
+  if (rep.as === 'Table')
+    return toTable(kind, [view], { resourceVersion: obj.metadata.resourceVersion }, include);
+  if (rep.as === 'PartialObjectMetadataList') throw objectAskedForList();
+  return asPartialObjectMetadata(view, rep.version);
+}
 
 /** JSON of a stored object, cached: objects are immutable once stored, so the text is too. */
 function getJson(cache: TextCache, rest: Rest, kind: ServedKind, obj: any): string {

@@ -171,5 +171,3 @@ export function toTable(
     rows: objs.map((o) => tableRow(kind, o, include)),
   };
 }
-
-export const wantsTable = (accept: string | undefined): boolean => !!accept && /as=Table/.test(accept);

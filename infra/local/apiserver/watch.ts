@@ -40,6 +40,8 @@ export interface WatchParams {
   timeoutSeconds?: number | undefined;
   /** Renders an event's object differently (Table output for kubectl); default: the object. */
   render?: ((obj: any, type: string) => any) | undefined;
+  /** The kind and apiVersion a BOOKMARK's object carries when not the resource's (PartialObjectMetadata). */
+  bookmarkAs?: { kind: string; apiVersion: string } | undefined;
 }
 
 export interface WatchLimits {
@@ -288,8 +290,7 @@ export class WatchStream {
       `${JSON.stringify({
         type: 'BOOKMARK',
         object: {
-          kind: this.p.kind.kind,
-          apiVersion: this.apiVersion,
+          ...(this.p.bookmarkAs ?? { kind: this.p.kind.kind, apiVersion: this.apiVersion }),
           metadata: { resourceVersion: String(this.store.rv) },
         },
       })}\n`,

@@ -117,6 +117,89 @@ print(json.dumps(out))
     },
   },
   {
+    // k8s.io/apiserver endpoints/handlers/response.go (transformObject) and negotiation: an Accept
+    // clause `as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1|v1beta1` answers metadata only (what
+    // client-go's metadata client and controller-runtime's metadata-only reads ask for); a list asked
+    // for as one object, or one object as a list, is 406; an `as` the server does not offer is passed
+    // over for the next clause, and 406 when none is left.
+    name: 'Accept as=PartialObjectMetadata / PartialObjectMetadataList: metadata only for GET, LIST and WATCH; 406 for what cannot be produced',
+    async run({ client, ns }) {
+      const w = await client.create<any>(Widget, widget(ns, 'meta', { size: 3 }, { labels: { a: 'b' } }));
+      const path = client.path(Widget, ns, 'meta');
+      const one = (v: string) => `application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=${v}`;
+      for (const v of ['v1', 'v1beta1']) {
+        const r = await rawRequest(client.kc, 'GET', path, { accept: one(v) });
+        expect(r.status).toBe(200);
+        expect(r.body).toEqual({
+          kind: 'PartialObjectMetadata',
+          apiVersion: `meta.k8s.io/${v}`,
+          metadata: w.metadata,
+        });
+      }
+      // KubeClient's metadata read (shared/kube/client.ts) is this request.
+      expect(await client.getMetadata(Widget, ns, 'meta')).toEqual(w.metadata);
+      expect(await client.getMetadata(Widget, ns, 'absent')).toBeUndefined();
+
+      await client.create(Widget, widget(ns, 'other'));
+      const collection = client.path(Widget, ns);
+      const list = await rawRequest(client.kc, 'GET', collection, {
+        accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+      });
+      expect(list.status).toBe(200);
+      expect(list.body.kind).toBe('PartialObjectMetadataList');
+      expect(list.body.apiVersion).toBe('meta.k8s.io/v1');
+      expect(list.body.metadata.resourceVersion).toMatch(/^\d+$/);
+      expect(list.body.items.map((i: any) => [i.kind, i.apiVersion, i.metadata.name, 'spec' in i])).toEqual([
+        ['PartialObjectMetadata', 'meta.k8s.io/v1', 'meta', false],
+        ['PartialObjectMetadata', 'meta.k8s.io/v1', 'other', false],
+      ]);
+      expect(list.body.items[0].metadata).toEqual(w.metadata);
+
+      // Each watch event's object is metadata only.
+      const watched = await rawRequest(client.kc, 'GET', collection, {
+        accept: one('v1'),
+        query: { watch: 'true', timeoutSeconds: '1', fieldSelector: 'metadata.name=meta' },
+      });
+      expect(watched.status).toBe(200);
+      const events = watched.text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+      expect(events).toEqual([
+        {
+          type: 'ADDED',
+          object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: w.metadata },
+        },
+      ]);
+
+      const refused = [
+        await rawRequest(client.kc, 'GET', path, {
+          accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+        }),
+        await rawRequest(client.kc, 'GET', collection, { accept: one('v1') }),
+        await rawRequest(client.kc, 'GET', path, { accept: 'application/json;as=Gadget;g=meta.k8s.io;v=v1' }),
+        await rawRequest(client.kc, 'GET', path, {
+          accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2',
+        }),
+      ];
+      for (const r of refused) {
+        expect(r.status).toBe(406);
+        expect(r.body).toMatchObject({
+          kind: 'Status',
+          status: 'Failure',
+          reason: 'NotAcceptable',
+          code: 406,
+        });
+      }
+      // An `as` not offered is passed over for the plain JSON that follows it.
+      const fallback = await rawRequest(client.kc, 'GET', path, {
+        accept: 'application/json;as=Gadget;g=meta.k8s.io;v=v1,application/json',
+      });
+      expect(fallback.status).toBe(200);
+      expect(fallback.body).toEqual(w);
+    },
+  },
+  {
     // kubectl explain reads /openapi/v3/<group version>; built-in kinds carry upstream's schemas.
     name: 'kubectl explain knows the built-in kinds fields',
     requires: ['kubectl'],
