@@ -72,6 +72,9 @@ export const parseAs = <T extends KubeObject>(t: Resource<T>, obj: unknown): T =
 /** PartialObjectMetadata first, the whole object from a server that cannot transform (client-go's header). */
 const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
+const METADATA_LIST_ACCEPT =
+  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+
 interface RawResponse {
   status: number;
   body: unknown;
@@ -288,6 +291,41 @@ export class KubeClient {
     if (!parsed.success || !parsed.data.name)
       throw new Error(`GET ${this.path(t, namespace, name)}: the answer carries no object metadata`);
     return parsed.data;
+  }
+
+  /**
+   * LIST of metadata only (PartialObjectMetadataList, with client-go's plain-JSON fallback), following
+   * continue tokens: the names, labels and owners of a kind whose objects grow with the fleet.
+   */
+  async listMetadata(
+    t: ResourceType,
+    namespace?: string,
+    opts: Pick<ListOptions, 'labelSelector' | 'fieldSelector'> = {},
+  ): Promise<ObjectMeta[]> {
+    const out: ObjectMeta[] = [];
+    let cont: string | undefined;
+    do {
+      const body = await this.call('list', t, () =>
+        this.api.send(
+          HttpMethod.GET,
+          this.path(t, namespace),
+          {
+            labelSelector: opts.labelSelector || undefined,
+            fieldSelector: opts.fieldSelector || undefined,
+            continue: cont,
+          },
+          undefined,
+          undefined,
+          METADATA_LIST_ACCEPT,
+        ),
+      );
+      const page = ListPageSchema.parse(body);
+      for (const item of page.items ?? [])
+        out.push(ObjectMetaSchema.parse(isRecord(item) ? item.metadata : undefined));
+      this.stats.recordListed(page.items?.length ?? 0, t.plural);
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    return out;
   }
 
   /**

@@ -3,8 +3,8 @@
  * of listing the namespace (one full list per released Metal3Data made a scale-down of N machines
  * read ~N² objects):
  *  - IPClaims are `<m3d>-<pool>` and live in the Metal3Data's namespace with their pool, which
- *    cannot go away before them (its finalizer waits for its claims): list the namespace's IPPools
- *    (a handful) and GET one name per pool. With more pools than MAX_POOL_GETS, one IPClaim list
+ *    cannot go away before them (its finalizer waits for its claims): list the namespace's IPPools'
+ *    metadata (a handful) and GET one name per pool. With more pools than MAX_POOL_GETS, one IPClaim list
  *    is cheaper and is used instead. An IPClaim carries our finalizer: one missed would never go.
  *  - Secrets are the ones the Metal3Data's spec names, and `<m3m>-metadata-<index>` /
  *    `<m3m>-networkdata-<index>` (the claim is named after its Metal3Machine) for a render that
@@ -32,13 +32,14 @@ export async function ipClaimsOfData(
   dataName: string,
   dataUid: string,
 ): Promise<IPClaimView[]> {
-  const pools = (await client.list(V.IPPool, namespace)).items;
+  // Names only: a pool's status has an entry per machine.
+  const pools = await client.listMetadata(V.IPPool, namespace);
   const candidates =
     pools.length > MAX_POOL_GETS
       ? (await client.list(V.IPClaim, namespace)).items
       : present(
           await Promise.all(
-            pools.map((p) => client.get(V.IPClaim, namespace, ipClaimName(dataName, p.metadata.name!))),
+            pools.map((p) => client.get(V.IPClaim, namespace, ipClaimName(dataName, p.name!))),
           ),
         );
   return candidates.filter((c) => isOwnedBy(c, dataUid));

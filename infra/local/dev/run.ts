@@ -475,6 +475,8 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     summary.conflictsBy = conflicts.byKey();
     summary.refusedBy = conflicts.refusedByKey();
     const atReadyMark = lambda?.mark();
+    // Written now and again at the end: a long run stopped during its scale-down keeps its figures.
+    if (o.summaryJson) await writeSummaryJson(o.summaryJson, summary, { phase: 'ready' });
 
     if (!reached) {
       const tls = [...observer.timelines.values()];
@@ -563,22 +565,15 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
     }
     say(`\nsummary\n${formatSummary(summary)}`);
     if (o.summaryJson) {
-      await writeFile(
-        o.summaryJson,
-        `${JSON.stringify(
-          {
-            ...summary,
-            ...(release ? { releaseFindings: release } : {}),
-            // relayRelists is taken at Ready; these include the scale-down, when watchers fall behind.
-            relayRelistsWholeRun: relay.relists(),
-            relayWatchesWholeRun: relay.watches(),
-            // Where the requests went (`<verb> <resource>`), for the fleet bench's split by resource.
-            requestsByResource: Object.fromEntries(productStats.byResource),
-          },
-          null,
-          2,
-        )}\n`,
-      );
+      await writeSummaryJson(o.summaryJson, summary, {
+        phase: 'end',
+        ...(release ? { releaseFindings: release } : {}),
+        // relayRelists is taken at Ready; these include the scale-down, when watchers fall behind.
+        relayRelistsWholeRun: relay.relists(),
+        relayWatchesWholeRun: relay.watches(),
+        // Where the requests went (`<verb> <resource>`), for the fleet bench's split by resource.
+        requestsByResource: Object.fromEntries(productStats.byResource),
+      });
     }
 
     const ok = reached && (release === undefined || release.length === 0);
@@ -608,6 +603,15 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
   } finally {
     await stopAll();
   }
+}
+
+/** `--summary-json`: the summary and what is added to it; `phase` says whether the run had ended. */
+async function writeSummaryJson(
+  file: string,
+  summary: RunSummary,
+  more: { phase: 'ready' | 'end' } & Record<string, unknown>,
+): Promise<void> {
+  await writeFile(file, `${JSON.stringify({ ...summary, ...more }, null, 2)}\n`);
 }
 
 /**

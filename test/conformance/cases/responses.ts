@@ -154,6 +154,8 @@ print(json.dumps(out))
         ['PartialObjectMetadata', 'meta.k8s.io/v1', 'other', false],
       ]);
       expect(list.body.items[0].metadata).toEqual(w.metadata);
+      expect((await client.listMetadata(Widget, ns)).map((m) => m.name)).toEqual(['meta', 'other']);
+      expect((await client.listMetadata(Widget, ns, { labelSelector: 'a=b' }))[0]).toEqual(w.metadata);
 
       // Each watch event's object is metadata only.
       const watched = await rawRequest(client.kc, 'GET', collection, {
