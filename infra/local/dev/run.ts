@@ -659,7 +659,7 @@ async function startQueues(o: DevOptions, cleanup: Stoppable[], lambda?: LambdaS
     queues,
     prefix,
     serverEndpoint: server.endpoint,
-    endpoint: `${server.endpoint} (${server.backend})`,
+    endpoint: `${server.endpoint} (${server.backend}${server.fauxqs === 'plain' ? ', SQS_FAUXQS=plain' : ''})`,
   };
 }
 
