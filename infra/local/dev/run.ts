@@ -470,6 +470,8 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         : (direct?.runStats.deadLettered ?? lambda?.outcomes['dead-letter'] ?? 0),
     });
     if (lambda) summary.lambda = lambda.figures(summary.ready);
+    const coalesced = worker?.stats.coalesced ?? lambda?.outcomes.coalesced;
+    if (coalesced !== undefined) summary.coalesced = coalesced;
     summary.relayRelists = relay.relists();
     summary.relayResyncs = relay.resyncs();
     summary.conflictsBy = conflicts.byKey();
