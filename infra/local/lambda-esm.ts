@@ -15,7 +15,8 @@
  *     named ones stay (the handler sets their backoff, else the visibility timeout brings them
  *     back); an invocation that throws deletes nothing;
  *   - the receive limit (the queue's redrive policy) and FIFO group holds (a group with a record in
- *     flight returns nothing more) are the SQS backend's: fauxqs and SQS both honour them.
+ *     flight returns nothing more) are the SQS backend's: fauxqs and SQS both honour them; so is
+ *     what a receive returns, several records of a group in order (fauxqs through ./fauxqs-fifo.ts).
  *
  * What it does not: the batching window (0 in serverless.yml, so nothing to emulate), the
  * scaling ramp of real pollers (AWS starts with 5 and adds pollers over minutes; here all are

@@ -4,15 +4,26 @@
  *   2. LocalStack through testcontainers (`SQS_TEST_BACKEND=localstack`: required, an error without
  *      a container runtime; `=auto`: when a container runtime answers, else 3);
  *   3. fauxqs in-process on 127.0.0.1 (port 0): the default (`SQS_TEST_BACKEND` unset or `fauxqs`),
- *      so `npm start` never waits for a container or for testcontainers to load.
+ *      so `npm start` never waits for a container or for testcontainers to load. Its FIFO receives
+ *      are made Amazon SQS's (./fauxqs-fifo.ts); `SQS_FAUXQS=plain` runs it as published.
  * The probe never hangs: a dynamic import in try/catch, then the runtime check raced against 5 s.
  */
+import { fauxqsStoresAsSqs } from './fauxqs-fifo.ts';
+
 export interface LocalSqs {
   endpoint: string;
   /** Which backend answers: for logs and for tests that skip what a backend cannot do. */
   backend: 'fauxqs' | 'localstack' | 'external';
+  /** fauxqs only: its FIFO receives as Amazon SQS's (`sqs`) or as published (`plain`). */
+  fauxqs?: FauxqsFifo | undefined;
   stop(): Promise<void>;
 }
+
+/**
+ * How the embedded fauxqs hands out FIFO messages: `sqs`, as many of a group as a receive asks for,
+ * in order, as Amazon SQS (./fauxqs-fifo.ts); `plain`, fauxqs 2.4.1 as published, one per group.
+ */
+export type FauxqsFifo = 'sqs' | 'plain';
 
 export type SqsBackendSetting = 'fauxqs' | 'localstack' | 'auto';
 
@@ -21,6 +32,8 @@ export interface StartLocalSqsOptions {
   endpoint?: string | undefined;
   /** Default: SQS_TEST_BACKEND, else fauxqs. */
   backend?: SqsBackendSetting | undefined;
+  /** Default: SQS_FAUXQS, else `sqs`. */
+  fauxqs?: FauxqsFifo | undefined;
 }
 
 export type SqsBackendChoice =
@@ -45,6 +58,16 @@ export function chooseSqsBackend(
   throw new Error(`SQS_TEST_BACKEND must be fauxqs, localstack or auto, not '${raw}'`);
 }
 
+/** fauxqs's FIFO receives (pure): the option, then SQS_FAUXQS, else `sqs`; an unknown value is an error. */
+export function chooseFauxqsFifo(
+  opts: StartLocalSqsOptions,
+  env: Record<string, string | undefined> = process.env,
+): FauxqsFifo {
+  const raw = opts.fauxqs ?? (env.SQS_FAUXQS || undefined) ?? 'sqs';
+  if (raw === 'sqs' || raw === 'plain') return raw;
+  throw new Error(`SQS_FAUXQS must be sqs or plain, not '${raw}'`);
+}
+
 export async function startLocalSqs(opts: StartLocalSqsOptions = {}): Promise<LocalSqs> {
   const choice = chooseSqsBackend(opts);
   if (choice.kind === 'external')
@@ -54,11 +77,14 @@ export async function startLocalSqs(opts: StartLocalSqsOptions = {}): Promise<Lo
     if (probe.available) return startLocalstack();
     if (choice.required) throw new Error(`SQS_TEST_BACKEND=localstack, but ${probe.reason}`);
   }
-  return startFauxqsLoopback();
+  return startFauxqsLoopback(chooseFauxqsFifo(opts));
 }
 
-/** fauxqs bound to the loopback interface only (its startFauxqs() listens on 0.0.0.0). */
-export async function startFauxqsLoopback(): Promise<LocalSqs> {
+/**
+ * fauxqs bound to the loopback interface only (its startFauxqs() listens on 0.0.0.0), its FIFO
+ * receives Amazon SQS's unless `fifo` is `plain`.
+ */
+export async function startFauxqsLoopback(fifo: FauxqsFifo = 'sqs'): Promise<LocalSqs> {
   // fauxqs is a devDependency, left out of the bundles: the bundled CLI finds it through Node's
   // module resolution from its own folder (a node_modules beside or above it), or not at all.
   let buildApp: typeof import('fauxqs').buildApp;
@@ -73,11 +99,15 @@ export async function startFauxqsLoopback(): Promise<LocalSqs> {
     );
   }
   // No `host` option: queue URLs then carry the request's own Host (127.0.0.1:PORT), which resolves.
-  const app = buildApp({ logger: false });
+  const app = buildApp({
+    logger: false,
+    ...(fifo === 'sqs' ? { stores: await fauxqsStoresAsSqs() } : {}),
+  });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     endpoint: address,
     backend: 'fauxqs',
+    fauxqs: fifo,
     stop: async () => {
       await app.close();
     },

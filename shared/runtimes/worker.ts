@@ -248,8 +248,9 @@ export class Worker {
     this.abort.abort();
     this.slots.wakeAll();
     const releasedBefore = this.stats.released;
-    await this.release([...this.held].filter((h) => !h.started));
+    // Counted from here: a running message may finish while the unstarted ones are being released.
     const finishedBefore = this.finished;
+    await this.release([...this.held].filter((h) => !h.started));
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), opts.graceMs ?? 25_000);

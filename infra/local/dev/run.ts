@@ -470,6 +470,8 @@ export async function runDev(o: DevOptions): Promise<DevResult> {
         : (direct?.runStats.deadLettered ?? lambda?.outcomes['dead-letter'] ?? 0),
     });
     if (lambda) summary.lambda = lambda.figures(summary.ready);
+    const coalesced = worker?.stats.coalesced ?? lambda?.outcomes.coalesced;
+    if (coalesced !== undefined) summary.coalesced = coalesced;
     summary.relayRelists = relay.relists();
     summary.relayResyncs = relay.resyncs();
     summary.conflictsBy = conflicts.byKey();
@@ -663,7 +665,7 @@ async function startQueues(o: DevOptions, cleanup: Stoppable[], lambda?: LambdaS
     queues,
     prefix,
     serverEndpoint: server.endpoint,
-    endpoint: `${server.endpoint} (${server.backend})`,
+    endpoint: `${server.endpoint} (${server.backend}${server.fauxqs === 'plain' ? ', SQS_FAUXQS=plain' : ''})`,
   };
 }
 

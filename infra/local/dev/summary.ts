@@ -43,6 +43,11 @@ export interface RunSummary {
   refusedBy?: Record<string, number>;
   retries: number;
   deadLettered: number;
+  /**
+   * The queued runtimes (worker, Lambda): messages acknowledged without running, a later message of
+   * the same receive, group and object having run in their place (ADR 027).
+   */
+  coalesced?: number;
   requests: number;
   /** Object writes (Events excluded). */
   writes: number;
@@ -193,6 +198,9 @@ export function formatSummary(s: RunSummary): string {
     ['conflicts (409)', conflictsRow(s)],
     ['retries', String(s.retries)],
     ['dead-lettered messages', String(s.deadLettered)],
+    ...(s.coalesced === undefined
+      ? []
+      : [['coalesced messages', `${s.coalesced} (a later one of their receive ran)`] as [string, string]]),
     ...lambdaRows(s.lambda),
   ];
   const w = Math.max(...rows.map(([k]) => k.length));

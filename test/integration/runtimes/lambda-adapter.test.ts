@@ -5,10 +5,10 @@
  * behind it run; the group a record came in becomes the object it is serialized by; the SQS client
  * is loaded only when a record needs it; and the requeue forwarder.
  *
- * fauxqs hands out one message per FIFO group per receive, where SQS hands out up to ten of a group
- * in order; so the batches with several records of one group are built here from messages received
- * in groups of their own, labelled with the group they share (receipt handles and receive counts
- * are the server's).
+ * The batches of one key's records (ADR 027) are one group's, received as SQS hands them out (several
+ * of a group in order, infra/local/fauxqs-fifo.ts). The batches whose records of one group carry
+ * different receive counts are built from messages received in groups of their own, labelled with
+ * the group they share (receipt handles and receive counts are the server's).
  */
 import { ChangeMessageVisibilityCommand, type Message, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
@@ -141,19 +141,16 @@ describe('Lambda adapter: backoff of a failed group', () => {
 });
 
 describe('Lambda adapter: a batch with several records of one key (ADR 027)', () => {
-  /** Each body in a fauxqs group of its own, received (receive order = send order), as one group's records. */
+  /** The bodies sent in one group and received in one receive, as SQS hands them out: in order. */
   async function oneGroupBatch(url: string, bodies: MessageEnvelope[], group: string): Promise<Message[]> {
     await sendBodies(
       local.sqs,
       url,
-      bodies.map((b, i) => ({ body: JSON.stringify(b), group: `own-${installs}-${i}` })),
+      bodies.map((b) => ({ body: JSON.stringify(b), group })),
     );
     const got = await receiveAll(local.sqs, url, bodies.length, { visibility: 180 });
-    const order = (m: Message) => bodies.findIndex((b) => JSON.stringify(b) === m.Body);
-    return inOneGroup(
-      got.sort((a, b) => order(a) - order(b)),
-      group,
-    );
+    expect(got.map((m) => m.Body)).toEqual(bodies.map((b) => JSON.stringify(b)));
+    return got;
   }
 
   it('runs the last record of a key once and acknowledges the earlier ones; other keys run in order', async () => {

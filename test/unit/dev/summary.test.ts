@@ -78,6 +78,9 @@ describe('summarize', () => {
       deadLettered: 0,
     });
     expect(s.eventWritesPerMachine).toBe(0);
+    // Coalesced messages: a queued runtime's figure, shown only when the run has one.
+    expect(formatSummary(s)).not.toMatch(/coalesced/);
+    expect(formatSummary({ ...s, coalesced: 7 })).toMatch(/coalesced messages +7 \(/);
   });
 
   it('ends our latency at the Metal3Machine ready and excludes the host from handed over to provisioned', () => {

@@ -1,0 +1,261 @@
+/**
+ * The embedded SQS server's FIFO receives made Amazon SQS's: the one place where this project
+ * changes how fauxqs behaves (docs/adr/031-fauxqs-fifo-receives-as-sqs.md). `SQS_FAUXQS=plain`
+ * (or `startLocalSqs({ fauxqs: 'plain' })`) leaves fauxqs as published.
+ *
+ * fauxqs 2.4.1 hands out at most one message per FIFO group per ReceiveMessage. Amazon SQS returns
+ * as many available messages of one group as it can (up to MaxNumberOfMessages, in order), then
+ * messages of other groups, each group in its order; a group with a message in flight yields
+ * nothing until that message is deleted or visible again ("FIFO queue delivery logic",
+ * SQSDeveloperGuide/FIFO-queues-understanding-logic.html). So here, per FIFO queue:
+ *   - receive: the available groups in the order of their oldest message (SQS reads the queue from
+ *     its oldest message), from each as many as the count left allows;
+ *   - a message that comes back (visibility expired or set to 0) goes back to its place in its
+ *     group by sequence number. fauxqs puts each at the front, which, once several of a group are
+ *     in flight together, reverses them.
+ * Everything else is fauxqs's own, unchanged: group holds (`fifoLockedGroups`, one count per
+ * message in flight), receive counts and the redrive to the dead-letter queue at receive,
+ * visibility timeouts, the queue's delay, deduplication, long polls, standard queues.
+ *
+ * fauxqs exports only its app; the store classes are its own files, reached beside its entry
+ * point and handed to buildApp through its `stores` option. The shapes relied on are checked when
+ * a queue is made, so another fauxqs version fails loudly here instead of behaving differently.
+ */
+import { randomUUID } from 'node:crypto';
+import type { BuildAppOptions } from 'fauxqs';
+
+export type FauxqsStores = NonNullable<BuildAppOptions['stores']>;
+type SqsStore = FauxqsStores['sqsStore'];
+type SqsQueue = ReturnType<SqsStore['createQueue']>;
+type SqsMessage = SqsQueue['messages'][number];
+type Received = ReturnType<SqsQueue['dequeue']>[number];
+type DlqResolver = Parameters<SqsQueue['dequeue']>[2];
+
+/** The version whose internals this file follows (package.json pins it). */
+export const FAUXQS_VERSION = '2.4.1';
+
+/** fauxqs's group of a FIFO message sent without one (its DEFAULT_FIFO_GROUP_ID). */
+const NO_GROUP = '__default';
+
+/** fauxqs's stores, with every FIFO queue the SQS store makes receiving as Amazon SQS does. */
+export async function fauxqsStoresAsSqs(): Promise<FauxqsStores> {
+  const entry = import.meta.resolve('fauxqs');
+  const load = async (path: string, name: string): Promise<new () => unknown> => {
+    const mod: Record<string, unknown> = await import(new URL(path, entry).href);
+    const cls = mod[name];
+    if (typeof cls !== 'function')
+      throw new Error(`fauxqs: ${path} has no ${name} (not fauxqs ${FAUXQS_VERSION}?)`);
+    return cls as new () => unknown;
+  };
+  const [Sqs, Sns, S3] = await Promise.all([
+    load('./sqs/sqsStore.js', 'SqsStore'),
+    load('./sns/snsStore.js', 'SnsStore'),
+    load('./s3/s3Store.js', 'S3Store'),
+  ]);
+  const stores = { sqsStore: new Sqs(), snsStore: new Sns(), s3Store: new S3() } as FauxqsStores;
+  const createQueue = stores.sqsStore.createQueue.bind(stores.sqsStore);
+  stores.sqsStore.createQueue = (...args) => {
+    const queue = createQueue(...args);
+    if (queue.isFifo()) receiveAsSqs(queue);
+    return queue;
+  };
+  return stores;
+}
+
+/** Replaces, on this FIFO queue only, the three methods that decide what a receive returns. */
+function receiveAsSqs(queue: SqsQueue): void {
+  checkShape(queue);
+  const plainChangeVisibility = queue.changeVisibility.bind(queue);
+  queue.dequeue = (maxCount, visibilityTimeoutOverride, dlqResolver) =>
+    dequeueFifo(queue, maxCount, visibilityTimeoutOverride, dlqResolver);
+  queue.processTimers = () => processTimersFifo(queue);
+  queue.changeVisibility = (receiptHandle, timeoutSeconds) => {
+    const entry = queue.inflightMessages.get(receiptHandle);
+    if (!entry || timeoutSeconds !== 0) return plainChangeVisibility(receiptHandle, timeoutSeconds);
+    // Visible now: back to its place in its group (fauxqs: to the group's front).
+    queue.inflightMessages.delete(receiptHandle);
+    queue.persistence?.updateMessageReady(entry.message.messageId);
+    release(queue, entry.message);
+    notifyWaiters(queue);
+  };
+}
+
+function checkShape(queue: SqsQueue): void {
+  const ok =
+    queue.fifoMessages instanceof Map &&
+    queue.fifoDelayed instanceof Map &&
+    queue.fifoLockedGroups instanceof Map &&
+    queue.inflightMessages instanceof Map &&
+    Array.isArray(queue.pollWaiters);
+  if (!ok)
+    throw new Error(
+      `fauxqs: its FIFO queue is not the one of fauxqs ${FAUXQS_VERSION} that infra/local/fauxqs-fifo.ts follows`,
+    );
+}
+
+/** Older first: sequence numbers are zero-padded to 20 digits, so strings compare as numbers. */
+const before = (a: SqsMessage, b: SqsMessage) => (a.sequenceNumber ?? '') < (b.sequenceNumber ?? '');
+
+/** Puts a message back into its group's available messages at its sequence number's place. */
+function insertInOrder(queue: SqsQueue, groupId: string, msg: SqsMessage): void {
+  const group = queue.fifoMessages.get(groupId) ?? [];
+  let lo = 0;
+  let hi = group.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (before(group[mid]!, msg)) lo = mid + 1;
+    else hi = mid;
+  }
+  group.splice(lo, 0, msg);
+  queue.fifoMessages.set(groupId, group);
+}
+
+/** A message of the group is no longer in flight: one hold less, and the message is available again. */
+function release(queue: SqsQueue, msg: SqsMessage): void {
+  const groupId = msg.messageGroupId ?? NO_GROUP;
+  const holds = (queue.fifoLockedGroups.get(groupId) ?? 1) - 1;
+  if (holds <= 0) queue.fifoLockedGroups.delete(groupId);
+  else queue.fifoLockedGroups.set(groupId, holds);
+  insertInOrder(queue, groupId, msg);
+}
+
+/** fauxqs's notifyWaiters (private there): wakes every open long poll, which then receives. */
+function notifyWaiters(queue: SqsQueue): void {
+  for (let w = queue.pollWaiters.shift(); w; w = queue.pollWaiters.shift()) {
+    clearTimeout(w.timer);
+    w.resolve();
+  }
+}
+
+/** fauxqs's processTimers for a FIFO queue, with expired messages put back in order. */
+function processTimersFifo(queue: SqsQueue): void {
+  const now = Date.now();
+  for (const [handle, entry] of queue.inflightMessages) {
+    if (entry.visibilityDeadline > now) continue;
+    queue.inflightMessages.delete(handle);
+    release(queue, entry.message);
+  }
+  // The queue's delay (FIFO queues have no per-message delay): as fauxqs, to the group's end.
+  for (const [groupId, delayed] of queue.fifoDelayed) {
+    const still: SqsMessage[] = [];
+    for (const msg of delayed) {
+      if (msg.delayUntil && msg.delayUntil > now) still.push(msg);
+      else insertInOrder(queue, groupId, msg);
+    }
+    if (still.length === 0) queue.fifoDelayed.delete(groupId);
+    else queue.fifoDelayed.set(groupId, still);
+  }
+  for (const [groupId, msgs] of queue.fifoMessages) {
+    if (msgs.length > 0 && !queue.fifoLockedGroups.has(groupId)) {
+      notifyWaiters(queue);
+      return;
+    }
+  }
+}
+
+/**
+ * One FIFO receive as Amazon SQS makes it: the available groups by their oldest message, each
+ * handing out its messages in order until `maxCount` (≤ 10) is reached. What happens to each
+ * message handed out (receive count, first-receive time, the dead-letter move past the redrive
+ * policy's maxReceiveCount, visibility, the group's hold) is fauxqs's dequeueFifo's, line for line.
+ */
+function dequeueFifo(
+  queue: SqsQueue,
+  maxCount: number,
+  visibilityTimeoutOverride: number | undefined,
+  dlqResolver: DlqResolver,
+): Received[] {
+  queue.processTimers();
+  const visibilityTimeout =
+    visibilityTimeoutOverride ?? Number.parseInt(queue.attributes.VisibilityTimeout ?? '30', 10);
+  let maxReceiveCount = Number.POSITIVE_INFINITY;
+  let dlqArn: string | undefined;
+  if (queue.attributes.RedrivePolicy) {
+    try {
+      const policy: { maxReceiveCount?: number; deadLetterTargetArn?: string } = JSON.parse(
+        queue.attributes.RedrivePolicy,
+      );
+      maxReceiveCount = policy.maxReceiveCount ?? Number.POSITIVE_INFINITY;
+      dlqArn = policy.deadLetterTargetArn;
+    } catch {
+      // fauxqs ignores a policy it cannot read.
+    }
+  }
+  const count = Math.min(maxCount, 10);
+  const result: Received[] = [];
+  // Each group taken ends held or empty (its last messages may have gone to the dead-letter
+  // queue), so each round takes new groups, until the count is reached or none is available.
+  for (
+    let groups = oldestGroups(queue, count);
+    groups.length > 0;
+    groups = oldestGroups(queue, count - result.length)
+  ) {
+    for (const groupId of groups) {
+      const groupMsgs = queue.fifoMessages.get(groupId)!;
+      while (result.length < count && groupMsgs.length > 0) {
+        const msg = groupMsgs.shift()!;
+        msg.approximateReceiveCount++;
+        if (!msg.approximateFirstReceiveTimestamp) msg.approximateFirstReceiveTimestamp = Date.now();
+        if (dlqArn && dlqResolver && msg.approximateReceiveCount > maxReceiveCount) {
+          const dlq = dlqResolver(dlqArn);
+          if (dlq) {
+            queue.spy?.addMessage({
+              service: 'sqs',
+              queueName: queue.name,
+              messageId: msg.messageId,
+              body: msg.body,
+              messageAttributes: msg.messageAttributes,
+              status: 'dlq',
+              timestamp: Date.now(),
+            });
+            queue.persistence?.deleteMessage(msg.messageId);
+            dlq.enqueue(msg);
+            continue;
+          }
+        }
+        const receiptHandle = randomUUID();
+        const visibilityDeadline = Date.now() + visibilityTimeout * 1000;
+        queue.inflightMessages.set(receiptHandle, { message: msg, receiptHandle, visibilityDeadline });
+        queue.persistence?.updateMessageInflight(
+          msg.messageId,
+          receiptHandle,
+          visibilityDeadline,
+          msg.approximateReceiveCount,
+          msg.approximateFirstReceiveTimestamp,
+        );
+        const received: Received = {
+          MessageId: msg.messageId,
+          ReceiptHandle: receiptHandle,
+          MD5OfBody: msg.md5OfBody,
+          Body: msg.body,
+        };
+        if (msg.md5OfMessageAttributes) received.MD5OfMessageAttributes = msg.md5OfMessageAttributes;
+        if (Object.keys(msg.messageAttributes).length > 0) received.MessageAttributes = msg.messageAttributes;
+        result.push(received);
+        // One hold per message in flight: the group is handed out again when all are deleted or back.
+        queue.fifoLockedGroups.set(groupId, (queue.fifoLockedGroups.get(groupId) ?? 0) + 1);
+      }
+      if (groupMsgs.length === 0) queue.fifoMessages.delete(groupId);
+      if (result.length >= count) return result;
+    }
+  }
+  return result;
+}
+
+/**
+ * Up to `n` available groups (not held, not empty), oldest first message first: a receive of n
+ * messages takes from at most n groups. One pass over the groups, keeping the n oldest.
+ */
+function oldestGroups(queue: SqsQueue, n: number): string[] {
+  const best: { groupId: string; head: SqsMessage }[] = [];
+  for (const [groupId, msgs] of queue.fifoMessages) {
+    const head = msgs[0];
+    if (!head || queue.fifoLockedGroups.has(groupId)) continue;
+    if (best.length === n && !before(head, best[n - 1]!.head)) continue;
+    let i = best.length;
+    while (i > 0 && before(head, best[i - 1]!.head)) i--;
+    best.splice(i, 0, { groupId, head });
+    if (best.length > n) best.pop();
+  }
+  return best.map((b) => b.groupId);
+}
