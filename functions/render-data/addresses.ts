@@ -57,9 +57,9 @@ export async function ensureAddresses(
     // A pool that does not exist yet is a wait, and its IPClaim is made all the same (as CAPM3
     // does); the pool's creation wakes the IPClaim (allocateIndex), whose address wakes this
     // Metal3Data. The pool itself is the IPClaim's business: whether it exists is read only to say
-    // what a wait is for, and only its metadata (its status has an entry per machine).
+    // what a wait is for, as a Table row (its status has an entry per machine; ADR 029).
     const waitFor = async (): Promise<string> =>
-      (await client.getMetadata(K.IPPool, ns, pool.name))
+      (await client.exists(K.IPPool, ns, pool.name))
         ? pool.name
         : `${pool.name} (IPPool ${ns}/${pool.name} does not exist yet)`;
     const name = ipClaimName(dataRaw.metadata.name!, pool.name);

@@ -102,10 +102,10 @@ export async function resolveData(client: KubeClient, m3m: Metal3Machine): Promi
     if (!cs.renderedData?.name) {
       // A template that does not exist yet is a wait (CAPM3 makes the claim and waits too): its
       // creation wakes the claim (allocateIndex), whose renderedData wakes this machine. Only its
-      // existence matters here: its metadata is read, not its status (a map with an entry per machine).
+      // existence matters here: a Table row is read, not the object (its status has an entry per machine).
       const t = m3m.spec.dataTemplate!;
       const tns = t.namespace || ns;
-      if (!(await client.getMetadata(K.Metal3DataTemplate, tns, t.name))) {
+      if (!(await client.exists(K.Metal3DataTemplate, tns, t.name))) {
         return wait(
           REASON.WaitingForMetal3DataTemplate,
           `waiting for Metal3DataTemplate ${tns}/${t.name} (spec.dataTemplate) to exist`,

@@ -14,7 +14,7 @@ import {
 import { z } from 'zod';
 import { isRecord } from '../api/json.ts';
 import { apiVersionOf, K, type ResourceType } from '../api/kinds.ts';
-import { KubeObjectSchema, type ObjectMeta, ObjectMetaSchema } from '../api/meta.ts';
+import { KubeObjectSchema } from '../api/meta.ts';
 import { parseObject } from '../api/parse.ts';
 import type { Resource } from '../api/resources.ts';
 import { isNotFound, kubeErrorFrom } from './errors.ts';
@@ -69,11 +69,19 @@ export const parseAs = <T extends KubeObject>(t: Resource<T>, obj: unknown): T =
   parseObject(t.schema, t.kind, obj);
 
 /** A 2xx answer: its status (200, 201, ...) for the request metrics, and its JSON body. */
-/** PartialObjectMetadata first, the whole object from a server that cannot transform (client-go's header). */
-const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+/** A Table first, the object or list from a server that cannot make one (kubectl get's header, v1 only). */
+const TABLE_ACCEPT = 'application/json;as=Table;g=meta.k8s.io;v=v1,application/json';
 
-const METADATA_LIST_ACCEPT =
-  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+/** A Table of rows (cells only) or, from a server without Tables, a plain list. */
+const TableOrListSchema = z.object({
+  kind: z.string().optional(),
+  metadata: z.object({ continue: z.string().optional() }).loose().optional(),
+  columnDefinitions: z.array(z.object({ format: z.string().optional() }).loose()).optional(),
+  rows: z.array(z.object({ cells: z.array(z.unknown()) }).loose()).optional(),
+  items: z
+    .array(z.object({ metadata: z.object({ name: z.string().optional() }).loose().optional() }).loose())
+    .optional(),
+});
 
 interface RawResponse {
   status: number;
@@ -259,73 +267,54 @@ export class KubeClient {
   }
 
   /**
-   * GET one object's metadata only (PartialObjectMetadata, what client-go's metadata client and
-   * controller-runtime's metadata-only reads ask for): for an existence or ownership check of a
-   * kind whose spec or status grows with the fleet (an IPPool, a Metal3DataTemplate). Asked for
-   * with a plain-JSON fallback, as client-go does, so a server without the transformation answers
-   * the whole object and only its metadata is kept. Undefined when it does not exist.
+   * Whether an object exists, read as a Table row without the object (`includeObject=None`, what
+   * `kubectl get` reads): for a wait's reason about a kind whose objects grow with the fleet (an
+   * IPPool, a Metal3DataTemplate: their status and managedFields have an entry per machine, ADR 029).
+   * A server that cannot make Tables answers the object (the plain-JSON fallback, as kubectl's).
    */
-  async getMetadata(
-    t: ResourceType,
-    namespace: string | undefined,
-    name: string,
-  ): Promise<ObjectMeta | undefined> {
-    let body: unknown;
+  async exists(t: ResourceType, namespace: string | undefined, name: string): Promise<boolean> {
     try {
-      body = await this.call('get', t, () =>
+      await this.call('get', t, () =>
         this.api.send(
           HttpMethod.GET,
           this.path(t, namespace, name),
-          {},
+          { includeObject: 'None' },
           undefined,
           undefined,
-          METADATA_ACCEPT,
+          TABLE_ACCEPT,
         ),
       );
+      return true;
     } catch (e) {
-      if (isNotFound(e)) return undefined;
+      if (isNotFound(e)) return false;
       throw e;
     }
-    const metadata = isRecord(body) ? body.metadata : undefined;
-    const parsed = ObjectMetaSchema.safeParse(metadata);
-    if (!parsed.success || !parsed.data.name)
-      throw new Error(`GET ${this.path(t, namespace, name)}: the answer carries no object metadata`);
-    return parsed.data;
   }
 
-  /**
-   * LIST of metadata only (PartialObjectMetadataList, with client-go's plain-JSON fallback), following
-   * continue tokens: the names, labels and owners of a kind whose objects grow with the fleet.
-   */
-  async listMetadata(
-    t: ResourceType,
-    namespace?: string,
-    opts: Pick<ListOptions, 'labelSelector' | 'fieldSelector'> = {},
-  ): Promise<ObjectMeta[]> {
-    const out: ObjectMeta[] = [];
+  /** The names of a kind's objects in a namespace, read as Table rows without the objects (see `exists`). */
+  async listNames(t: ResourceType, namespace?: string): Promise<string[]> {
+    const names: string[] = [];
     let cont: string | undefined;
     do {
       const body = await this.call('list', t, () =>
         this.api.send(
           HttpMethod.GET,
           this.path(t, namespace),
-          {
-            labelSelector: opts.labelSelector || undefined,
-            fieldSelector: opts.fieldSelector || undefined,
-            continue: cont,
-          },
+          { includeObject: 'None', continue: cont },
           undefined,
           undefined,
-          METADATA_LIST_ACCEPT,
+          TABLE_ACCEPT,
         ),
       );
-      const page = ListPageSchema.parse(body);
-      for (const item of page.items ?? [])
-        out.push(ObjectMetaSchema.parse(isRecord(item) ? item.metadata : undefined));
-      this.stats.recordListed(page.items?.length ?? 0, t.plural);
+      const page = TableOrListSchema.parse(body);
+      if (page.kind === 'Table') {
+        const at = Math.max(0, page.columnDefinitions?.findIndex((c) => c.format === 'name') ?? 0);
+        for (const row of page.rows ?? []) names.push(String(row.cells[at]));
+      } else for (const item of page.items ?? []) names.push(String(item.metadata?.name));
+      this.stats.recordListed((page.rows ?? page.items ?? []).length, t.plural);
       cont = page.metadata?.continue || undefined;
     } while (cont);
-    return out;
+    return names;
   }
 
   /**

@@ -4,7 +4,7 @@
  * read ~N² objects):
  *  - IPClaims are `<m3d>-<pool>` and live in the Metal3Data's namespace with their pool, which
  *    cannot go away before them (its finalizer waits for its claims): list the namespace's IPPools'
- *    metadata (a handful) and GET one name per pool. With more pools than MAX_POOL_GETS, one IPClaim list
+ *    names (a handful) and GET one name per pool. With more pools than MAX_POOL_GETS, one IPClaim list
  *    is cheaper and is used instead. An IPClaim carries our finalizer: one missed would never go.
  *  - Secrets are the ones the Metal3Data's spec names, and `<m3m>-metadata-<index>` /
  *    `<m3m>-networkdata-<index>` (the claim is named after its Metal3Machine) for a render that
@@ -33,14 +33,12 @@ export async function ipClaimsOfData(
   dataUid: string,
 ): Promise<IPClaimView[]> {
   // Names only: a pool's status has an entry per machine.
-  const pools = await client.listMetadata(V.IPPool, namespace);
+  const pools = await client.listNames(V.IPPool, namespace);
   const candidates =
     pools.length > MAX_POOL_GETS
       ? (await client.list(V.IPClaim, namespace)).items
       : present(
-          await Promise.all(
-            pools.map((p) => client.get(V.IPClaim, namespace, ipClaimName(dataName, p.name!))),
-          ),
+          await Promise.all(pools.map((p) => client.get(V.IPClaim, namespace, ipClaimName(dataName, p)))),
         );
   return candidates.filter((c) => isOwnedBy(c, dataUid));
 }

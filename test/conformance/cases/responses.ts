@@ -136,9 +136,6 @@ print(json.dumps(out))
           metadata: w.metadata,
         });
       }
-      // KubeClient's metadata read (shared/kube/client.ts) is this request.
-      expect(await client.getMetadata(Widget, ns, 'meta')).toEqual(w.metadata);
-      expect(await client.getMetadata(Widget, ns, 'absent')).toBeUndefined();
 
       await client.create(Widget, widget(ns, 'other'));
       const collection = client.path(Widget, ns);
@@ -154,8 +151,6 @@ print(json.dumps(out))
         ['PartialObjectMetadata', 'meta.k8s.io/v1', 'other', false],
       ]);
       expect(list.body.items[0].metadata).toEqual(w.metadata);
-      expect((await client.listMetadata(Widget, ns)).map((m) => m.name)).toEqual(['meta', 'other']);
-      expect((await client.listMetadata(Widget, ns, { labelSelector: 'a=b' }))[0]).toEqual(w.metadata);
 
       // Each watch event's object is metadata only.
       const watched = await rawRequest(client.kc, 'GET', collection, {
@@ -199,6 +194,36 @@ print(json.dumps(out))
       });
       expect(fallback.status).toBe(200);
       expect(fallback.body).toEqual(w);
+    },
+  },
+  {
+    // What `kubectl get` reads (Table, v1) with includeObject=None: cells only. KubeClient's
+    // existence check and name list (ADR 029) are these requests.
+    name: 'Table with includeObject=None: rows of cells and no object, for GET and LIST (KubeClient.exists, listNames)',
+    async run({ client, ns }) {
+      await client.create(Widget, widget(ns, 'b'));
+      await client.create(Widget, widget(ns, 'a'));
+      const accept = 'application/json;as=Table;g=meta.k8s.io;v=v1,application/json';
+      const one = await rawRequest(client.kc, 'GET', client.path(Widget, ns, 'a'), {
+        accept,
+        query: { includeObject: 'None' },
+      });
+      expect(one.body.kind).toBe('Table');
+      expect(one.body.rows).toHaveLength(1);
+      expect(one.body.rows[0].object).toBeUndefined();
+      const nameAt = one.body.columnDefinitions.findIndex((c: any) => c.format === 'name');
+      expect(one.body.rows[0].cells[nameAt]).toBe('a');
+      const all = await rawRequest(client.kc, 'GET', client.path(Widget, ns), {
+        accept,
+        query: { includeObject: 'None' },
+      });
+      expect(all.body.rows.map((r: any) => [r.cells[nameAt], r.object])).toEqual([
+        ['a', undefined],
+        ['b', undefined],
+      ]);
+      expect(await client.exists(Widget, ns, 'a')).toBe(true);
+      expect(await client.exists(Widget, ns, 'absent')).toBe(false);
+      expect(await client.listNames(Widget, ns)).toEqual(['a', 'b']);
     },
   },
   {
