@@ -271,13 +271,17 @@ export class Worker {
   private async pollLoop(fn: FunctionName): Promise<void> {
     const url = this.o.queues.main[fn]!;
     let errors = 0;
+    // Whether the last receive came back empty (the first one asks for a share).
+    let idle = false;
     while (!this.stopping) {
       await this.slots.waitFree();
       if (this.stopping) break;
       // A fair share per queue: one busy queue's long poll must not hold every slot while the
-      // other queues wait (the slots are reserved for the duration of the receive).
+      // other queues wait (the slots are reserved for the duration of the receive). A queue whose
+      // last receive was empty asks for one: its long poll would otherwise hold a share of slots
+      // idle for up to WaitTimeSeconds while a busy queue's messages wait for them.
       const share = Math.max(1, Math.floor((this.o.concurrency ?? 10) / Math.max(1, this.functions.length)));
-      const n = Math.min(10, share, this.slots.available);
+      const n = Math.min(10, idle ? 1 : share, this.slots.available);
       // Several queue loops wake together when one slot frees; only the first may take it.
       if (n < 1) continue;
       this.slots.take(n);
@@ -306,6 +310,7 @@ export class Worker {
         continue;
       }
       this.slots.give(n - messages.length);
+      idle = messages.length === 0;
       this.stats.received += messages.length;
       if (this.stopping) {
         const hs = messages.map((message) => this.hold(fn, url, message));

@@ -6,6 +6,7 @@
 import { DeleteMessageCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureQueues, type QueueUrls } from '../../../shared/queue/ensure.ts';
+import { createSqsClient } from '../../../shared/queue/sqs.ts';
 import type { ReconcileFn } from '../../../shared/reconcile/context.ts';
 import { done } from '../../../shared/reconcile/result.ts';
 import { Worker } from '../../../shared/runtimes/worker.ts';
@@ -121,6 +122,66 @@ describe('local worker', () => {
       );
     }
     expect(back.map((m) => JSON.parse(m.Body!).name)).toEqual(['after-1', 'after-2']);
+  });
+});
+
+describe('local worker: slots', () => {
+  it("an idle queue's next long poll asks for one message, not its share: its slots go to the busy queue", async () => {
+    // The worker's own client, with every ReceiveMessage it sends recorded (queue, count asked, count got).
+    const sqs = createSqsClient({ endpoint: local.endpoint, region: 'us-east-1' });
+    const receives: { queue: string; asked: number; got: number }[] = [];
+    sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        if (context.commandName === 'ReceiveMessageCommand') {
+          const input = args.input as { QueueUrl: string; MaxNumberOfMessages: number };
+          const got = (out.output as { Messages?: unknown[] }).Messages?.length ?? 0;
+          receives.push({ queue: input.QueueUrl, asked: input.MaxNumberOfMessages, got });
+        }
+        return out;
+      },
+      { step: 'initialize', name: 'recordReceives' },
+    );
+    const g = gate();
+    const core: ReconcileFn = async () => {
+      await g.wait;
+      return done();
+    };
+    await sendBodies(
+      local.sqs,
+      urls.main.renderData,
+      ['k1', 'k2'].map((name) => ({
+        body: JSON.stringify(envelope({ function: 'renderData', name })),
+        group: name,
+      })),
+    );
+    const worker = new Worker({
+      sqs,
+      fns: { renderData: core, deprovision: core },
+      context: offlineContext(),
+      queues: urls,
+      functions: ['renderData', 'deprovision'],
+      waitTimeSeconds: 1,
+      concurrency: 6,
+    }).start();
+    const of = (url: string) => receives.filter((r) => r.queue === url);
+    try {
+      // Two messages run (gated) and four slots are free. deprovision's queue is empty: its first
+      // receive asks for its share (6 / 2), the next ones for one (they asked for three before).
+      await until(() => of(urls.main.deprovision).length >= 3);
+      expect(of(urls.main.deprovision).map((r) => [r.asked, r.got])).toEqual([
+        [3, 0],
+        [1, 0],
+        [1, 0],
+      ]);
+      expect(of(urls.main.renderData)[0]).toEqual({ queue: urls.main.renderData, asked: 3, got: 2 });
+      g.open();
+      await until(() => worker.stats.done === 2);
+    } finally {
+      g.open();
+      await worker.stop({ graceMs: 2_000 });
+      sqs.destroy();
+    }
   });
 });
 
