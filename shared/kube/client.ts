@@ -68,21 +68,23 @@ const ListPageSchema = z.looseObject({
 export const parseAs = <T extends KubeObject>(t: Resource<T>, obj: unknown): T =>
   parseObject(t.schema, t.kind, obj);
 
-/** A 2xx answer: its status (200, 201, ...) for the request metrics, and its JSON body. */
 /** A Table first, the object or list from a server that cannot make one (kubectl get's header, v1 only). */
 const TABLE_ACCEPT = 'application/json;as=Table;g=meta.k8s.io;v=v1,application/json';
 
-/** A Table of rows (cells only) or, from a server without Tables, a plain list. */
-const TableOrListSchema = z.object({
-  kind: z.string().optional(),
-  metadata: z.object({ continue: z.string().optional() }).loose().optional(),
-  columnDefinitions: z.array(z.object({ format: z.string().optional() }).loose()).optional(),
-  rows: z.array(z.object({ cells: z.array(z.unknown()) }).loose()).optional(),
-  items: z
-    .array(z.object({ metadata: z.object({ name: z.string().optional() }).loose().optional() }).loose())
-    .optional(),
-});
+/** A Table of rows (cells only) or, from a server without Tables, a plain list (built on first use). */
+const TableOrListSchema = z.lazy(() =>
+  z.looseObject({
+    kind: z.string().optional(),
+    metadata: z.looseObject({ continue: z.string().optional() }).optional(),
+    columnDefinitions: z.array(z.looseObject({ format: z.string().optional() })).optional(),
+    rows: z.array(z.looseObject({ cells: z.array(z.unknown()) })).optional(),
+    items: z
+      .array(z.looseObject({ metadata: z.looseObject({ name: z.string().optional() }).optional() }))
+      .optional(),
+  }),
+);
 
+/** A 2xx answer: its status (200, 201, ...) for the request metrics, and its JSON body. */
 interface RawResponse {
   status: number;
   body: unknown;
