@@ -1,7 +1,8 @@
 /**
  * The HTTP face of the server (node:http, no framework in the hot path): URL → kind and verb,
- * authentication and authorization, fault injection, body decoding, content negotiation (the object,
- * or meta.k8s.io Table / PartialObjectMetadata[List]: negotiate.ts), the REST call, the request log. Watches stream newline-delimited JSON.
+ * authentication and authorization, fault injection, body decoding, content negotiation (the
+ * object, or a meta.k8s.io Table / PartialObjectMetadata[List]: negotiate.ts), the REST call, the
+ * request log. Watches stream newline-delimited JSON.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from './auth/identity.ts';
