@@ -166,12 +166,7 @@ function processTimersFifo(queue: SqsQueue): void {
     if (still.length === 0) queue.fifoDelayed.delete(groupId);
     else queue.fifoDelayed.set(groupId, still);
   }
-  for (const [groupId, msgs] of queue.fifoMessages) {
-    if (msgs.length > 0 && !queue.fifoLockedGroups.has(groupId)) {
-      notifyWaiters(queue);
-      return;
-    }
-  }
+  if (HEADS.get(queue)!.hasAvailable(queue)) notifyWaiters(queue);
 }
 
 /**
@@ -210,54 +205,52 @@ function dequeueFifo(
   while (result.length < count) {
     const groupId = heads.popOldestAvailable(queue);
     if (groupId === undefined) break;
-    {
-      const groupMsgs = queue.fifoMessages.get(groupId)!;
-      while (result.length < count && groupMsgs.length > 0) {
-        const msg = groupMsgs.shift()!;
-        msg.approximateReceiveCount++;
-        if (!msg.approximateFirstReceiveTimestamp) msg.approximateFirstReceiveTimestamp = Date.now();
-        if (dlqArn && dlqResolver && msg.approximateReceiveCount > maxReceiveCount) {
-          const dlq = dlqResolver(dlqArn);
-          if (dlq) {
-            queue.spy?.addMessage({
-              service: 'sqs',
-              queueName: queue.name,
-              messageId: msg.messageId,
-              body: msg.body,
-              messageAttributes: msg.messageAttributes,
-              status: 'dlq',
-              timestamp: Date.now(),
-            });
-            queue.persistence?.deleteMessage(msg.messageId);
-            dlq.enqueue(msg);
-            continue;
-          }
+    const groupMsgs = queue.fifoMessages.get(groupId)!;
+    while (result.length < count && groupMsgs.length > 0) {
+      const msg = groupMsgs.shift()!;
+      msg.approximateReceiveCount++;
+      if (!msg.approximateFirstReceiveTimestamp) msg.approximateFirstReceiveTimestamp = Date.now();
+      if (dlqArn && dlqResolver && msg.approximateReceiveCount > maxReceiveCount) {
+        const dlq = dlqResolver(dlqArn);
+        if (dlq) {
+          queue.spy?.addMessage({
+            service: 'sqs',
+            queueName: queue.name,
+            messageId: msg.messageId,
+            body: msg.body,
+            messageAttributes: msg.messageAttributes,
+            status: 'dlq',
+            timestamp: Date.now(),
+          });
+          queue.persistence?.deleteMessage(msg.messageId);
+          dlq.enqueue(msg);
+          continue;
         }
-        const receiptHandle = randomUUID();
-        const visibilityDeadline = Date.now() + visibilityTimeout * 1000;
-        queue.inflightMessages.set(receiptHandle, { message: msg, receiptHandle, visibilityDeadline });
-        queue.persistence?.updateMessageInflight(
-          msg.messageId,
-          receiptHandle,
-          visibilityDeadline,
-          msg.approximateReceiveCount,
-          msg.approximateFirstReceiveTimestamp,
-        );
-        const received: Received = {
-          MessageId: msg.messageId,
-          ReceiptHandle: receiptHandle,
-          MD5OfBody: msg.md5OfBody,
-          Body: msg.body,
-        };
-        if (msg.md5OfMessageAttributes) received.MD5OfMessageAttributes = msg.md5OfMessageAttributes;
-        if (Object.keys(msg.messageAttributes).length > 0) received.MessageAttributes = msg.messageAttributes;
-        result.push(received);
-        // One hold per message in flight: the group is handed out again when all are deleted or back.
-        queue.fifoLockedGroups.set(groupId, (queue.fifoLockedGroups.get(groupId) ?? 0) + 1);
       }
-      if (groupMsgs.length === 0) queue.fifoMessages.delete(groupId);
-      else noteGroup(queue, groupId);
+      const receiptHandle = randomUUID();
+      const visibilityDeadline = Date.now() + visibilityTimeout * 1000;
+      queue.inflightMessages.set(receiptHandle, { message: msg, receiptHandle, visibilityDeadline });
+      queue.persistence?.updateMessageInflight(
+        msg.messageId,
+        receiptHandle,
+        visibilityDeadline,
+        msg.approximateReceiveCount,
+        msg.approximateFirstReceiveTimestamp,
+      );
+      const received: Received = {
+        MessageId: msg.messageId,
+        ReceiptHandle: receiptHandle,
+        MD5OfBody: msg.md5OfBody,
+        Body: msg.body,
+      };
+      if (msg.md5OfMessageAttributes) received.MD5OfMessageAttributes = msg.md5OfMessageAttributes;
+      if (Object.keys(msg.messageAttributes).length > 0) received.MessageAttributes = msg.messageAttributes;
+      result.push(received);
+      // One hold per message in flight: the group is handed out again when all are deleted or back.
+      queue.fifoLockedGroups.set(groupId, (queue.fifoLockedGroups.get(groupId) ?? 0) + 1);
     }
+    if (groupMsgs.length === 0) queue.fifoMessages.delete(groupId);
+    else noteGroup(queue, groupId);
   }
   return result;
 }
@@ -265,11 +258,14 @@ function dequeueFifo(
 /** Each FIFO queue's group heads (made when the queue is). */
 const HEADS = new WeakMap<SqsQueue, GroupHeads>();
 
+/** The group's first message while the group can be handed out (no message of it in flight). */
+const availableHead = (queue: SqsQueue, groupId: string): SqsMessage | undefined =>
+  queue.fifoLockedGroups.has(groupId) ? undefined : queue.fifoMessages.get(groupId)?.[0];
+
 /** A group's head may have changed, or the group may have become available: noted for the next receive. */
 function noteGroup(queue: SqsQueue, groupId: string): void {
-  const head = queue.fifoMessages.get(groupId)?.[0];
-  if (head && !queue.fifoLockedGroups.has(groupId))
-    HEADS.get(queue)?.push(head.sequenceNumber ?? '', groupId);
+  const head = availableHead(queue, groupId);
+  if (head) HEADS.get(queue)?.push(head.sequenceNumber ?? '', groupId);
 }
 
 /**
@@ -293,17 +289,28 @@ class GroupHeads {
     }
   }
 
+  /** The oldest available group, taken off the heap (stale entries above it dropped). */
   popOldestAvailable(queue: SqsQueue): string | undefined {
-    for (let top = this.pop(); top; top = this.pop()) {
-      const head = queue.fifoMessages.get(top.groupId)?.[0];
-      if (head && (head.sequenceNumber ?? '') === top.seq && !queue.fifoLockedGroups.has(top.groupId))
-        return top.groupId;
-    }
-    return undefined;
+    return this.dropStale(queue) ? this.pop()!.groupId : undefined;
+  }
+
+  /** Whether some group can be handed out (stale entries above the oldest dropped). */
+  hasAvailable(queue: SqsQueue): boolean {
+    return this.dropStale(queue);
   }
 
   clear(): void {
     this.heap.length = 0;
+  }
+
+  /** Drops stale entries from the top; true when the top is then a current one. */
+  private dropStale(queue: SqsQueue): boolean {
+    for (let top = this.heap[0]; top; top = this.heap[0]) {
+      const head = availableHead(queue, top.groupId);
+      if (head && (head.sequenceNumber ?? '') === top.seq) return true;
+      this.pop();
+    }
+    return false;
   }
 
   private pop(): { seq: string; groupId: string } | undefined {
