@@ -78,9 +78,7 @@ const TableOrListSchema = z.lazy(() =>
     metadata: z.looseObject({ continue: z.string().optional() }).optional(),
     columnDefinitions: z.array(z.looseObject({ format: z.string().optional() })).optional(),
     rows: z.array(z.looseObject({ cells: z.array(z.unknown()) })).optional(),
-    items: z
-      .array(z.looseObject({ metadata: z.looseObject({ name: z.string().optional() }).optional() }))
-      .optional(),
+    items: z.array(z.looseObject({ metadata: z.looseObject({ name: z.string() }) })).optional(),
   }),
 );
 
@@ -311,8 +309,13 @@ export class KubeClient {
       const page = TableOrListSchema.parse(body);
       if (page.kind === 'Table') {
         const at = Math.max(0, page.columnDefinitions?.findIndex((c) => c.format === 'name') ?? 0);
-        for (const row of page.rows ?? []) names.push(String(row.cells[at]));
-      } else for (const item of page.items ?? []) names.push(String(item.metadata?.name));
+        for (const row of page.rows ?? []) {
+          const name = row.cells[at];
+          if (typeof name !== 'string')
+            throw new Error(`LIST ${this.path(t, namespace)}: a Table row without a name cell`);
+          names.push(name);
+        }
+      } else for (const item of page.items ?? []) names.push(item.metadata.name);
       this.stats.recordListed((page.rows ?? page.items ?? []).length, t.plural);
       cont = page.metadata?.continue || undefined;
     } while (cont);

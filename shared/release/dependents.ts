@@ -38,7 +38,9 @@ export async function ipClaimsOfData(
     pools.length > MAX_POOL_GETS
       ? (await client.list(V.IPClaim, namespace)).items
       : present(
-          await Promise.all(pools.map((p) => client.get(V.IPClaim, namespace, ipClaimName(dataName, p)))),
+          await Promise.all(
+            pools.map((pool) => client.get(V.IPClaim, namespace, ipClaimName(dataName, pool))),
+          ),
         );
   return candidates.filter((c) => isOwnedBy(c, dataUid));
 }

@@ -59,8 +59,10 @@ export const messageLogFields = (msg: MessageEnvelope): Record<string, string> =
 const EARLY_SLACK_MS = 1_000;
 
 /** A requeue-after message that arrived before its time (beyond the slack): it goes round again. */
-export const notYetDue = (msg: Pick<MessageEnvelope, 'notBefore'>, now: number): boolean =>
-  msg.notBefore !== undefined && msg.notBefore > now + EARLY_SLACK_MS;
+export const notYetDue = <M extends Pick<MessageEnvelope, 'notBefore'>>(
+  msg: M,
+  now: number,
+): msg is M & { notBefore: number } => msg.notBefore !== undefined && msg.notBefore > now + EARLY_SLACK_MS;
 
 export async function dispatch(
   fns: FunctionTable,
@@ -103,7 +105,7 @@ async function dispatchInner(
   }
 
   const now = (opts.now ?? Date.now)();
-  if (msg.notBefore !== undefined && notYetDue(msg, now)) {
+  if (notYetDue(msg, now)) {
     // Arrived early (a transport without delays): send it round again for the time that is left.
     return {
       kind: 'requeue',

@@ -47,7 +47,8 @@ export const notAcceptable = (message: string): ApiError => new ApiError(406, 'N
 
 /** What the Accept header asks for; throws 406 when the server can produce none of it. */
 export function negotiate(accept: string | undefined): Representation {
-  if (!accept?.trim()) return OBJECT;
+  // What client-node and the Python client send on every request: no parse on the hot path.
+  if (accept === undefined || accept === 'application/json' || !accept.trim()) return OBJECT;
   for (const c of clauses(accept)) {
     if (c.q <= 0 || !RANGES.has(c.type)) continue;
     const as = c.params.get('as');
@@ -59,7 +60,7 @@ export function negotiate(accept: string | undefined): Representation {
   throw notAcceptable(`only the following media types are accepted: ${MEDIA_TYPES.join(', ')}`);
 }
 
-/** A single object as PartialObjectMetadata (a list asked for one is 406, as kube-apiserver's). */
+/** A single object as PartialObjectMetadata: its metadata whole, managedFields included. */
 export function asPartialObjectMetadata(obj: any, version: string): Record<string, unknown> {
   return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${version}`, metadata: obj.metadata };
 }

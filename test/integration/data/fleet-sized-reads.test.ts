@@ -27,7 +27,7 @@ describe('renderData reads of objects that grow with the fleet', () => {
   it('no pool read once addresses are given; a rendered Metal3Data re-checks its Secrets only; a lost Secret is rendered again', async () => {
     await createMachine(tc.client, 'worker-a', 'nodepool-1');
     expect(await allocate(tc.ctx, R.Metal3DataClaim, 'worker-a')).toMatchObject({ kind: 'done' });
-    // First pass: the IPClaims are made and wait; what they wait for is named from each pool's metadata.
+    // First pass: the IPClaims are made and wait; each pool they wait for is read as a Table row (exists).
     const first = testClient(tc.kubeconfig);
     expect(await render(makeCtx(first), 'nodepool-1-0')).toMatchObject({ kind: 'requeue' });
     expect(gets(first, 'ippools')).toBe(2);
