@@ -8,7 +8,7 @@ import { type Clock, generateNameSuffix } from './clock.ts';
 import { checkApplyPatch, type DecodeContext, decodeBuiltin, type PatchSource } from './field-validation.ts';
 import { matchesFields, parseFieldSelector } from './fields.ts';
 import { apiVersionOf, type KindRegistry, type ServedKind } from './kinds.ts';
-import { matchesLabels, parseLabelSelector } from './labels.ts';
+import { type LabelSelector, matchesLabels, parseLabelSelector } from './labels.ts';
 import {
   continueAfter,
   futureRevision,
@@ -33,7 +33,7 @@ import {
   notFound,
   unsupportedMediaType,
 } from './status.ts';
-import { objectKey, type Store } from './store.ts';
+import { type LabelNarrowing, objectKey, type Store } from './store.ts';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
 
@@ -162,7 +162,7 @@ export class Rest {
     const prefix = scope ? `${scope}/` : '';
     const read = resolveListRead(q, prefix);
     let listRv = this.store.rv;
-    let all: any[];
+    let all: Iterable<any>;
     if (read.mode === 'exact') {
       if (read.rv > this.store.rv) throw futureRevision();
       if (read.rv < this.store.compactedRv) throw tooOldForList(read, prefix);
@@ -171,16 +171,15 @@ export class Rest {
     } else {
       if (read.minRv !== undefined && read.minRv > this.store.rv)
         throw tooLargeResourceVersion(read.minRv, this.store.rv);
-      // A required label value narrows the read to the objects carrying it (the store's label index).
-      const narrow = labels.find((r) => r.op === 'eq' || r.op === 'in');
-      all = narrow
-        ? this.store.listWithLabel(kind.resource, narrow.key, narrow.values, scope, read.from)
-        : this.store.list(kind.resource, scope, read.from);
+      // The smallest of the selector's indexed terms narrows the read (a required value, or a
+      // label required absent), read lazily: a paged list stops once it has its page.
+      all = this.store.iterate(kind.resource, this.narrowing(kind.resource, labels), scope, read.from);
     }
     const limit =
       q.limit && q.limit > 0 && !(read.mode === 'current' && read.ignoreLimit) ? q.limit : undefined;
-    let filtered = all;
-    if (labels.length || fields.length) {
+    let filtered: any[];
+    if (!labels.length && !fields.length) filtered = Array.isArray(all) ? all : [...all];
+    else {
       // With selectors no remainingItemCount is given, so a page needs its items and one more (is
       // there a continuation?): the filter stops there instead of testing every object.
       const enough = limit === undefined ? Number.POSITIVE_INFINITY : limit + 1;
@@ -203,6 +202,27 @@ export class Rest {
     };
     if (!labels.length && !fields.length) res.remainingItemCount = filtered.length - limit;
     return res;
+  }
+
+  /** The selector's term with the fewest objects in the store's label index, if it has one. */
+  private narrowing(resource: string, labels: LabelSelector): LabelNarrowing | undefined {
+    let best: LabelNarrowing | undefined;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (const r of labels) {
+      const term: LabelNarrowing | undefined =
+        r.op === 'eq' || r.op === 'in'
+          ? { key: r.key, values: r.values }
+          : r.op === 'notexists'
+            ? { key: r.key, absent: true }
+            : undefined;
+      if (!term) continue;
+      const n = this.store.labelCount(resource, term);
+      if (n < fewest) {
+        best = term;
+        fewest = n;
+      }
+    }
+    return best;
   }
 
   /** NamespaceLifecycle admission: no content in a missing or terminating namespace. */

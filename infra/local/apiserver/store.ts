@@ -6,6 +6,7 @@
  */
 import { History } from './history.ts';
 import { unsharedBytes } from './share.ts';
+import { SortedKeys } from './sorted-keys.ts';
 import { tooOld } from './status.ts';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -43,22 +44,56 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
+/** Most `!key` indexes per resource: any client may ask for any key, and each costs up to a key per object. */
+const ABSENT_INDEXES = 16;
+
+/** A label term a list can read through the index: `key in (values)`, or `!key` when `absent`. */
+export type LabelNarrowing =
+  | { key: string; values: string[]; absent?: false }
+  | { key: string; absent: true };
+
 export const objectKey = (ns: string | undefined, name: string): string => (ns ? `${ns}/${name}` : name);
 const keyOf = (o: any): string => objectKey(o.metadata.namespace, o.metadata.name);
 
 class Bucket {
   readonly objects = new Map<string, any>();
-  private sorted: string[] | undefined;
-  keys(): string[] {
-    if (!this.sorted) this.sorted = [...this.objects.keys()].sort();
-    return this.sorted;
-  }
+  readonly keys = new SortedKeys();
   set(key: string, obj: any): void {
-    if (!this.objects.has(key)) this.sorted = undefined;
+    if (!this.objects.has(key)) this.keys.add(key);
     this.objects.set(key, obj);
   }
   delete(key: string): void {
-    if (this.objects.delete(key)) this.sorted = undefined;
+    if (this.objects.delete(key)) this.keys.delete(key);
+  }
+}
+
+/** Labels of a resource: `key=value` → object keys, and `!key` → the keys of objects without `key`. */
+class LabelIndex {
+  readonly values = new Map<string, SortedKeys>();
+  /** Built on the first list that asks for `!key`, then kept up to date. */
+  readonly absent = new Map<string, SortedKeys>();
+
+  /** Indexes (`add`) or unindexes one state of the object at `key`. */
+  update(key: string, labels: Record<string, string> | undefined, add: boolean): void {
+    for (const [k, v] of Object.entries(labels ?? {})) {
+      const lv = `${k}=${v}`;
+      let keys = this.values.get(lv);
+      if (add) {
+        if (!keys) {
+          keys = new SortedKeys();
+          this.values.set(lv, keys);
+        }
+        keys.add(key);
+      } else if (keys) {
+        keys.delete(key);
+        if (keys.size === 0) this.values.delete(lv);
+      }
+    }
+    for (const [k, keys] of this.absent) {
+      if (labels && Object.hasOwn(labels, k)) continue;
+      if (add) keys.add(key);
+      else keys.delete(key);
+    }
   }
 }
 
@@ -85,7 +120,7 @@ export class Store {
    * resource → `label=value` → object keys: a list whose selector requires one label value reads
    * those objects only, not every object of the resource (a scan per request grew with the fleet).
    */
-  private readonly labelIndex = new Map<string, Map<string, Set<string>>>();
+  private readonly labelIndex = new Map<string, LabelIndex>();
   /** owner uid → dependent uids (ownerReferences index, for garbage collection). */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly persistence: Persistence | undefined;
@@ -140,26 +175,12 @@ export class Store {
     labels: Record<string, string> | undefined,
     add: boolean,
   ): void {
-    if (!labels) return;
-    let byLabel = this.labelIndex.get(resource);
-    if (!byLabel) {
-      byLabel = new Map();
-      this.labelIndex.set(resource, byLabel);
+    let index = this.labelIndex.get(resource);
+    if (!index) {
+      index = new LabelIndex();
+      this.labelIndex.set(resource, index);
     }
-    for (const [k, v] of Object.entries(labels)) {
-      const lv = `${k}=${v}`;
-      let keys = byLabel.get(lv);
-      if (add) {
-        if (!keys) {
-          keys = new Set();
-          byLabel.set(lv, keys);
-        }
-        keys.add(key);
-      } else if (keys) {
-        keys.delete(key);
-        if (keys.size === 0) byLabel.delete(lv);
-      }
-    }
+    index.update(key, labels, add);
   }
 
   private unindexOwners(obj: any): void {
@@ -189,43 +210,70 @@ export class Store {
 
   /** Objects of a resource sorted by namespace/name, optionally one namespace only, from key `from` (inclusive). */
   list(resource: string, ns?: string, from?: string): any[] {
-    const b = this.buckets.get(resource);
-    if (!b) return [];
-    const keys = b.keys();
-    const prefix = ns ? `${ns}/` : '';
-    // Keys of one namespace are contiguous in sort order: binary-search the start, stop at the first stranger.
-    const start = from !== undefined && from > prefix ? from : prefix;
-    let lo = 0;
-    let hi = keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (keys[mid]! < start) lo = mid + 1;
-      else hi = mid;
-    }
-    const out: any[] = [];
-    for (let i = lo; i < keys.length; i++) {
-      const k = keys[i]!;
-      if (prefix && !k.startsWith(prefix)) break;
-      out.push(b.objects.get(k));
-    }
-    return out;
+    return [...this.iterate(resource, undefined, ns, from)];
   }
 
   /**
-   * Like `list`, but only the objects carrying label `key` with one of `values` (sorted, one
-   * namespace or all, keys >= `from`): read through the label index.
+   * The objects of `list`, lazily (a paged list stops at its page), narrowed to the keys of one
+   * label index when `label` is given: `key=value` for each of `values`, or `!key` (objects
+   * without the label). Do not write to the store while iterating.
    */
-  listWithLabel(resource: string, key: string, values: string[], ns?: string, from?: string): any[] {
+  *iterate(resource: string, label: LabelNarrowing | undefined, ns?: string, from?: string): Generator<any> {
     const b = this.buckets.get(resource);
-    const byLabel = this.labelIndex.get(resource);
-    if (!b || !byLabel) return [];
+    if (!b) return;
     const prefix = ns ? `${ns}/` : '';
+    // Keys of one namespace are contiguous in sort order: start there, stop at the first stranger.
+    const start = from !== undefined && from > prefix ? from : prefix;
+    if (!label) {
+      for (const k of b.keys.from(start, prefix)) yield b.objects.get(k);
+      return;
+    }
+    if (label.absent) {
+      const absent = this.absentIndex(resource, label.key);
+      for (const k of absent ? absent.from(start, prefix) : b.keys.from(start, prefix))
+        yield b.objects.get(k);
+      return;
+    }
+    const index = this.labelIndex.get(resource);
+    const sets = [...new Set(label.values)].flatMap((v) => index?.values.get(`${label.key}=${v}`) ?? []);
+    if (sets.length === 1) {
+      for (const k of sets[0]!.from(start, prefix)) yield b.objects.get(k);
+      return;
+    }
     const keys: string[] = [];
-    for (const v of new Set(values))
-      for (const k of byLabel.get(`${key}=${v}`) ?? [])
-        if (k.startsWith(prefix) && (from === undefined || k >= from)) keys.push(k);
+    for (const set of sets) for (const k of set.from(start, prefix)) keys.push(k);
     keys.sort();
-    return keys.map((k) => b.objects.get(k));
+    for (const k of keys) yield b.objects.get(k);
+  }
+
+  /**
+   * How many objects of the resource `label` narrows to (all namespaces): a list narrows by the
+   * smallest of its selector's indexable terms.
+   */
+  labelCount(resource: string, label: LabelNarrowing): number {
+    if (label.absent) return this.absentIndex(resource, label.key)?.size ?? Number.POSITIVE_INFINITY;
+    const index = this.labelIndex.get(resource);
+    let n = 0;
+    for (const v of new Set(label.values)) n += index?.values.get(`${label.key}=${v}`)?.size ?? 0;
+    return n;
+  }
+
+  /** The `!key` index, built on first use; none beyond ABSENT_INDEXES keys per resource (each holds up to every key). */
+  private absentIndex(resource: string, key: string): SortedKeys | undefined {
+    let index = this.labelIndex.get(resource);
+    if (!index) {
+      index = new LabelIndex();
+      this.labelIndex.set(resource, index);
+    }
+    let keys = index.absent.get(key);
+    if (!keys) {
+      if (index.absent.size >= ABSENT_INDEXES) return undefined;
+      keys = new SortedKeys();
+      for (const [k, o] of this.buckets.get(resource)?.objects ?? [])
+        if (!Object.hasOwn(o.metadata.labels ?? {}, key)) keys.add(k);
+      index.absent.set(key, keys);
+    }
+    return keys;
   }
 
   count(resource: string): number {
