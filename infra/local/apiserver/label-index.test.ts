@@ -1,6 +1,6 @@
 /**
- * Lists whose label selector requires a value, or requires a label absent, read through the
- * store's label indexes: the answer is the same as a scan's (namespace, order, pages, updates and
+ * Lists whose label selector requires a value, or requires a label absent, or whose field selector
+ * names a value (`=` or `!=`), read through the store's indexes (list-index.ts): the answer is the same as a scan's (namespace, order, pages, updates and
  * deletes followed), and a paged list with a selector stops filtering once it has its page and
  * knows whether more follow.
  */
@@ -20,7 +20,7 @@ function setup() {
   const nsKind = kinds.get('', 'v1', 'namespaces')!;
   for (const name of ['a', 'b']) rest.create(nsKind, undefined, { metadata: { name } });
   const cm = kinds.get('', 'v1', 'configmaps')!;
-  return { store, rest, cm };
+  return { store, rest, cm, kinds };
 }
 
 const names = (r: { items: any[] }) => r.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
@@ -156,5 +156,61 @@ describe('SortedKeys', () => {
         expect(keys.size).toBe(model.size);
       }
     }
+  });
+});
+
+describe('field index', () => {
+  it('answers `=` and `!=` field selectors as a scan would while values change, alone or with labels', () => {
+    const { rest, kinds } = setup();
+    const ev = kinds.get('', 'v1', 'events')!;
+    const scan = (ns: string | undefined, field: string, value: string, neq: boolean) =>
+      names({
+        items: rest.list(ev, ns, {}).items.filter((o) => (String(o[field] ?? '') === value) !== neq),
+      });
+    for (let i = 0; i < 12; i++)
+      rest.create(ev, i % 3 ? 'a' : 'b', {
+        metadata: { name: `e${String(i).padStart(2, '0')}`, labels: i % 2 ? { tier: 'x' } : {} },
+        involvedObject: { kind: 'Pod', name: `p${i}`, namespace: i % 3 ? 'a' : 'b' },
+        ...(i % 4 ? { reason: i % 4 === 1 ? 'Started' : 'Pulled' } : {}),
+      });
+    const check = () => {
+      for (const ns of [undefined, 'a', 'b'])
+        for (const value of ['Started', 'Pulled', '', 'None'])
+          for (const neq of [false, true]) {
+            const sel = `reason${neq ? '!=' : '='}${value}`;
+            expect(names(rest.list(ev, ns, { fieldSelector: sel })), `${ns ?? 'all'} ${sel}`).toEqual(
+              scan(ns, 'reason', value, neq),
+            );
+          }
+      expect(names(rest.list(ev, undefined, { fieldSelector: 'involvedObject.name=p7' }))).toEqual(['a/e07']);
+      expect(
+        names(rest.list(ev, undefined, { fieldSelector: 'reason=Started', labelSelector: 'tier=x' })),
+      ).toEqual(scan(undefined, 'reason', 'Started', false).filter((n) => Number(n.slice(3)) % 2));
+    };
+    check();
+    rest.patch(ev, 'a', 'e01', 'application/merge-patch+json', { reason: 'Pulled' });
+    rest.patch(ev, 'b', 'e03', 'application/merge-patch+json', { reason: null });
+    rest.delete(ev, 'a', 'e02', {});
+    rest.create(ev, 'b', {
+      metadata: { name: 'e20' },
+      involvedObject: { kind: 'Pod', namespace: 'b' },
+      reason: 'Started',
+    });
+    check();
+    // Many values: a `!=` is a scan, with the same answers.
+    for (let i = 0; i < 12; i++)
+      rest.create(ev, 'a', {
+        metadata: { name: `r${i}` },
+        involvedObject: { kind: 'Pod', namespace: 'a' },
+        reason: `R${i}`,
+      });
+    check();
+    let page = rest.list(ev, undefined, { fieldSelector: 'reason!=R3', limit: 5 });
+    const seen = names(page);
+    while (page.continue) {
+      page = rest.list(ev, undefined, { fieldSelector: 'reason!=R3', limit: 5, continue: page.continue });
+      seen.push(...names(page));
+    }
+    expect(seen).toEqual(scan(undefined, 'reason', 'R3', true));
   });
 });

@@ -6,9 +6,10 @@
 import { builtinType } from './builtin-types.ts';
 import { type Clock, generateNameSuffix } from './clock.ts';
 import { checkApplyPatch, type DecodeContext, decodeBuiltin, type PatchSource } from './field-validation.ts';
-import { matchesFields, parseFieldSelector } from './fields.ts';
+import { type FieldRequirement, matchesFields, parseFieldSelector } from './fields.ts';
 import { apiVersionOf, type KindRegistry, type ServedKind } from './kinds.ts';
 import { type LabelSelector, matchesLabels, parseLabelSelector } from './labels.ts';
+import type { Narrowing } from './list-index.ts';
 import {
   continueAfter,
   futureRevision,
@@ -33,7 +34,7 @@ import {
   notFound,
   unsupportedMediaType,
 } from './status.ts';
-import { type LabelNarrowing, objectKey, type Store } from './store.ts';
+import { objectKey, type Store } from './store.ts';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
 
@@ -173,7 +174,12 @@ export class Rest {
         throw tooLargeResourceVersion(read.minRv, this.store.rv);
       // The smallest of the selector's indexed terms narrows the read (a required value, or a
       // label required absent), read lazily: a paged list stops once it has its page.
-      all = this.store.iterate(kind.resource, this.narrowing(kind.resource, labels), scope, read.from);
+      all = this.store.iterate(
+        kind.resource,
+        this.narrowing(kind.resource, labels, fields),
+        scope,
+        read.from,
+      );
     }
     const limit =
       q.limit && q.limit > 0 && !(read.mode === 'current' && read.ignoreLimit) ? q.limit : undefined;
@@ -204,21 +210,25 @@ export class Rest {
     return res;
   }
 
-  /** The selector's term with the fewest objects in the store's label index, if it has one. */
-  private narrowing(resource: string, labels: LabelSelector): LabelNarrowing | undefined {
-    let best: LabelNarrowing | undefined;
-    let fewest = Number.POSITIVE_INFINITY;
+  /** The selector's term that selects the fewest objects through the store's indexes, if any does. */
+  private narrowing(
+    resource: string,
+    labels: LabelSelector,
+    fields: FieldRequirement[],
+  ): Narrowing | undefined {
+    const terms: Narrowing[] = [];
     for (const r of labels) {
-      const term: LabelNarrowing | undefined =
-        r.op === 'eq' || r.op === 'in'
-          ? { key: r.key, values: r.values }
-          : r.op === 'notexists'
-            ? { key: r.key, absent: true }
-            : undefined;
-      if (!term) continue;
-      const n = this.store.labelCount(resource, term);
+      if (r.op === 'eq' || r.op === 'in') terms.push({ label: r.key, values: r.values });
+      else if (r.op === 'notexists') terms.push({ label: r.key, absent: true });
+    }
+    for (const f of fields)
+      terms.push(f.neq ? { field: f.field, except: f.value } : { field: f.field, value: f.value });
+    let best: Narrowing | undefined;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (const t of terms) {
+      const n = this.store.narrowedCount(resource, t) ?? Number.POSITIVE_INFINITY;
       if (n < fewest) {
-        best = term;
+        best = t;
         fewest = n;
       }
     }

@@ -5,6 +5,7 @@
  * one lock by construction: no write can land between the two.
  */
 import { History } from './history.ts';
+import { ListIndex, type Narrowing } from './list-index.ts';
 import { unsharedBytes } from './share.ts';
 import { SortedKeys } from './sorted-keys.ts';
 import { tooOld } from './status.ts';
@@ -44,14 +45,6 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-/** Most `!key` indexes per resource: any client may ask for any key, and each costs up to a key per object. */
-const ABSENT_INDEXES = 16;
-
-/** A label term a list can read through the index: `key in (values)`, or `!key` when `absent`. */
-export type LabelNarrowing =
-  | { key: string; values: string[]; absent?: false }
-  | { key: string; absent: true };
-
 export const objectKey = (ns: string | undefined, name: string): string => (ns ? `${ns}/${name}` : name);
 const keyOf = (o: any): string => objectKey(o.metadata.namespace, o.metadata.name);
 
@@ -64,36 +57,6 @@ class Bucket {
   }
   delete(key: string): void {
     if (this.objects.delete(key)) this.keys.delete(key);
-  }
-}
-
-/** Labels of a resource: `key=value` → object keys, and `!key` → the keys of objects without `key`. */
-class LabelIndex {
-  readonly values = new Map<string, SortedKeys>();
-  /** Built on the first list that asks for `!key`, then kept up to date. */
-  readonly absent = new Map<string, SortedKeys>();
-
-  /** Indexes (`add`) or unindexes one state of the object at `key`. */
-  update(key: string, labels: Record<string, string> | undefined, add: boolean): void {
-    for (const [k, v] of Object.entries(labels ?? {})) {
-      const lv = `${k}=${v}`;
-      let keys = this.values.get(lv);
-      if (add) {
-        if (!keys) {
-          keys = new SortedKeys();
-          this.values.set(lv, keys);
-        }
-        keys.add(key);
-      } else if (keys) {
-        keys.delete(key);
-        if (keys.size === 0) this.values.delete(lv);
-      }
-    }
-    for (const [k, keys] of this.absent) {
-      if (labels && Object.hasOwn(labels, k)) continue;
-      if (add) keys.add(key);
-      else keys.delete(key);
-    }
   }
 }
 
@@ -116,11 +79,8 @@ export class Store {
   readonly history: History;
   private readonly watchers = new Map<string, Set<Watcher>>();
   private readonly uids = new Map<string, { resource: string; key: string }>();
-  /**
-   * resource → `label=value` → object keys: a list whose selector requires one label value reads
-   * those objects only, not every object of the resource (a scan per request grew with the fleet).
-   */
-  private readonly labelIndex = new Map<string, LabelIndex>();
+  /** resource → the indexes a list with a selector reads through (list-index.ts). */
+  private readonly listIndexes = new Map<string, ListIndex>();
   /** owner uid → dependent uids (ownerReferences index, for garbage collection). */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly persistence: Persistence | undefined;
@@ -157,7 +117,7 @@ export class Store {
   private index(resource: string, obj: any): void {
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
     this.bucket(resource).set(key, obj);
-    this.indexLabels(resource, key, obj.metadata.labels, true);
+    this.listIndex(resource).update(key, obj, true);
     this.uids.set(obj.metadata.uid, { resource, key });
     for (const ref of obj.metadata.ownerReferences ?? []) {
       let s = this.dependents.get(ref.uid);
@@ -169,18 +129,13 @@ export class Store {
     }
   }
 
-  private indexLabels(
-    resource: string,
-    key: string,
-    labels: Record<string, string> | undefined,
-    add: boolean,
-  ): void {
-    let index = this.labelIndex.get(resource);
+  private listIndex(resource: string): ListIndex {
+    let index = this.listIndexes.get(resource);
     if (!index) {
-      index = new LabelIndex();
-      this.labelIndex.set(resource, index);
+      index = new ListIndex();
+      this.listIndexes.set(resource, index);
     }
-    index.update(key, labels, add);
+    return index;
   }
 
   private unindexOwners(obj: any): void {
@@ -214,66 +169,27 @@ export class Store {
   }
 
   /**
-   * The objects of `list`, lazily (a paged list stops at its page), narrowed to the keys of one
-   * label index when `label` is given: `key=value` for each of `values`, or `!key` (objects
-   * without the label). Do not write to the store while iterating.
+   * The objects of `list`, lazily (a paged list stops at its page), only those `narrowing` selects
+   * when given and indexed (list-index.ts). Do not write to the store while iterating.
    */
-  *iterate(resource: string, label: LabelNarrowing | undefined, ns?: string, from?: string): Generator<any> {
+  *iterate(resource: string, narrowing: Narrowing | undefined, ns?: string, from?: string): Generator<any> {
     const b = this.buckets.get(resource);
     if (!b) return;
     const prefix = ns ? `${ns}/` : '';
     // Keys of one namespace are contiguous in sort order: start there, stop at the first stranger.
     const start = from !== undefined && from > prefix ? from : prefix;
-    if (!label) {
-      for (const k of b.keys.from(start, prefix)) yield b.objects.get(k);
-      return;
-    }
-    if (label.absent) {
-      const absent = this.absentIndex(resource, label.key);
-      for (const k of absent ? absent.from(start, prefix) : b.keys.from(start, prefix))
-        yield b.objects.get(k);
-      return;
-    }
-    const index = this.labelIndex.get(resource);
-    const sets = [...new Set(label.values)].flatMap((v) => index?.values.get(`${label.key}=${v}`) ?? []);
-    if (sets.length === 1) {
-      for (const k of sets[0]!.from(start, prefix)) yield b.objects.get(k);
-      return;
-    }
-    const keys: string[] = [];
-    for (const set of sets) for (const k of set.from(start, prefix)) keys.push(k);
-    keys.sort();
-    for (const k of keys) yield b.objects.get(k);
+    const keys = (narrowing && this.narrowed(resource, narrowing)) ?? b.keys;
+    for (const k of keys.from(start, prefix)) yield b.objects.get(k);
   }
 
-  /**
-   * How many objects of the resource `label` narrows to (all namespaces): a list narrows by the
-   * smallest of its selector's indexable terms.
-   */
-  labelCount(resource: string, label: LabelNarrowing): number {
-    if (label.absent) return this.absentIndex(resource, label.key)?.size ?? Number.POSITIVE_INFINITY;
-    const index = this.labelIndex.get(resource);
-    let n = 0;
-    for (const v of new Set(label.values)) n += index?.values.get(`${label.key}=${v}`)?.size ?? 0;
-    return n;
+  /** How many objects of the resource `narrowing` selects (all namespaces); undefined when not indexed. */
+  narrowedCount(resource: string, narrowing: Narrowing): number | undefined {
+    return this.narrowed(resource, narrowing)?.size;
   }
 
-  /** The `!key` index, built on first use; none beyond ABSENT_INDEXES keys per resource (each holds up to every key). */
-  private absentIndex(resource: string, key: string): SortedKeys | undefined {
-    let index = this.labelIndex.get(resource);
-    if (!index) {
-      index = new LabelIndex();
-      this.labelIndex.set(resource, index);
-    }
-    let keys = index.absent.get(key);
-    if (!keys) {
-      if (index.absent.size >= ABSENT_INDEXES) return undefined;
-      keys = new SortedKeys();
-      for (const [k, o] of this.buckets.get(resource)?.objects ?? [])
-        if (!Object.hasOwn(o.metadata.labels ?? {}, key)) keys.add(k);
-      index.absent.set(key, keys);
-    }
-    return keys;
+  private narrowed(resource: string, narrowing: Narrowing) {
+    const b = this.buckets.get(resource);
+    return b ? this.listIndex(resource).keys(narrowing, b.objects) : undefined;
   }
 
   count(resource: string): number {
@@ -302,7 +218,7 @@ export class Store {
     this.persistence?.save(resource, key, obj, rv);
     if (prev) {
       this.unindexOwners(prev);
-      this.indexLabels(resource, key, prev.metadata.labels, false);
+      this.listIndex(resource).update(key, prev, false);
     }
     this.index(resource, obj);
     this.emit({ rv, resource, type: prev ? 'MODIFIED' : 'ADDED', obj, prev });
@@ -319,7 +235,7 @@ export class Store {
     this.buckets.get(resource)?.delete(key);
     this.uids.delete(obj.metadata.uid);
     this.unindexOwners(current);
-    this.indexLabels(resource, key, current.metadata.labels, false);
+    this.listIndex(resource).update(key, current, false);
     this.emit({ rv, resource, type: 'DELETED', obj, prev: current });
     return obj;
   }
