@@ -117,41 +117,56 @@ export async function releaseDataClaim(
     await releaseData(ctx, namespace, d.metadata.name!);
   }
   const templateName = claim.spec?.template?.name;
-  if (templateName) {
-    await optimisticUpdate(
-      client,
-      V.Metal3DataTemplate,
-      namespace,
-      templateName,
-      (o) => {
-        const status = o.status;
-        let changed = false;
-        // A claim deleted after it joined a burst registry (ADR 012) and before its allocation.
-        if (status?.allocating && name in status.allocating) {
-          delete status.allocating[name];
-          changed = true;
-        }
-        for (const [index, claimName] of Object.entries(status?.indexes ?? {})) {
-          if (claimName === name) {
-            delete status!.indexes![index];
-            changed = true;
-          }
-        }
-        if (status?.dataNames && name in status.dataNames) {
-          delete status.dataNames[name];
-          changed = true;
-        }
-        return changed ? undefined : SKIP;
-      },
-      { status: true, retries: 20 },
-    );
-  }
+  if (templateName) await dropTemplateEntries(ctx, namespace, templateName, name);
   await dropFinalizer(ctx, V.Metal3DataClaim, raw, FINALIZER.dataClaim);
   ctx.log.info('Metal3DataClaim released', {
     claim: `${namespace}/${name}`,
     data: datas.map((d) => d.metadata.name),
   });
   return done(`released ${datas.length} Metal3Data`);
+}
+
+/**
+ * Removes the claim `claimName` from the status maps of the template `templateName` (its index,
+ * its Metal3Data name, and its burst registry entry if it was deleted after it joined, before its
+ * allocation: ADR 012). With `only`, just the entries of that one Metal3Data (a batch's, whose
+ * claim went away: ADR 033). No write when none is there.
+ */
+export async function dropTemplateEntries(
+  ctx: ReconcileContext,
+  namespace: string,
+  templateName: string,
+  claimName: string,
+  only?: { index: number; dataName: string },
+): Promise<void> {
+  await optimisticUpdate(
+    ctx.client,
+    V.Metal3DataTemplate,
+    namespace,
+    templateName,
+    (o) => {
+      const status = o.status;
+      let changed = false;
+      if (!only && status?.allocating && claimName in status.allocating) {
+        delete status.allocating[claimName];
+        changed = true;
+      }
+      // With `only`: a new claim of that name may hold entries of its own; those stay.
+      for (const [index, name] of Object.entries(status?.indexes ?? {})) {
+        if (name === claimName && (!only || index === String(only.index))) {
+          delete status!.indexes![index];
+          changed = true;
+        }
+      }
+      const dataName = status?.dataNames?.[claimName];
+      if (dataName !== undefined && (!only || dataName === only.dataName)) {
+        delete status!.dataNames![claimName];
+        changed = true;
+      }
+      return changed ? undefined : SKIP;
+    },
+    { status: true, retries: 20 },
+  );
 }
 
 /** A Metal3Data whose claim is gone: delete it and release it (its claim's finalizer included). */
