@@ -46,7 +46,12 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import { isSerializedBy, type ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import { dropTemplateEntries, releaseDataClaim, releaseOrphanData } from '../../shared/release/data.ts';
+import {
+  dropTemplateEntries,
+  releaseDataClaim,
+  releaseOrphanData,
+  releaseSurplusData,
+} from '../../shared/release/data.ts';
 import { allocateBatch, type Batched } from './batch.ts';
 import { type IndexedData, planIndex } from './plan-index.ts';
 import { ensureTemplateMeta, waitsForIndex } from './template.ts';
@@ -440,6 +445,13 @@ async function recordBatched(ctx: ReconcileContext, template: TemplateView, b: B
     });
   } else if (r.outcome === 'skipped' && isDeleting(r.object)) {
     await releaseDataClaim(ctx, ns, name, r.object);
+  } else if (r.outcome === 'skipped' && r.object.status?.renderedData?.name !== b.data.metadata.name) {
+    // Served by another allocation meanwhile (the serialization lapsed): ours is surplus.
+    await releaseSurplusData(ctx, b.data);
+    await dropTemplateEntries(ctx, ns, template.metadata.name!, name, {
+      index: b.data.spec.index,
+      dataName: b.data.metadata.name!,
+    });
   }
 }
 

@@ -179,6 +179,16 @@ export async function releaseOrphanData(ctx: ReconcileContext, data: Metal3DataV
 }
 
 /**
+ * A Metal3Data its (live) claim does not use: another allocation served the claim meanwhile (two
+ * runtimes allocating it at once, ADR 033). Deleted and released, the claim's finalizer on it
+ * dropped here (the claim would hold it until its own release).
+ */
+export async function releaseSurplusData(ctx: ReconcileContext, data: Metal3DataView): Promise<void> {
+  await deleteAndUnblock(ctx, V.Metal3Data, data, FINALIZER.dataClaim);
+  await releaseData(ctx, data.metadata.namespace!, data.metadata.name!);
+}
+
+/**
  * An IPAddress whose IPClaim is gone (a crash between its create and the claim's release): nobody
  * else would ever free it, and a deleting pool waits for it. Its finalizer goes, then the object.
  */
