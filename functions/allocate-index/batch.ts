@@ -104,7 +104,7 @@ export async function allocateBatch(ctx: ReconcileContext, input: BatchInput): P
   const ahead = unservedCount(Object.keys(allocatingOf(t)), [], mapped);
 
   const served: Batched[] = [];
-  let waiting: DataClaimView[] = [];
+  const waiting: DataClaimView[] = [];
   claims.forEach((claim, i) => {
     const own = owns[i];
     if (!own) return; // field selectors refused: the claim's own pass plans from full lists
@@ -119,39 +119,56 @@ export async function allocateBatch(ctx: ReconcileContext, input: BatchInput): P
     served.push({ claim, data: mine });
   });
 
+  const created = await createInRounds(ctx, 'Metal3Data', waiting, (claim) => {
+    const index = nthFreeIndex(used, ahead);
+    used.add(index);
+    return () => client.create(R.Metal3Data, input.newData(claim, index));
+  });
+  for (const { claim, object } of created) served.push({ claim, data: object });
+  return served;
+}
+
+/**
+ * Creates, concurrently, one object per waiting claim, each aimed (`aim`: it marks what it aims at
+ * as taken, or gives undefined when nothing is free) at the next free index or address; a create
+ * that lost (AlreadyExists) re-aims its claim in the next round. A rejected create (validation,
+ * admission) drops its claim (its own pass records the error); any other failure ends the rounds.
+ */
+export async function createInRounds<C, O>(
+  ctx: ReconcileContext,
+  resource: 'Metal3Data' | 'IPAddress',
+  claims: readonly C[],
+  aim: (claim: C) => (() => Promise<O>) | undefined,
+): Promise<{ claim: C; object: O }[]> {
+  const out: { claim: C; object: O }[] = [];
+  let waiting = [...claims];
   for (let round = 0; round < BATCH_CREATE_ROUNDS && waiting.length > 0; round++) {
-    // The next free indexes, one per claim, created concurrently.
-    const aims = waiting.map((claim) => {
-      const index = nthFreeIndex(used, ahead);
-      used.add(index);
-      return { claim, index };
-    });
-    const results = await Promise.allSettled(
-      aims.map(({ claim, index }) => client.create(R.Metal3Data, input.newData(claim, index))),
-    );
+    const aims: { claim: C; create: () => Promise<O> }[] = [];
+    for (const claim of waiting) {
+      const create = aim(claim);
+      if (!create) break; // nothing free: the rest are left to their own passes
+      aims.push({ claim, create });
+    }
+    const results = await Promise.allSettled(aims.map((a) => a.create()));
     waiting = [];
     let failed: unknown;
     results.forEach((r, i) => {
-      const { claim, index } = aims[i]!;
+      const { claim } = aims[i]!;
       if (r.status === 'fulfilled') {
-        ctx.metrics?.allocation('Metal3Data', 'created');
-        served.push({ claim, data: r.value });
+        ctx.metrics?.allocation(resource, 'created');
+        out.push({ claim, object: r.value });
       } else if (isAlreadyExists(r.reason)) {
-        // Taken (its index stays in `used`): the claim aims at the next free one.
-        ctx.metrics?.allocation('Metal3Data', 'alreadyExists');
+        // Taken (it stays marked so): the claim aims at the next free one.
+        ctx.metrics?.allocation(resource, 'alreadyExists');
         waiting.push(claim);
       } else if (!(r.reason instanceof InvalidError)) {
         failed = r.reason;
       }
-      // Rejected (validation/admission): its own pass records the error on it.
     });
     if (failed !== undefined) {
-      ctx.log.warn('batch allocation stopped', {
-        template: `${ns}/${t.metadata.name}`,
-        error: String(failed),
-      });
+      ctx.log.warn('batch allocation stopped', { resource, error: String(failed) });
       break;
     }
   }
-  return served;
+  return out;
 }

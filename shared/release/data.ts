@@ -262,24 +262,39 @@ export async function releaseIPClaim(
     (a) => (!poolName || a.spec?.pool?.name === poolName) && isAddressOfClaim(a, claim),
   );
   for (const a of addresses) await deleteAndUnblock(ctx, V.IPAddress, a, FINALIZER.ipAddress);
-  if (poolName) {
-    await optimisticUpdate(
-      client,
-      V.IPPool,
-      namespace,
-      poolName,
-      (o) => {
-        const status = o.status;
-        // Its entry, and its burst registry entry if it was deleted before its allocation (ADR 012).
-        const maps = [status?.indexes, status?.allocating].filter((m) => m !== undefined && name in m);
-        if (maps.length === 0) return SKIP;
-        for (const m of maps) delete m![name];
-      },
-      { status: true, retries: 20 },
-    );
-  }
+  if (poolName) await dropPoolEntries(ctx, namespace, poolName, name);
   await dropFinalizer(ctx, V.IPClaim, raw, FINALIZER.ipClaim);
   return done(`released ${addresses.length} IPAddress`);
+}
+
+/**
+ * Removes the IPClaim `claimName` from the pool's status: its entry, and its burst registry entry
+ * if it was deleted before its allocation (ADR 012). With `onlyAddress`, just its entry, and only
+ * while it names that address (a batch's, whose claim went away: ADR 033).
+ */
+export async function dropPoolEntries(
+  ctx: ReconcileContext,
+  namespace: string,
+  poolName: string,
+  claimName: string,
+  onlyAddress?: string,
+): Promise<void> {
+  await optimisticUpdate(
+    ctx.client,
+    V.IPPool,
+    namespace,
+    poolName,
+    (o) => {
+      const status = o.status;
+      const maps = (onlyAddress ? [status?.indexes] : [status?.indexes, status?.allocating]).filter(
+        (m) => m !== undefined && claimName in m,
+      );
+      if (onlyAddress && status?.indexes?.[claimName] !== onlyAddress) return SKIP;
+      if (maps.length === 0) return SKIP;
+      for (const m of maps) delete m![claimName];
+    },
+    { status: true, retries: 20 },
+  );
 }
 
 /**
