@@ -8,12 +8,12 @@
 import { describe, expect, it } from 'vitest';
 import { BATCH_CLAIMS } from '../../../functions/allocate-index/batch.ts';
 import { R, type Resource } from '../../../shared/api/resources.ts';
-import { FINALIZER } from '../../../shared/api/wellknown.ts';
+import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/api/wellknown.ts';
 import { KubeClient, type PatchType } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
 import { testClient } from '../../helpers/cluster.ts';
-import { allocate, CLUSTER, makeCtx, NS, release } from '../../helpers/data.ts';
+import { addressOf, allocate, CLUSTER, makeCtx, NS, pool, release } from '../../helpers/data.ts';
 import { runWorkers } from '../../helpers/workers.ts';
 import { useDataCluster } from './use-data-cluster.ts';
 
@@ -297,5 +297,182 @@ describe('serialized per template, templates concurrently, with duplicate delive
     );
     expect(templateGets).toBeLessThanOrEqual(templates.length * Math.ceil(40 / (BATCH_CLAIMS + 1)));
     expect(clients.reduce((s, c) => s + c.stats.conflicts, 0)).toBe(0);
+  });
+});
+
+describe('address batch in a pass serialized by its pool', () => {
+  const inPool = (client: KubeClient, p: string): ReconcileContext => ({
+    ...makeCtx(client),
+    serializedBy: { kind: 'IPPool', namespace: NS, name: p },
+  });
+  /** A pool 10.<octet>.0.1-100 and `n` IPClaims of it, with the IPAM finalizer unless `bare`. */
+  async function seedPool(p: string, octet: number, n: number, bare: (i: number) => boolean = () => false) {
+    await tc.client.create(
+      R.IPPool,
+      pool(p, { pools: [{ start: `10.${octet}.0.1`, end: `10.${octet}.0.100` }], prefix: 24 }),
+    );
+    const names = Array.from({ length: n }, (_, i) => claimName(p, i));
+    await runWorkers(names, 8, (name) =>
+      tc.client.create(R.IPClaim, {
+        metadata: {
+          name,
+          namespace: NS,
+          ...(bare(names.indexOf(name)) ? {} : { finalizers: [FINALIZER.ipClaim] }),
+        },
+        spec: { pool: { name: p } },
+      }),
+    );
+    return names;
+  }
+  const addressesOf = async (p: string) => {
+    const out = new Map<string, string[]>();
+    for (const a of (await tc.client.list(R.IPAddress, NS)).items) {
+      const spec = a.spec as { address: string; pool: { name: string }; claim: { name: string } };
+      if (spec.pool.name !== p) continue;
+      out.set(spec.claim.name, [...(out.get(spec.claim.name) ?? []), spec.address]);
+    }
+    return out;
+  };
+  const poolIndexes = async (p: string) =>
+    (((await tc.client.get(R.IPPool, NS, p))!.status ?? {}) as { indexes?: Record<string, string> })
+      .indexes ?? {};
+  /** Every claim served by one address of its own, its status and the pool's naming it; the lowest ones. */
+  async function expectLowestAndServed(p: string, names: string[]) {
+    const byClaim = await addressesOf(p);
+    const indexes = await poolIndexes(p);
+    for (const n of names) {
+      expect(byClaim.get(n), n).toHaveLength(1);
+      expect(await addressOf(tc.client, n)).toBe(byClaim.get(n)![0]);
+      expect(indexes[n]).toBe(byClaim.get(n)![0]);
+    }
+    const last = (ip: string) => Number(ip.split('.')[3]);
+    expect(
+      [...byClaim.values()]
+        .flat()
+        .map(last)
+        .sort((a, b) => a - b),
+    ).toEqual(range(names.length).map((i) => i + 1));
+    expect(Object.keys(indexes).sort()).toEqual([...names].sort());
+  }
+
+  it('serves its IPClaim and a page more with one pool status write, before the claims; served passes read no pool', async () => {
+    const p = 'ipb1';
+    const names = await seedPool(p, 21, BATCH_CLAIMS + 5);
+    const from = tc.server.log.entries.length;
+    expect(await allocate(inPool(testClient(tc.kubeconfig), p), R.IPClaim, names.at(-1)!)).toMatchObject({
+      kind: 'done',
+      note: expect.stringContaining(`${BATCH_CLAIMS} more claims served`),
+    });
+    expect(await addressOf(tc.client, names.at(-1)!)).toBe('10.21.0.1');
+    expect((await addressesOf(p)).size).toBe(BATCH_CLAIMS + 1);
+    const log = tc.server.log.entries.slice(from);
+    const poolWrites = log.flatMap((e, i) =>
+      e.resource.startsWith('ippools') && e.verb !== 'get' && e.verb !== 'list' ? [i] : [],
+    );
+    expect(poolWrites.map((i) => `${log[i]!.verb} ${log[i]!.resource}`)).toEqual([
+      'update ippools',
+      'patch ippools/status',
+    ]);
+    const claimWrites = log.flatMap((e, i) =>
+      e.resource === 'ipclaims/status' && e.verb === 'update' ? [i] : [],
+    );
+    expect(claimWrites).toHaveLength(BATCH_CLAIMS + 1);
+    expect(Math.min(...claimWrites)).toBeGreaterThan(poolWrites.at(-1)!);
+
+    const client = testClient(tc.kubeconfig);
+    for (const n of names)
+      expect(await allocate(inPool(client, p), R.IPClaim, n)).toMatchObject({ kind: 'done' });
+    // The served ones read their address only; the last 4 allocated in one pass (one pool read).
+    expect(client.stats.byResource.get('get ippools')).toBe(1);
+    await expectLowestAndServed(p, names);
+  });
+
+  it('claims without the IPAM finalizer, with a requested address, or in the registry are left to their own pass', async () => {
+    const p = 'ipb2';
+    const names = await seedPool(p, 22, 5, (i) => i === 1);
+    const c2 = (await tc.client.get(R.IPClaim, NS, names[2]!))!;
+    await tc.client.replace(R.IPClaim, {
+      ...c2,
+      metadata: { ...c2.metadata, annotations: { [REQUESTED_IP_ANNOTATION]: '10.22.0.50' } },
+    });
+    await tc.client.patch(
+      R.IPPool,
+      NS,
+      p,
+      { status: { allocating: { [names[3]!]: new Date().toISOString() } } },
+      'merge',
+      {
+        status: true,
+      },
+    );
+    expect(await allocate(inPool(tc.client, p), R.IPClaim, names[0]!)).toMatchObject({ kind: 'done' });
+    // .1 is left to the registry's claim; ip00 takes .2, the batch serves ip04 only, at .3.
+    expect(Object.fromEntries(await addressesOf(p))).toEqual({
+      [names[0]!]: ['10.22.0.2'],
+      [names[4]!]: ['10.22.0.3'],
+    });
+    expect(await allocate(makeCtx(tc.client), R.IPClaim, names[3]!)).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, names[3]!)).toBe('10.22.0.1');
+    for (const n of [names[1]!, names[2]!])
+      expect(await allocate(inPool(tc.client, p), R.IPClaim, n)).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, names[1]!)).toBe('10.22.0.4');
+    expect(await addressOf(tc.client, names[2]!)).toBe('10.22.0.50');
+  });
+
+  it('an IPClaim deleted and released before its address is created: the address is released, its entry dropped', async () => {
+    const p = 'ipb3';
+    const names = await seedPool(p, 23, 4);
+    const victim = names[2]!;
+    const racing = new RacingClient(tc.client.kc);
+    racing.before = {
+      when: (verb, t, obj) =>
+        verb === 'create' &&
+        t.kind === 'IPAddress' &&
+        (obj?.spec as { claim?: { name?: string } }).claim?.name === victim,
+      run: async () => {
+        await tc.client.delete(R.IPClaim, NS, victim);
+        expect(await release(tc.ctx, R.IPClaim, victim)).toMatchObject({ kind: 'done' });
+        expect(await tc.client.get(R.IPClaim, NS, victim)).toBeUndefined();
+      },
+    };
+    expect(await allocate(inPool(racing, p), R.IPClaim, names[0]!)).toMatchObject({ kind: 'done' });
+    expect(racing.before).toBeUndefined();
+    tc.server.settle();
+    const byClaim = await addressesOf(p);
+    expect([...byClaim.keys()].sort()).toEqual(names.filter((n) => n !== victim));
+    expect(Object.keys(await poolIndexes(p)).sort()).toEqual(names.filter((n) => n !== victim));
+  });
+
+  it('a failed pool status write leaves what the claims own passes finish: no second address', async () => {
+    const p = 'ipb4';
+    const names = await seedPool(p, 24, 6);
+    tc.server.faults.failNext({ verb: 'patch', resource: 'ippools/status' }, 503);
+    await expect(allocate(inPool(tc.client, p), R.IPClaim, names[0]!)).rejects.toThrow();
+    tc.server.faults.clear();
+    expect((await addressesOf(p)).size).toBe(names.length);
+    for (const n of [...names].reverse())
+      expect(await allocate(inPool(tc.client, p), R.IPClaim, n)).toMatchObject({ kind: 'done' });
+    await expectLowestAndServed(p, names);
+  });
+
+  it('serialized per pool, pools concurrently, duplicate deliveries: distinct lowest addresses, one per claim', async () => {
+    const pools = [
+      ['ipb5', 25],
+      ['ipb6', 26],
+    ] as const;
+    const claims = new Map<string, string[]>();
+    for (const [p, octet] of pools) claims.set(p, await seedPool(p, octet, 40));
+    await Promise.all(
+      pools.map(async ([p]) => {
+        const client = testClient(tc.kubeconfig);
+        for (const [i, n] of claims.get(p)!.entries())
+          for (let k = 0; k < (i % 5 === 0 ? 2 : 1); k++)
+            expect(await allocate(inPool(client, p), R.IPClaim, n)).toMatchObject({ kind: 'done' });
+        expect(client.stats.byResource.get('get ippools')).toBeLessThanOrEqual(
+          Math.ceil(40 / (BATCH_CLAIMS + 1)),
+        );
+      }),
+    );
+    for (const [p] of pools) await expectLowestAndServed(p, claims.get(p)!);
   });
 });
