@@ -1,7 +1,7 @@
 /**
  * Allocation under contention and renderData cost, against the embedded API server over HTTP.
  *
- *   node test/bench/allocation.ts [--serialized]
+ *   node test/bench/allocation.ts [--serialized [claims]]
  *
  * - 500 Metal3DataClaims on one template, 16 workers calling the allocateIndex core concurrently
  *   (no queue serialization at all), once with every message delivered once and once with 10%
@@ -36,11 +36,11 @@ import { runWorkers } from '../helpers/workers.ts';
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
 
 /** The queued runtimes: one template's claims, one pass at a time in its FIFO group (ADR 033). */
-export async function benchSerializedAllocation(): Promise<Record<string, number>> {
+export async function benchSerializedAllocation(claims = 500): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   const tc = await startTestCluster();
   try {
-    const r = await serializedIndexAllocation(tc.client, { claims: 500 });
+    const r = await serializedIndexAllocation(tc.client, { claims });
     out.indexSerializedMsPerAllocation = round(r.ms / r.allocations, 2);
     out.indexSerializedRequestsPerAllocation = round(r.requests / r.allocations, 2);
     out.indexSerializedTemplateGetsPerAllocation = round(r.templateGets / r.allocations, 3);
@@ -151,7 +151,10 @@ export async function benchAllocation(): Promise<Record<string, number>> {
 }
 
 if (import.meta.main) {
-  // `--serialized`: that case alone (seconds, not minutes).
-  const run = process.argv.includes('--serialized') ? benchSerializedAllocation : benchAllocation;
-  console.log(JSON.stringify(await run(), null, 2));
+  // `--serialized [claims]`: that case alone (seconds, not minutes).
+  const at = process.argv.indexOf('--serialized');
+  const claims = Number(process.argv[at + 1]) || undefined;
+  console.log(
+    JSON.stringify(await (at >= 0 ? benchSerializedAllocation(claims) : benchAllocation()), null, 2),
+  );
 }
