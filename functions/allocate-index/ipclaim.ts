@@ -334,10 +334,9 @@ async function recordAllocations(
   const claimName = claimRaw.metadata.name!;
   const leaving = inRegistry(registry, claimName);
   const mapped = poolIndexes(poolRaw);
-  const entries = [
-    [claimName, address.spec.address],
-    ...batch.map((b) => [b.claim.metadata.name!, b.address.spec.address]),
-  ].filter(([claim, ip]) => mapped[claim!] !== ip);
+  const all: [string, string][] = [[claimName, address.spec.address]];
+  for (const b of batch) all.push([b.claim.metadata.name!, b.address.spec.address]);
+  const entries = all.filter(([claim, ip]) => mapped[claim] !== ip);
   if (leaving || entries.length > 0) {
     // One map key per claim: commutative with concurrent allocations on the pool (no 409 storm).
     await client.patch(

@@ -170,6 +170,10 @@ describe('batch allocation in a serialized pass', () => {
   });
 });
 
+/** The claim a Metal3Data or IPAddress names. */
+const claimOf = (o: KubeObject | undefined) =>
+  (o?.spec as { claim?: { name?: string } } | undefined)?.claim?.name;
+
 /** A client that runs `before` once, right before its first request matching `when`. */
 class RacingClient extends KubeClient {
   before:
@@ -204,8 +208,6 @@ class RacingClient extends KubeClient {
 }
 
 describe('a batched claim deleted mid-batch leaks nothing', () => {
-  const claimOf = (o: KubeObject | undefined) =>
-    (o?.spec as { claim?: { name?: string } } | undefined)?.claim?.name;
   const cases = [
     {
       when: 'before its Metal3Data is created, and released (nothing to release yet)',
@@ -425,10 +427,7 @@ describe('address batch in a pass serialized by its pool', () => {
     const victim = names[2]!;
     const racing = new RacingClient(tc.client.kc);
     racing.before = {
-      when: (verb, t, obj) =>
-        verb === 'create' &&
-        t.kind === 'IPAddress' &&
-        (obj?.spec as { claim?: { name?: string } }).claim?.name === victim,
+      when: (verb, t, obj) => verb === 'create' && t.kind === 'IPAddress' && claimOf(obj) === victim,
       run: async () => {
         await tc.client.delete(R.IPClaim, NS, victim);
         expect(await release(tc.ctx, R.IPClaim, victim)).toMatchObject({ kind: 'done' });
