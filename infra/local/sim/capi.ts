@@ -94,6 +94,8 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
    * (bootstrap configRef) and `ns|Metal3Machine|name` (infrastructureRef) → Machine names.
    */
   const nodesByCluster = new Map<string, Map<string, { name: string; uid: string }>>();
+  /** Per `ns/cluster`, Node name → the providerID it is under in nodesByCluster (one per name). */
+  const pidsByName = new Map<string, Map<string, string>>();
   const machinesByKey = new Map<string, Set<string>>();
   const keysOfMachine = new Map<string, string[]>();
   const nodeKey = (ns: string, cluster: string, what: 'pid' | 'node', v: string) =>
@@ -203,6 +205,7 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
         const wc = await workloadClient(ns, cluster);
         // Filled by the watch's initial events; absent (callers list) while no watch runs.
         nodesByCluster.set(key, new Map());
+        pidsByName.set(key, new Map());
         const ctl = await wc.watch(
           R.Node,
           undefined,
@@ -211,6 +214,7 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
           (err) => {
             if (stopped) return;
             nodesByCluster.delete(key);
+            pidsByName.delete(key);
             nodeWatches.set(key, 'starting');
             retry(err ? 500 : 0);
           },
@@ -218,6 +222,7 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
         nodeWatches.set(key, ctl);
       } catch {
         nodesByCluster.delete(key);
+        pidsByName.delete(key);
         // The workload cluster is not reachable yet (its kubeconfig Secret): try again shortly.
         retry(500);
       }
@@ -229,11 +234,21 @@ export function startCapiSimulator(opts: CapiSimulatorOptions): CapiSimulator {
     const providerID = (ev.object.spec as { providerID?: string } | undefined)?.providerID;
     if (ev.type === 'BOOKMARK') return;
     const nodes = nodesByCluster.get(`${ns}/${cluster}`);
+    const pids = pidsByName.get(`${ns}/${cluster}`);
     const name = ev.object.metadata.name!;
-    if (nodes) {
-      for (const [pid, n] of nodes) if (n.name === name && pid !== providerID) nodes.delete(pid);
-      if (providerID && ev.type !== 'DELETED') nodes.set(providerID, { name, uid: ev.object.metadata.uid! });
-      else if (providerID) nodes.delete(providerID);
+    if (nodes && pids) {
+      const before = pids.get(name);
+      if (before !== undefined && before !== providerID) {
+        if (nodes.get(before)?.name === name) nodes.delete(before);
+        pids.delete(name);
+      }
+      if (providerID && ev.type !== 'DELETED') {
+        nodes.set(providerID, { name, uid: ev.object.metadata.uid! });
+        pids.set(name, providerID);
+      } else if (providerID) {
+        if (nodes.get(providerID)?.name === name) nodes.delete(providerID);
+        pids.delete(name);
+      }
     }
     if (!providerID) return;
     const keys = [nodeKey(ns, cluster, 'pid', providerID), nodeKey(ns, cluster, 'node', name)];
