@@ -543,8 +543,8 @@ async function main(): Promise<void> {
       });
       log(`churn round ${round + 1}: ${keys.length} status writes`);
     }
-    // The map objects: one allocation released and one made per write.
-    for (let i = 0; i < Number(o['map-churn']); i++)
+    // The map objects: one allocation released and one made per write (a machine replaced).
+    for (let i = 0; i < Number(o['map-churn']); i++) {
       await Promise.all(
         maps.map((m) =>
           writeMaps(m, (cur) => {
@@ -554,11 +554,13 @@ async function main(): Promise<void> {
               const key = keys[(i * 7919) % keys.length]!;
               const v = map[key];
               delete map[key];
-              map[key] = v;
+              map[`${key}r${i}`] = v;
             }
           }),
         ),
       );
+      if ((i + 1) % 50 === 0) log(`map churn: ${i + 1} writes of each of ${maps.length} objects`);
+    }
     log(`map churn: ${o['map-churn']} writes of each of ${maps.length} objects`);
 
     const peak = memory.finish();
