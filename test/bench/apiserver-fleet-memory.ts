@@ -2,7 +2,7 @@
  * The embedded API server's memory at a fleet's end state, without running the fleet:
  *
  *   nice -n 15 node test/bench/apiserver-fleet-memory.ts [--machines 10000] [--sample 50]
- *       [--capture FILE] [--churn 2] [--map-churn 300] [--concurrency 16] [--snapshot DIR]
+ *       [--capture FILE] [--churn 2] [--map-churn 100] [--concurrency 16] [--snapshot DIR]
  *       [--apiserver-args="--history-bytes 64Mi"] [--json FILE] [--dump FILE]
  *
  * 1. Capture (skipped when `--capture FILE` exists; written there otherwise): a `metal3fn
@@ -23,7 +23,8 @@
  *    `--map-churn` status PUTs of each map object that move one entry (one allocation released,
  *    one made), the objects whose versions cost O(fleet).
  * 4. Measure: the server's VmHWM (peak over the whole load) and VmRSS from /proc, outside the
- *    process; then, with `--snapshot DIR`, a heap snapshot (SIGUSR2, `--heapsnapshot-signal`)
+ *    process; its process.memoryUsage() and V8 heap spaces through its inspector (`--inspect` on a
+ *    free port, idle until then), before and after a full collection; then, with `--snapshot DIR`, a heap snapshot (SIGUSR2, `--heapsnapshot-signal`)
  *    written into DIR, after the figures are read (writing it costs memory of its own); with
  *    `--dump FILE`, every object loaded, in the capture's format (to compare the two).
  *
@@ -115,12 +116,18 @@ async function startApiServer(
   kubeconfig: string,
   extra: string[],
   nodeArgs: string[],
-): Promise<{ child: ChildProcess; url: string }> {
+): Promise<{ child: ChildProcess; url: string; inspector: string | undefined }> {
   const child = spawn(
     process.execPath,
     [...nodeArgs, CLI, 'apiserver', '--port', '0', '--crds', '--kubeconfig-out', kubeconfig, ...extra],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    { stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  let inspector: string | undefined;
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    const m = /^Debugger listening on (ws:\S+)/.exec(line);
+    if (m) inspector = m[1];
+    else if (!/^(For help, see|Debugger ending)/.test(line)) process.stderr.write(`${line}\n`);
+  });
   const lines = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((ok, fail) => {
     lines.on('line', (line) => {
@@ -129,7 +136,40 @@ async function startApiServer(
     });
     child.once('exit', (code) => fail(new Error(`metal3fn apiserver exited (${code}) before listening`)));
   });
-  return { child, url };
+  return { child, url, inspector };
+}
+
+/** One DevTools-protocol call to the server process's inspector (`--inspect`: idle until used). */
+async function cdp(url: string, method: string, params: Obj = {}): Promise<any> {
+  const ws = new WebSocket(url);
+  try {
+    await new Promise((ok, fail) => {
+      ws.onopen = ok;
+      ws.onerror = fail;
+    });
+    return await new Promise((ok, fail) => {
+      ws.onmessage = (m) => {
+        const r = JSON.parse(String(m.data)) as Obj;
+        if (r.id === 1) (r.error ? fail(new Error(JSON.stringify(r.error))) : ok(r.result));
+      };
+      ws.send(JSON.stringify({ id: 1, method, params }));
+    });
+  } finally {
+    ws.close();
+  }
+}
+
+/** The server's own view of its memory (MiB): process.memoryUsage() and V8's heap spaces. */
+async function heapFigures(url: string): Promise<Obj> {
+  const expression = `JSON.stringify({ ...process.memoryUsage(), spaces: Object.fromEntries(
+    process.getBuiltinModule('node:v8').getHeapSpaceStatistics().map((s) => [s.space_name, [s.space_size, s.space_used_size]])) })`;
+  const r = await cdp(url, 'Runtime.evaluate', { expression, returnByValue: true });
+  const m = JSON.parse(r.result.value) as Obj;
+  const MiB = (b: number) => Math.round((b / 1048576) * 10) / 10;
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(m))
+    out[k] = typeof v === 'number' ? MiB(v) : Object.fromEntries(Object.entries(v as Obj).map(([s, [a, b]]) => [s, [MiB(a), MiB(b)]]));
+  return out;
 }
 
 function stop(child: ChildProcess): Promise<void> {
@@ -411,7 +451,7 @@ function opts() {
       sample: { type: 'string', default: '50' },
       capture: { type: 'string' },
       churn: { type: 'string', default: '2' },
-      'map-churn': { type: 'string', default: '300' },
+      'map-churn': { type: 'string', default: '100' },
       concurrency: { type: 'string', default: '16' },
       snapshot: { type: 'string' },
       'apiserver-args': { type: 'string', default: '' },
@@ -435,7 +475,7 @@ async function main(): Promise<void> {
   const copies = Math.ceil(machines / cap.machines);
 
   const dir = await mkdtemp(join(tmpdir(), 'metal3fn-fleet-memory-'));
-  const nodeArgs: string[] = [];
+  const nodeArgs: string[] = ['--inspect=127.0.0.1:0'];
   if (o.snapshot) {
     mkdirSync(o.snapshot, { recursive: true });
     nodeArgs.push('--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${resolve(o.snapshot)}`);
@@ -565,6 +605,11 @@ async function main(): Promise<void> {
 
     const peak = memory.finish();
     const now = readProcMemory(api.child.pid!);
+    const heapAtEnd = api.inspector ? await heapFigures(api.inspector) : undefined;
+    // What is live: a full collection first (the heap's size stays as the collector set it).
+    if (api.inspector) await cdp(api.inspector, 'HeapProfiler.collectGarbage');
+    const heapAfterGc = api.inspector ? await heapFigures(api.inspector) : undefined;
+    const afterGc = readProcMemory(api.child.pid!);
     const result = {
       machines: copies * cap.machines,
       copies,
@@ -573,6 +618,9 @@ async function main(): Promise<void> {
       failures: Object.fromEntries(failures),
       apiServerPeakMiB: peak.peakMiB,
       apiServerRssMiB: now ? mib(now.rssKiB) : undefined,
+      heapAtEnd,
+      apiServerRssAfterGcMiB: afterGc ? mib(afterGc.rssKiB) : undefined,
+      heapAfterGc,
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     if (o.json) await writeFile(o.json, `${JSON.stringify({ ...result, samples: peak.samples })}\n`);
