@@ -23,7 +23,7 @@
  *    `--map-churn` status PUTs of each map object that move one entry (one allocation released,
  *    one made), the objects whose versions cost O(fleet).
  * 4. Measure: the server's VmHWM (peak over the whole load) and VmRSS from /proc, outside the
- *    process; its process.memoryUsage() and V8 heap spaces through its inspector (`--inspect` on a
+ *    process, and its CPU seconds (/proc/<pid>/stat); its process.memoryUsage() and V8 heap spaces through its inspector (`--inspect` on a
  *    free port, idle until then), before and after a full collection; then, with `--snapshot DIR`, a heap snapshot (SIGUSR2, `--heapsnapshot-signal`)
  *    written into DIR, after the figures are read (writing it costs memory of its own); with
  *    `--dump FILE`, every object loaded, in the capture's format (to compare the two).
@@ -32,7 +32,7 @@
  * are of the same kinds and sizes, so this shifts nothing the memory depends on.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -111,6 +111,17 @@ function noteFailure(what: string, r: { status: number; obj: any }): void {
 }
 
 // --- processes ------------------------------------------------------------------------------
+
+/** CPU seconds (user + system) a process has used: /proc/<pid>/stat utime and stime, in clock ticks (USER_HZ 100). */
+function cpuOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
 
 async function startApiServer(
   kubeconfig: string,
@@ -605,6 +616,7 @@ async function main(): Promise<void> {
 
     const peak = memory.finish();
     const now = readProcMemory(api.child.pid!);
+    const cpuSeconds = cpuOf(api.child.pid!);
     const heapAtEnd = api.inspector ? await heapFigures(api.inspector) : undefined;
     // What is live: a full collection first (the heap's size stays as the collector set it).
     if (api.inspector) await cdp(api.inspector, 'HeapProfiler.collectGarbage');
@@ -618,6 +630,7 @@ async function main(): Promise<void> {
       failures: Object.fromEntries(failures),
       apiServerPeakMiB: peak.peakMiB,
       apiServerRssMiB: now ? mib(now.rssKiB) : undefined,
+      apiServerCpuSeconds: cpuSeconds,
       heapAtEnd,
       apiServerRssAfterGcMiB: afterGc ? mib(afterGc.rssKiB) : undefined,
       heapAfterGc,
