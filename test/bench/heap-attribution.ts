@@ -263,6 +263,25 @@ function main(file: string): void {
         .join(', ')}`,
     );
   }
+  // Large objects (V8 keeps each above ~128 KiB in a space of its own): by category and kind.
+  {
+    const large = new Map<string, [number, number]>();
+    for (let i = 0; i < N; i++)
+      if (size(i) >= 128 * 1024) {
+        const k = `${owner[i] === -1 ? 'not reached' : cats[owner[i]!]} / ${type(i)}:${name(i).slice(0, 30)}`;
+        const x = large.get(k) ?? [0, 0];
+        x[0]++;
+        x[1] += size(i);
+        large.set(k, x);
+      }
+    console.log(
+      `large objects (>= 128 KiB): ${[...large]
+        .sort((a, b) => b[1][1] - a[1][1])
+        .slice(0, 12)
+        .map(([k, [n, b]]) => `${k} ×${n} ${MB(b)}`)
+        .join('; ')}`,
+    );
+  }
   // Strings of the current objects and their managedFields by content: what repeats.
   {
     const byText = new Map<string, [number, number]>();
