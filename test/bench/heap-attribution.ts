@@ -305,7 +305,7 @@ function main(file: string): void {
         .join(', ')}`,
     );
   }
-  for (const cat of [0, 1, 3]) {
+  for (const cat of [0, 1, 2, 3, 6]) {
     const byName = new Map<string, number>();
     for (let i = 0; i < N; i++)
       if (owner[i] === cat && type(i) !== 'string') {
