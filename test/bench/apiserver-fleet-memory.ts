@@ -161,7 +161,7 @@ async function cdp(url: string, method: string, params: Obj = {}): Promise<any> 
     return await new Promise((ok, fail) => {
       ws.onmessage = (m) => {
         const r = JSON.parse(String(m.data)) as Obj;
-        if (r.id === 1) (r.error ? fail(new Error(JSON.stringify(r.error))) : ok(r.result));
+        if (r.id === 1) r.error ? fail(new Error(JSON.stringify(r.error))) : ok(r.result);
       };
       ws.send(JSON.stringify({ id: 1, method, params }));
     });
@@ -179,7 +179,10 @@ async function heapFigures(url: string): Promise<Obj> {
   const MiB = (b: number) => Math.round((b / 1048576) * 10) / 10;
   const out: Obj = {};
   for (const [k, v] of Object.entries(m))
-    out[k] = typeof v === 'number' ? MiB(v) : Object.fromEntries(Object.entries(v as Obj).map(([s, [a, b]]) => [s, [MiB(a), MiB(b)]]));
+    out[k] =
+      typeof v === 'number'
+        ? MiB(v)
+        : Object.fromEntries(Object.entries(v as Obj).map(([s, [a, b]]) => [s, [MiB(a), MiB(b)]]));
   return out;
 }
 
@@ -254,7 +257,10 @@ function rewriter(k: number): (s: string) => string {
   const tag = `x${k.toString(36)}`;
   return (s) =>
     s
-      .replace(/\b(md-\d+|m3cluster-controlplane)-([bcdfghjklmnpqrstvwxz2456789]{5})(?![a-z0-9])/g, `$1-$2${tag}`)
+      .replace(
+        /\b(md-\d+|m3cluster-controlplane)-([bcdfghjklmnpqrstvwxz2456789]{5})(?![a-z0-9])/g,
+        `$1-$2${tag}`,
+      )
       .replace(/\b(md-\d+|m3cluster-controlplane)-template-(\d+)(?![0-9x])/g, `$1-template-$2${tag}`)
       .replace(/\bnode-(\d{4})(?![0-9])/g, `node-$1${tag}`)
       .replace(/\b192([.-])168\1(11\d)\1(\d{1,3})\b/g, (_m, sep: string, c: string, d: string) =>
@@ -345,7 +351,12 @@ async function replay(r: CapturedResource, o: Obj, skipStatus = false): Promise<
   const created = await call(
     'POST',
     pathOf(r, ns) + q(main?.manager ?? 'fleet-memory'),
-    main ? bodyFor(o, union) : { ...o, metadata: { ...o.metadata, managedFields: undefined, uid: undefined, resourceVersion: undefined } },
+    main
+      ? bodyFor(o, union)
+      : {
+          ...o,
+          metadata: { ...o.metadata, managedFields: undefined, uid: undefined, resourceVersion: undefined },
+        },
   );
   if (created.status !== 201 && created.status !== 200) {
     noteFailure(`create ${r.name}`, created);
@@ -381,7 +392,10 @@ async function replay(r: CapturedResource, o: Obj, skipStatus = false): Promise<
 /** Renames, maps owner uids, and drops what the server sets. */
 function prepare(o: Obj, rename: (s: string) => string, uids: Map<string, string>): Obj {
   let text = rename(JSON.stringify(o));
-  text = text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (u) => uids.get(u) ?? u);
+  text = text.replace(
+    /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g,
+    (u) => uids.get(u) ?? u,
+  );
   const c = JSON.parse(text) as Obj;
   c.metadata.uid = undefined;
   c.metadata.resourceVersion = undefined;
@@ -522,7 +536,12 @@ async function main(): Promise<void> {
       const isMap = MAP_RESOURCES.has(r.name);
       const got = await call('GET', pathOf(r, x.metadata.namespace, x.metadata.name));
       let stored: Obj | undefined = got.status === 200 ? got.obj : undefined;
-      if (!stored) stored = await replay(r, prepare(x, (s) => s, sharedUids), isMap);
+      if (!stored)
+        stored = await replay(
+          r,
+          prepare(x, (s) => s, sharedUids),
+          isMap,
+        );
       if (!stored) continue;
       sharedUids.set(x.metadata.uid, stored.metadata.uid);
       if (isMap && x.status) {
@@ -581,7 +600,9 @@ async function main(): Promise<void> {
         const st = obj.status ?? {};
         const now = new Date(Date.now() + round * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
         if (Array.isArray(st.conditions) && st.conditions.length)
-          st.conditions = st.conditions.map((c: Obj, i: number) => (i === 0 ? { ...c, lastTransitionTime: now } : c));
+          st.conditions = st.conditions.map((c: Obj, i: number) =>
+            i === 0 ? { ...c, lastTransitionTime: now } : c,
+          );
         else st.lastUpdated = now;
         obj.status = st;
         const entry = (obj.metadata.managedFields ?? []).find((e: Obj) => e.subresource === 'status');
@@ -638,7 +659,11 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     if (o.json) await writeFile(o.json, `${JSON.stringify({ ...result, samples: peak.samples })}\n`);
     // What was loaded, to compare with the capture (small runs).
-    if (o.dump) await writeFile(o.dump, JSON.stringify({ machines: copies * cap.machines, resources: await readAll() }));
+    if (o.dump)
+      await writeFile(
+        o.dump,
+        JSON.stringify({ machines: copies * cap.machines, resources: await readAll() }),
+      );
     if (o.snapshot) {
       const before = new Set(readdirSync(o.snapshot));
       api.child.kill('SIGUSR2');

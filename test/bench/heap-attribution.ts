@@ -153,11 +153,15 @@ function main(file: string): void {
   const size = (i: number) => s.nodes[i * NF + SIZE]!;
   const edgeName = (e: number) => {
     const t = s.edges[e + ETYPE]!;
-    return t === elementT || t === hiddenT ? String(s.edges[e + ENAME]) : (s.strings[s.edges[e + ENAME]!] ?? '');
+    return t === elementT || t === hiddenT
+      ? String(s.edges[e + ENAME])
+      : (s.strings[s.edges[e + ENAME]!] ?? '');
   };
   // Data only: not an object's hidden class, prototype or constructor, nor code, closures and
   // shapes (shared by every object of a kind; they go to "everything else").
-  const notData = new Set(['closure', 'code', 'object shape', 'synthetic', 'regexp'].map((t) => s.nodeTypes.indexOf(t)));
+  const notData = new Set(
+    ['closure', 'code', 'object shape', 'synthetic', 'regexp'].map((t) => s.nodeTypes.indexOf(t)),
+  );
   const skipEdge = new Set(['map', '__proto__', 'constructor', 'prototype', 'context']);
   let dataOnly = true;
   function* out(i: number): Generator<[string, number, number]> {
@@ -191,8 +195,8 @@ function main(file: string): void {
     for (const x of stack) owner[x] = c;
     while (stack.length) {
       const i = stack.pop()!;
-      bytes[c] += size(i);
-      counts[c]++;
+      bytes[c] = bytes[c]! + size(i);
+      counts[c] = counts[c]! + 1;
       for (const [n, to] of out(i)) {
         if (owner[to] !== -1) continue;
         if (stop?.(n, to)) {
@@ -226,7 +230,9 @@ function main(file: string): void {
   // element edge reaches the same array as the property edge does).
   const mfTargets = new Set<number>();
   for (let i = 0; i < N; i++) for (const [n, to] of out(i)) if (n === 'managedFields') mfTargets.add(to);
-  const mfRoots = mark('store: current objects (without managedFields)', [buckets], (_n, to) => mfTargets.has(to));
+  const mfRoots = mark('store: current objects (without managedFields)', [buckets], (_n, to) =>
+    mfTargets.has(to),
+  );
   mark('store: managedFields of current objects', mfRoots);
   mark('store: label index, uids, dependents', [
     field(store, 'labelIndex'),
@@ -246,7 +252,9 @@ function main(file: string): void {
   const MB = (b: number) => (b / 1024 / 1024).toFixed(1);
   console.log(`snapshot: ${N} nodes, ${MB(total)} MiB self sizes`);
   console.log('| category | MiB | nodes |\n|---|---:|---:|');
-  cats.forEach((c, i) => console.log(`| ${c} | ${MB(bytes[i]!)} | ${counts[i]} |`));
+  cats.forEach((c, i) => {
+    console.log(`| ${c} | ${MB(bytes[i]!)} | ${counts[i]} |`);
+  });
   let rest = 0;
   for (let i = 0; i < N; i++) if (owner[i] === -1) rest += size(i);
   console.log(`| not reached by a strong edge | ${MB(rest)} | ${unreached} |`);
