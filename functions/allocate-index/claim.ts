@@ -15,7 +15,9 @@ import {
   addFinalizer,
   copyLabels,
   dataName,
+  hasFinalizer,
   isDeleting,
+  isOwnedBy,
   keyOf,
   ownerRef,
   timestamp,
@@ -28,17 +30,29 @@ import {
   leaveRegistry,
   type RegistryState,
 } from '../../shared/allocation/registry.ts';
-import { type TemplateView, V } from '../../shared/allocation/views.ts';
+import { isDataOfClaim } from '../../shared/allocation/serves.ts';
+import {
+  type DataClaimView,
+  type Metal3DataView,
+  type TemplateView,
+  V,
+} from '../../shared/allocation/views.ts';
 import { type Metal3Data, type Metal3DataClaim, R } from '../../shared/api/index.ts';
 import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
-import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { isSerializedBy, type ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import { releaseDataClaim, releaseOrphanData } from '../../shared/release/data.ts';
+import {
+  dropTemplateEntries,
+  releaseDataClaim,
+  releaseOrphanData,
+  releaseSurplusData,
+} from '../../shared/release/data.ts';
+import { allocateBatch, type Batched } from './batch.ts';
 import { type IndexedData, planIndex } from './plan-index.ts';
 import { ensureTemplateMeta, waitsForIndex } from './template.ts';
 
@@ -62,6 +76,12 @@ export async function reconcileDataClaim(
       raw,
       new TerminalError('InvalidConfiguration', `spec.template.namespace must be empty or ${namespace}`),
     );
+  }
+  // Served already (by its own pass or by a batch, ADR 033): no template read, nothing written.
+  const servedBy = await servingData(client, claim);
+  if (servedBy) {
+    ctx.metrics?.allocation('Metal3Data', 'reused');
+    return done(`index ${servedBy.spec?.index ?? '?'} (served)`);
   }
   // Only the name and templateReference matter here (a view, shared/allocation/views.ts): a
   // template the renderer rejects still gets its indexes allocated (its Metal3Data carry the
@@ -111,8 +131,10 @@ export async function reconcileDataClaim(
 
   let data: IndexedData | undefined;
   const registry: RegistryState = { kind: V.Metal3DataTemplate, owner: templateNow, joined: false };
+  const serialized = serializedByTemplate(ctx, template);
+  const tried = new Set<number>();
   try {
-    data = await allocate(ctx, template, claim, registry, claimObj);
+    data = await allocate(ctx, template, claim, registry, claimObj, serialized, tried);
   } catch (e) {
     if (e instanceof TerminalError) {
       await leaveRegistry(client, registry, name);
@@ -123,20 +145,60 @@ export async function reconcileDataClaim(
   if (!data)
     return requeueAfter(ctx.config.safetyRequeueSeconds, 'Metal3Data of this claim is being deleted');
 
+  // Serialized by its template: a page of its other waiting claims is served in this pass too,
+  // recorded in the same template status write (ADR 033).
+  const owner = registry.owner;
+  const batch = serialized
+    ? await allocateBatch(ctx, {
+        template: owner,
+        claimName: name,
+        taken: [...tried, data.spec.index],
+        newData: (c, index) => newData(template, owner, c, index),
+      })
+    : [];
+
   // The claim may have been deleted (and released by the deprovision function) while we created
   // its Metal3Data; then nobody else would ever release that Metal3Data. Look once more.
   const after = await client.get(R.Metal3DataClaim, namespace, name);
   if (!after || after.metadata.uid !== raw.metadata.uid || isDeleting(after)) {
     await leaveRegistry(client, registry, name);
+    await recordAllocations(ctx, registry, undefined, batch);
     if (after && after.metadata.uid === raw.metadata.uid)
       return releaseDataClaim(ctx, namespace, name, after);
     await releaseOrphanData(ctx, data);
     return done('claim deleted during allocation; its Metal3Data was released');
   }
 
-  await recordAllocation(ctx, registry, after, data);
-  return done(`index ${data.spec.index}`);
+  await recordAllocations(ctx, registry, { claim: after, data }, batch);
+  return done(`index ${data.spec.index}${batch.length > 0 ? `; ${batch.length} more claims served` : ''}`);
 }
+
+/**
+ * The Metal3Data that already serves `claim`, by the name its status.renderedData gives: one of its
+ * template, naming the claim in spec.claim, owned by it (its uid), not deleting. Only for a claim
+ * with our finalizer and no error (otherwise the full pass has something to do).
+ */
+async function servingData(client: KubeClient, claim: Metal3DataClaim): Promise<Metal3DataView | undefined> {
+  const ref = claim.status?.renderedData;
+  if (!ref?.name || claim.status?.errorMessage || !hasFinalizer(claim, FINALIZER.dataClaim)) return undefined;
+  const ns = claim.metadata.namespace!;
+  const data = await client.get(V.Metal3Data, ref.namespace || ns, ref.name);
+  if (!data || isDeleting(data) || !isDataOfClaim(data, claim) || !isOwnedBy(data, claim.metadata.uid))
+    return undefined;
+  const t = data.spec?.template;
+  return t?.name === claim.spec.template.name && (t.namespace || data.metadata.namespace) === ns
+    ? data
+    : undefined;
+}
+
+/**
+ * Serialized by its template (the queued runtimes, ADR 012): no other allocation of the template
+ * runs in them meanwhile. Only for a template that shares its index space with no other (narrow
+ * reads, ADR 009).
+ */
+const serializedByTemplate = (ctx: ReconcileContext, template: TemplateView): boolean =>
+  !template.spec?.templateReference &&
+  isSerializedBy(ctx, 'Metal3DataTemplate', template.metadata.namespace, template.metadata.name!);
 
 /** Does the claim `name` still wait for an index of `template` (for the registry's stale check)? */
 async function claimWaits(client: KubeClient, template: TemplateView, name: string): Promise<boolean> {
@@ -151,12 +213,14 @@ async function allocate(
   claim: Metal3DataClaim,
   registry: RegistryState,
   claimRaw: Metal3DataClaim,
+  serialized: boolean,
+  /** Indexes whose create failed with AlreadyExists (filled here: the batch skips them too). */
+  tried: Set<number>,
 ): Promise<IndexedData | undefined> {
   const { client } = ctx;
   const ns = claim.metadata.namespace!;
   const claimName = claim.metadata.name!;
   const templateRaw = registry.owner;
-  const tried = new Set<number>();
   // Narrow reads only when the template shares its index space with no other template (ADR 009).
   const narrowAllowed = !template.spec?.templateReference;
   // In a burst: the claims that joined the template's registry before this one (ADR 012).
@@ -164,7 +228,6 @@ async function allocate(
   // Serialized by its template (the queued runtimes): no other claim of the template is being
   // allocated by them meanwhile, so the claim takes the lowest free index (counting only what
   // other runtimes have in flight: the registry's entries), with no page and no join.
-  const serialized = narrowAllowed && isSerializedBy(ctx, 'Metal3DataTemplate', ns, template.metadata.name!);
   const spread = ctx.config.indexSpreadByRank;
   for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt++) {
     // The template as read at the start of this reconcile, then (narrow reads take the given
@@ -255,7 +318,7 @@ const statusIndexes = (t: TemplateView): Record<string, string> => t.status?.ind
 export function newData(
   template: TemplateView,
   templateRaw: TemplateView,
-  claimRaw: Metal3DataClaim,
+  claimRaw: DataClaimView,
   index: number,
 ): Metal3Data {
   const ns = template.metadata.namespace!;
@@ -282,31 +345,32 @@ export function newData(
 }
 
 /**
- * The template's status maps for this entry, then claim.status.renderedData. In this order a claim
- * never looks both unserved (no renderedData) and unmapped while its Metal3Data exists, to the
- * narrow reads of a concurrent allocation (ADR 009): it would rank that claim as still waiting
- * and leave its index free in the plan.
+ * The template's status maps for these entries (the pass's own claim, `own`, and those a batch
+ * served) in one write, then each claim's status.renderedData. In this order a claim never looks
+ * both unserved (no renderedData) and unmapped while its Metal3Data exists, to the narrow reads of
+ * a concurrent allocation (ADR 009): it would rank that claim as still waiting and leave its index
+ * free in the plan.
  */
-async function recordAllocation(
+async function recordAllocations(
   ctx: ReconcileContext,
   registry: RegistryState,
-  claimRaw: Metal3DataClaim,
-  data: IndexedData,
+  own: { claim: Metal3DataClaim; data: IndexedData } | undefined,
+  batch: readonly Batched[],
 ) {
   const { client } = ctx;
   const templateRaw = registry.owner;
-  const ns = claimRaw.metadata.namespace!;
-  const claimName = claimRaw.metadata.name!;
-  const dataRef = { name: data.metadata.name!, namespace: data.metadata.namespace };
+  const ns = templateRaw.metadata.namespace!;
   const status = templateRaw.status ?? {};
-  const key = String(data.spec.index);
-  const leaving = inRegistry(registry, claimName);
-  if (
-    leaving ||
-    status.indexes?.[key] !== claimName ||
-    status.dataNames?.[claimName] !== data.metadata.name
-  ) {
-    // A merge patch of two map keys: commutative with every other claim's entry, so concurrent
+  const leaving = own !== undefined && inRegistry(registry, own.claim.metadata.name!);
+  const entries = [...(own ? [own] : []), ...batch]
+    .map(({ claim, data }) => ({
+      claim: claim.metadata.name!,
+      index: String(data.spec.index),
+      data: data.metadata.name!,
+    }))
+    .filter((e) => status.indexes?.[e.index] !== e.claim || status.dataNames?.[e.claim] !== e.data);
+  if (leaving || entries.length > 0) {
+    // Merge patches of map keys: commutative with every other claim's entry, so concurrent
     // allocations on one template do not conflict on it. The template reconcile rebuilds both maps
     // from the Metal3Data list (optimistic update), which corrects any stale entry.
     await client.patch(
@@ -315,10 +379,10 @@ async function recordAllocation(
       templateRaw.metadata.name!,
       {
         status: {
-          indexes: { [key]: claimName },
-          dataNames: { [claimName]: data.metadata.name },
+          indexes: Object.fromEntries(entries.map((e) => [e.index, e.claim])),
+          dataNames: Object.fromEntries(entries.map((e) => [e.claim, e.data])),
           // Served: out of the burst registry in the same write (ADR 012).
-          ...(leaving ? { allocating: { [claimName]: null } } : {}),
+          ...(leaving ? { allocating: { [own.claim.metadata.name!]: null } } : {}),
           lastUpdated: timestamp(ctx.now()),
         },
       },
@@ -326,19 +390,69 @@ async function recordAllocation(
       { status: true },
     );
   }
-  await optimisticUpdate(
-    client,
-    R.Metal3DataClaim,
+  if (own) {
+    await optimisticUpdate(
+      client,
+      R.Metal3DataClaim,
+      ns,
+      own.claim.metadata.name!,
+      (o) => {
+        const { errorMessage: _cleared, ...rest } = o.status ?? {};
+        o.status = { ...rest, renderedData: dataRef(own.data) };
+      },
+      // The copy read just after the allocation (fresh): a duplicate delivery that wrote the same
+      // status meanwhile costs a 409 and a re-read, then nothing is written.
+      { current: own.claim, expectedUid: own.claim.metadata.uid, status: true },
+    );
+  }
+  const results = await Promise.allSettled(batch.map((b) => recordBatched(ctx, templateRaw, b)));
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+const dataRef = (data: IndexedData) => ({ name: data.metadata.name!, namespace: data.metadata.namespace });
+
+/**
+ * A batched claim's status.renderedData, from the copy the batch listed. A claim that changed
+ * meanwhile is read again (a 409); one gone, replaced (another uid) or deleting is handled as the
+ * pass's own claim would be when deleted during its allocation: its Metal3Data is released, never
+ * leaked, and its entry leaves the template's status.
+ */
+async function recordBatched(ctx: ReconcileContext, template: TemplateView, b: Batched): Promise<void> {
+  const ns = b.claim.metadata.namespace!;
+  const name = b.claim.metadata.name!;
+  const r = await optimisticUpdate(
+    ctx.client,
+    V.Metal3DataClaim,
     ns,
-    claimName,
+    name,
     (o) => {
+      // Deleting: released below. Served meanwhile (by another runtime): its status stays.
+      if (isDeleting(o) || o.status?.renderedData?.name) return SKIP;
       const { errorMessage: _cleared, ...rest } = o.status ?? {};
-      o.status = { ...rest, renderedData: dataRef };
+      o.status = { ...rest, renderedData: dataRef(b.data) };
     },
-    // The copy read just after the allocation (fresh): a duplicate delivery that wrote the same
-    // status meanwhile costs a 409 and a re-read, then nothing is written.
-    { current: claimRaw, expectedUid: claimRaw.metadata.uid, status: true },
+    { current: b.claim, expectedUid: b.claim.metadata.uid, status: true },
   );
+  if (r.outcome === 'gone') {
+    await releaseOrphanData(ctx, b.data);
+    await dropTemplateEntries(ctx, ns, template.metadata.name!, name, {
+      index: b.data.spec.index,
+      dataName: b.data.metadata.name!,
+    });
+    ctx.log.info('claim deleted during its batch allocation; its Metal3Data was released', {
+      claim: `${ns}/${name}`,
+    });
+  } else if (r.outcome === 'skipped' && isDeleting(r.object)) {
+    await releaseDataClaim(ctx, ns, name, r.object);
+  } else if (r.outcome === 'skipped' && r.object.status?.renderedData?.name !== b.data.metadata.name) {
+    // Served by another allocation meanwhile (the serialization lapsed): ours is surplus.
+    await releaseSurplusData(ctx, b.data);
+    await dropTemplateEntries(ctx, ns, template.metadata.name!, name, {
+      index: b.data.spec.index,
+      dataName: b.data.metadata.name!,
+    });
+  }
 }
 
 /** Bad input on the claim: status.errorMessage, a Warning Event, terminal. */

@@ -14,7 +14,9 @@ import { recordClaimError as recordError } from '../../shared/allocation/claim-e
 import {
   addFinalizer,
   copyLabels,
+  hasFinalizer,
   isDeleting,
+  isOwnedBy,
   keyOf,
   ownerRef,
   timestamp,
@@ -28,19 +30,20 @@ import {
   type RegistryState,
 } from '../../shared/allocation/registry.ts';
 import { isAddressOfClaim } from '../../shared/allocation/serves.ts';
-import { type PoolView, V } from '../../shared/allocation/views.ts';
+import { type IPAddressView, type IPClaimView, type PoolView, V } from '../../shared/allocation/views.ts';
 import { type IPAddress, type IPClaim, type IPPool, R } from '../../shared/api/index.ts';
 import { FINALIZER } from '../../shared/api/wellknown.ts';
 import { type AllocatedAddress, ipAddressName } from '../../shared/ipam/allocate.ts';
 import { IpamError } from '../../shared/ipam/errors.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { InvalidError, isAlreadyExists } from '../../shared/kube/errors.ts';
-import { optimisticUpdate } from '../../shared/kube/optimistic.ts';
+import { optimisticUpdate, SKIP } from '../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { isSerializedBy, type ReconcileContext } from '../../shared/reconcile/context.ts';
 import { TerminalError, TransientError } from '../../shared/reconcile/errors.ts';
 import { done, type ReconcileResult, requeueAfter } from '../../shared/reconcile/result.ts';
-import { releaseIPClaim } from '../../shared/release/data.ts';
+import { dropPoolEntries, releaseIPClaim, releaseOrphanAddress } from '../../shared/release/data.ts';
+import { allocateAddressBatch, type BatchedAddress } from './ipbatch.ts';
 import {
   type AddressPlan,
   type HeldAddress,
@@ -68,6 +71,12 @@ export async function reconcileIPClaim(ctx: ReconcileContext, raw: IPClaim): Pro
       raw,
       new TerminalError('InvalidConfiguration', 'spec.pool.name must be set'),
     );
+  // Served already (by its own pass or by a batch, ADR 033): no pool read, nothing written.
+  const servedBy = await servingAddress(client, claim, poolName);
+  if (servedBy) {
+    ctx.metrics?.allocation('IPAddress', 'reused');
+    return done(`${servedBy.spec?.address ?? '?'} (served)`);
+  }
   // A pool that fails its schema is reported on this claim (the opening records it).
   const pool = await client.get(R.IPPool, namespace, poolName);
   if (!pool) {
@@ -100,9 +109,11 @@ export async function reconcileIPClaim(ctx: ReconcileContext, raw: IPClaim): Pro
     return requeueAfter(ctx.config.safetyRequeueSeconds, `IPPool ${namespace}/${poolName} not found`);
 
   const registry: RegistryState = { kind: V.IPPool, owner: poolNow, joined: false };
+  const serialized = spreadsByRank(pool, claim) && isSerializedBy(ctx, 'IPPool', namespace, poolName);
+  const tried: string[] = [];
   let address: HeldAddress;
   try {
-    address = await allocate(ctx, pool, registry, claimObj);
+    address = await allocate(ctx, pool, registry, claimObj, serialized, tried);
   } catch (e) {
     if (e instanceof IpamError || e instanceof TerminalError) {
       await leaveRegistry(client, registry, name);
@@ -110,9 +121,45 @@ export async function reconcileIPClaim(ctx: ReconcileContext, raw: IPClaim): Pro
     }
     throw e;
   }
+  // Serialized by its pool: a page of its other waiting IPClaims is served in this pass too,
+  // recorded in the same pool status write (ADR 033).
+  const owner = registry.owner;
+  const batch = serialized
+    ? await allocateAddressBatch(ctx, {
+        pool,
+        poolNow: owner,
+        claimName: name,
+        taken: [...tried, address.spec.address],
+        newAddress: (c, a) => newAddress(pool, owner, c, a),
+      })
+    : [];
   // The pool as allocate last read (or mended) it: whether its status already maps this claim.
-  await recordAllocation(ctx, registry, claimObj, address);
-  return done(address.spec.address);
+  await recordAllocations(ctx, registry, claimObj, address, batch);
+  return done(`${address.spec.address}${batch.length > 0 ? `; ${batch.length} more claims served` : ''}`);
+}
+
+/**
+ * The IPAddress that already serves `claim`, by the name its status.address gives: of its pool,
+ * naming the claim in spec.claim, owned by it (its uid), not deleting. Only for a claim with the
+ * IPAM finalizer (otherwise the full pass has something to do).
+ */
+async function servingAddress(
+  client: KubeClient,
+  claim: IPClaim,
+  poolName: string,
+): Promise<IPAddressView | undefined> {
+  const ref = claim.status?.address;
+  if (!ref?.name || !hasFinalizer(claim, FINALIZER.ipClaim)) return undefined;
+  const ns = claim.metadata.namespace!;
+  const a = await client.get(V.IPAddress, ns, ref.name);
+  return a &&
+    !isDeleting(a) &&
+    isAddressOfClaim(a, claim) &&
+    isOwnedBy(a, claim.metadata.uid) &&
+    a.spec?.pool?.name === poolName &&
+    a.metadata.namespace === ns
+    ? a
+    : undefined;
 }
 
 /** Does the IPClaim `name` still wait for an address of `pool` (for the registry's stale check)? */
@@ -139,16 +186,17 @@ async function allocate(
   pool: IPPool,
   registry: RegistryState,
   claimRaw: IPClaim,
+  /** Serialized by its pool: the lowest free address (see claim.ts), no page, no join. */
+  serialized: boolean,
+  /** Addresses whose create failed with AlreadyExists (filled here: the batch skips them too). */
+  tried: string[],
 ): Promise<HeldAddress> {
   const { client } = ctx;
   const ns = pool.metadata.namespace!;
   const claim = claimRaw;
   const claimName = claim.metadata.name!;
-  const tried: string[] = [];
   // In a burst: the claims that joined the pool's registry before this one (ADR 012).
   let ahead: string[] | undefined;
-  // Serialized by its pool: the lowest free address (see claim.ts), no page, no join.
-  const serialized = spreadsByRank(pool, claim) && isSerializedBy(ctx, 'IPPool', ns, pool.metadata.name!);
   // The pool as read before this reconcile's first attempt, then (narrow reads plan from its
   // status) re-read after each failed create; kept in `registry.owner` when the loop ends.
   let poolNow = registry.owner;
@@ -244,7 +292,7 @@ async function allocate(
 export function newAddress(
   pool: IPPool,
   poolRaw: PoolView,
-  claimRaw: KubeObject,
+  claimRaw: IPClaimView,
   a: AllocatedAddress,
 ): IPAddress {
   const ns = pool.metadata.namespace!;
@@ -269,21 +317,27 @@ export function newAddress(
 }
 
 /**
- * The pool's status first, then the claim's: a claim that no longer reads as waiting always has
- * its address in the pool's status.indexes, which is what narrow reads plan from (ADR 010).
+ * The pool's status first (the pass's own claim and those a batch served, in one write), then the
+ * claims': a claim that no longer reads as waiting always has its address in the pool's
+ * status.indexes, which is what narrow reads plan from (ADR 010).
  */
-async function recordAllocation(
+async function recordAllocations(
   ctx: ReconcileContext,
   registry: RegistryState,
   claimRaw: KubeObject,
   address: HeldAddress,
+  batch: readonly BatchedAddress[],
 ) {
   const { client } = ctx;
   const poolRaw = registry.owner;
   const ns = claimRaw.metadata.namespace!;
   const claimName = claimRaw.metadata.name!;
   const leaving = inRegistry(registry, claimName);
-  if (leaving || poolIndexes(poolRaw)[claimName] !== address.spec.address) {
+  const mapped = poolIndexes(poolRaw);
+  const all: [string, string][] = [[claimName, address.spec.address]];
+  for (const b of batch) all.push([b.claim.metadata.name!, b.address.spec.address]);
+  const entries = all.filter(([claim, ip]) => mapped[claim] !== ip);
+  if (leaving || entries.length > 0) {
     // One map key per claim: commutative with concurrent allocations on the pool (no 409 storm).
     await client.patch(
       R.IPPool,
@@ -291,7 +345,7 @@ async function recordAllocation(
       poolRaw.metadata.name!,
       {
         status: {
-          indexes: { [claimName]: address.spec.address },
+          indexes: Object.fromEntries(entries),
           // Served: out of the burst registry in the same write (ADR 012).
           ...(leaving ? { allocating: { [claimName]: null } } : {}),
           lastUpdated: timestamp(ctx.now()),
@@ -313,6 +367,45 @@ async function recordAllocation(
     // (then nothing is written) and a stale copy would only buy a 409.
     { expectedUid: claimRaw.metadata.uid, status: true },
   );
+  const results = await Promise.allSettled(batch.map((b) => recordBatched(ctx, poolRaw, b)));
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/**
+ * A batched IPClaim's status.address, from the copy the batch listed (a 409 reads it again). One
+ * gone or replaced has its IPAddress released; one deleting is released by its deletion path
+ * (which finds the address by spec.claim.name); one served meanwhile by another allocation has
+ * ours released as surplus. Each time its entry leaves the pool's status.
+ */
+async function recordBatched(ctx: ReconcileContext, pool: PoolView, b: BatchedAddress): Promise<void> {
+  const ns = b.claim.metadata.namespace!;
+  const name = b.claim.metadata.name!;
+  const r = await optimisticUpdate(
+    ctx.client,
+    V.IPClaim,
+    ns,
+    name,
+    (o) => {
+      if (isDeleting(o) || o.status?.address?.name) return SKIP;
+      o.status = { ...o.status, address: { name: b.address.metadata.name!, namespace: ns } };
+    },
+    { current: b.claim, expectedUid: b.claim.metadata.uid, status: true },
+  );
+  if (
+    r.outcome === 'gone' ||
+    (r.outcome === 'skipped' &&
+      !isDeleting(r.object) &&
+      r.object.status?.address?.name !== b.address.metadata.name)
+  ) {
+    await releaseOrphanAddress(ctx, b.address);
+    await dropPoolEntries(ctx, ns, pool.metadata.name!, name, b.address.spec.address);
+    ctx.log.info('IPClaim gone or served elsewhere during its batch allocation; its IPAddress was released', {
+      claim: `${ns}/${name}`,
+    });
+  } else if (r.outcome === 'skipped' && isDeleting(r.object)) {
+    await releaseIPClaim(ctx, ns, name, r.object);
+  }
 }
 
 /** The opening's recorder: a schema failure (the claim's or its pool's), once. */

@@ -6,8 +6,8 @@
  * Rendered data never changes: a deleted Secret is recreated from the same index and addresses.
  */
 
-import { addFinalizer, isDeleting, statusOf } from '../../shared/allocation/objects.ts';
-import type { Metal3Data } from '../../shared/api/index.ts';
+import { addFinalizer, isDeleting, ownerOfKind, statusOf } from '../../shared/allocation/objects.ts';
+import type { Metal3Data, Metal3DataTemplate } from '../../shared/api/index.ts';
 import { envelopeOf, K, R } from '../../shared/api/resources.ts';
 import { CLUSTER_NAME_LABEL, FINALIZER } from '../../shared/api/wellknown.ts';
 import { clusterLabelOrSpec } from '../../shared/capi/lookups.ts';
@@ -59,8 +59,7 @@ export async function reconcileData(ctx: ReconcileContext, raw: Metal3Data): Pro
   }
 
   const templateNs = data.spec.template.namespace || namespace;
-  // A template that fails its schema is recorded on this Metal3Data by the opening.
-  const template = await client.get(R.Metal3DataTemplate, templateNs, data.spec.template.name);
+  const template = await readTemplate(ctx, dataObj, templateNs, data.spec.template.name);
   if (!template) return wait(ctx, `Metal3DataTemplate ${templateNs}/${data.spec.template.name} not found`);
 
   try {
@@ -154,6 +153,24 @@ async function markReady(
     { current: specDone.object, expectedUid: dataObj.metadata.uid, status: true },
   );
   return done('rendered');
+}
+
+/**
+ * The template's spec. Its spec is immutable, so the function's shared reads keep it by the uid
+ * this Metal3Data's owner reference names (ADR 034): the template's status, an entry per machine,
+ * is not read again per render. A Metal3Data without that owner, or a runtime without shared
+ * reads, reads it fresh. A template that fails its schema is recorded on this Metal3Data by the
+ * opening.
+ */
+async function readTemplate(
+  ctx: ReconcileContext,
+  data: Metal3Data,
+  ns: string,
+  name: string,
+): Promise<Pick<Metal3DataTemplate, 'spec'> | undefined> {
+  const owner = ownerOfKind(data, K.Metal3DataTemplate.kind, K.Metal3DataTemplate.group);
+  if (ctx.reads && owner?.name === name && owner.uid) return ctx.reads.templateSpec(ns, name, owner.uid);
+  return ctx.client.get(R.Metal3DataTemplate, ns, name);
 }
 
 /**

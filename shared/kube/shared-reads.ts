@@ -16,6 +16,7 @@
  */
 import type { Cluster } from '../api/capi.ts';
 import type { Metal3Cluster } from '../api/metal3cluster.ts';
+import type { Metal3DataTemplate } from '../api/metal3datatemplate.ts';
 import { R } from '../api/resources.ts';
 import type { KubeClient } from './client.ts';
 
@@ -102,10 +103,54 @@ class Memo<T> {
   }
 }
 
+/** Most immutable specs kept per scope (a few templates in practice); the oldest used goes first. */
+const IMMUTABLE_ENTRIES = 64;
+
+/** A template's identity and spec: all a renderer may take from a copy kept since its first read. */
+export interface TemplateSpec {
+  metadata: { name: string; namespace: string; uid: string };
+  spec: Metal3DataTemplate['spec'];
+}
+
+/**
+ * Specs that cannot change while their object lives (the CRD's `self == oldSelf` rule), kept by
+ * uid with no age limit (ADR 034): a uid names one object for good, so a later read could only
+ * return the same spec or nothing. Only the spec and identity are kept, never the status.
+ */
+class ImmutableSpecs {
+  private readonly entries = new Map<string, Promise<TemplateSpec | undefined>>();
+
+  async get(uid: string, load: () => Promise<TemplateSpec | undefined>): Promise<TemplateSpec | undefined> {
+    const hit = this.entries.get(uid);
+    if (hit) {
+      // Least recently used last.
+      this.entries.delete(uid);
+      this.entries.set(uid, hit);
+      return hit;
+    }
+    const entry = load().then(
+      (v) => {
+        // Another object under the name (or none): nothing to keep for this uid.
+        if (v?.metadata.uid !== uid) this.entries.delete(uid);
+        else deepFreeze(v);
+        return v;
+      },
+      (e: unknown) => {
+        this.entries.delete(uid);
+        throw e;
+      },
+    );
+    this.entries.set(uid, entry);
+    if (this.entries.size > IMMUTABLE_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    return entry;
+  }
+}
+
 /** The shared reads of one scope (a function: what its own Lambda container would share). */
 export class SharedReads {
   private readonly clusters: Memo<Cluster | undefined>;
   private readonly metal3Clusters: Memo<Metal3Cluster | undefined>;
+  private readonly templates = new ImmutableSpecs();
   private readonly client: KubeClient;
 
   constructor(client: KubeClient, opts: SharedReadsOptions) {
@@ -131,6 +176,13 @@ export class SharedReads {
           proceeds,
           observedAt,
         ),
+      templateSpec: (ns, name, uid) =>
+        this.templates.get(uid, async () => {
+          const t = await this.client.get(R.Metal3DataTemplate, ns, name);
+          if (!t) return undefined;
+          const { metadata: m, spec } = t;
+          return { metadata: { name: m.name!, namespace: m.namespace!, uid: m.uid! }, spec };
+        }),
     };
   }
 }
@@ -150,6 +202,11 @@ export interface DeliveryReads {
     name: string,
     proceeds: (c: Metal3Cluster | undefined) => boolean,
   ): Promise<Metal3Cluster | undefined>;
+  /**
+   * The spec of the Metal3DataTemplate `ns/name` whose uid is `uid` (its spec is immutable): kept
+   * from this scope's first read; the answer of a fresh GET when the name now holds another uid.
+   */
+  templateSpec(ns: string, name: string, uid: string): Promise<TemplateSpec | undefined>;
 }
 
 /** One SharedReads per scope, made on first use. */

@@ -117,41 +117,56 @@ export async function releaseDataClaim(
     await releaseData(ctx, namespace, d.metadata.name!);
   }
   const templateName = claim.spec?.template?.name;
-  if (templateName) {
-    await optimisticUpdate(
-      client,
-      V.Metal3DataTemplate,
-      namespace,
-      templateName,
-      (o) => {
-        const status = o.status;
-        let changed = false;
-        // A claim deleted after it joined a burst registry (ADR 012) and before its allocation.
-        if (status?.allocating && name in status.allocating) {
-          delete status.allocating[name];
-          changed = true;
-        }
-        for (const [index, claimName] of Object.entries(status?.indexes ?? {})) {
-          if (claimName === name) {
-            delete status!.indexes![index];
-            changed = true;
-          }
-        }
-        if (status?.dataNames && name in status.dataNames) {
-          delete status.dataNames[name];
-          changed = true;
-        }
-        return changed ? undefined : SKIP;
-      },
-      { status: true, retries: 20 },
-    );
-  }
+  if (templateName) await dropTemplateEntries(ctx, namespace, templateName, name);
   await dropFinalizer(ctx, V.Metal3DataClaim, raw, FINALIZER.dataClaim);
   ctx.log.info('Metal3DataClaim released', {
     claim: `${namespace}/${name}`,
     data: datas.map((d) => d.metadata.name),
   });
   return done(`released ${datas.length} Metal3Data`);
+}
+
+/**
+ * Removes the claim `claimName` from the status maps of the template `templateName` (its index,
+ * its Metal3Data name, and its burst registry entry if it was deleted after it joined, before its
+ * allocation: ADR 012). With `only`, just the entries of that one Metal3Data (a batch's, whose
+ * claim went away: ADR 033). No write when none is there.
+ */
+export async function dropTemplateEntries(
+  ctx: ReconcileContext,
+  namespace: string,
+  templateName: string,
+  claimName: string,
+  only?: { index: number; dataName: string },
+): Promise<void> {
+  await optimisticUpdate(
+    ctx.client,
+    V.Metal3DataTemplate,
+    namespace,
+    templateName,
+    (o) => {
+      const status = o.status;
+      let changed = false;
+      if (!only && status?.allocating && claimName in status.allocating) {
+        delete status.allocating[claimName];
+        changed = true;
+      }
+      // With `only`: a new claim of that name may hold entries of its own; those stay.
+      for (const [index, name] of Object.entries(status?.indexes ?? {})) {
+        if (name === claimName && (!only || index === String(only.index))) {
+          delete status!.indexes![index];
+          changed = true;
+        }
+      }
+      const dataName = status?.dataNames?.[claimName];
+      if (dataName !== undefined && (!only || dataName === only.dataName)) {
+        delete status!.dataNames![claimName];
+        changed = true;
+      }
+      return changed ? undefined : SKIP;
+    },
+    { status: true, retries: 20 },
+  );
 }
 
 /** A Metal3Data whose claim is gone: delete it and release it (its claim's finalizer included). */
@@ -161,6 +176,16 @@ export async function releaseOrphanData(ctx: ReconcileContext, data: Metal3DataV
   if (!raw || raw.metadata.uid !== data.metadata.uid) return;
   if (!isDeleting(raw)) await deleteExact(ctx, V.Metal3Data, raw);
   await releaseData(ctx, ns, data.metadata.name!);
+}
+
+/**
+ * A Metal3Data its (live) claim does not use: another allocation served the claim meanwhile (two
+ * runtimes allocating it at once, ADR 033). Deleted and released, the claim's finalizer on it
+ * dropped here (the claim would hold it until its own release).
+ */
+export async function releaseSurplusData(ctx: ReconcileContext, data: Metal3DataView): Promise<void> {
+  await deleteAndUnblock(ctx, V.Metal3Data, data, FINALIZER.dataClaim);
+  await releaseData(ctx, data.metadata.namespace!, data.metadata.name!);
 }
 
 /**
@@ -237,24 +262,39 @@ export async function releaseIPClaim(
     (a) => (!poolName || a.spec?.pool?.name === poolName) && isAddressOfClaim(a, claim),
   );
   for (const a of addresses) await deleteAndUnblock(ctx, V.IPAddress, a, FINALIZER.ipAddress);
-  if (poolName) {
-    await optimisticUpdate(
-      client,
-      V.IPPool,
-      namespace,
-      poolName,
-      (o) => {
-        const status = o.status;
-        // Its entry, and its burst registry entry if it was deleted before its allocation (ADR 012).
-        const maps = [status?.indexes, status?.allocating].filter((m) => m !== undefined && name in m);
-        if (maps.length === 0) return SKIP;
-        for (const m of maps) delete m![name];
-      },
-      { status: true, retries: 20 },
-    );
-  }
+  if (poolName) await dropPoolEntries(ctx, namespace, poolName, name);
   await dropFinalizer(ctx, V.IPClaim, raw, FINALIZER.ipClaim);
   return done(`released ${addresses.length} IPAddress`);
+}
+
+/**
+ * Removes the IPClaim `claimName` from the pool's status: its entry, and its burst registry entry
+ * if it was deleted before its allocation (ADR 012). With `onlyAddress`, just its entry, and only
+ * while it names that address (a batch's, whose claim went away: ADR 033).
+ */
+export async function dropPoolEntries(
+  ctx: ReconcileContext,
+  namespace: string,
+  poolName: string,
+  claimName: string,
+  onlyAddress?: string,
+): Promise<void> {
+  await optimisticUpdate(
+    ctx.client,
+    V.IPPool,
+    namespace,
+    poolName,
+    (o) => {
+      const status = o.status;
+      const maps = (onlyAddress ? [status?.indexes] : [status?.indexes, status?.allocating]).filter(
+        (m) => m !== undefined && claimName in m,
+      );
+      if (onlyAddress && status?.indexes?.[claimName] !== onlyAddress) return SKIP;
+      if (maps.length === 0) return SKIP;
+      for (const m of maps) delete m![claimName];
+    },
+    { status: true, retries: 20 },
+  );
 }
 
 /**

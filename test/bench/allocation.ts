@@ -1,7 +1,7 @@
 /**
  * Allocation under contention and renderData cost, against the embedded API server over HTTP.
  *
- *   node test/bench/allocation.ts
+ *   node test/bench/allocation.ts [--serialized [claims]]
  *
  * - 500 Metal3DataClaims on one template, 16 workers calling the allocateIndex core concurrently
  *   (no queue serialization at all), once with every message delivered once and once with 10%
@@ -12,12 +12,14 @@
  *   racing themselves cost update conflicts on their own claim (the resourceVersion check doing
  *   its job); the FIFO queue never runs two messages of one template at once.
  * - The same for 200 IPClaims on one IPPool.
+ * - 500 claims of one template delivered in its FIFO group, one pass at a time (the queued
+ *   runtimes; `indexSerialized...`): ms, requests, template reads and status writes per allocation.
  * - renderData per Metal3Data: the reconcile that renders (inputs gathered, addresses read, two
  *   Secrets created, refs and ready written), in ms, sequential.
  */
 import { R } from '../../shared/api/resources.ts';
 import { startTestCluster } from '../helpers/cluster.ts';
-import { addressContention, indexContention } from '../helpers/contention.ts';
+import { addressContention, indexContention, serializedIndexAllocation } from '../helpers/contention.ts';
 import {
   allocate,
   createMachine,
@@ -32,6 +34,23 @@ import {
 import { runWorkers } from '../helpers/workers.ts';
 
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
+
+/** The queued runtimes: one template's claims, one pass at a time in its FIFO group (ADR 033). */
+export async function benchSerializedAllocation(claims = 500): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  const tc = await startTestCluster();
+  try {
+    const r = await serializedIndexAllocation(tc.client, { claims });
+    out.indexSerializedMsPerAllocation = round(r.ms / r.allocations, 2);
+    out.indexSerializedRequestsPerAllocation = round(r.requests / r.allocations, 2);
+    out.indexSerializedTemplateGetsPerAllocation = round(r.templateGets / r.allocations, 3);
+    out.indexSerializedTemplateStatusWritesPerAllocation = round(r.templateStatusWrites / r.allocations, 3);
+    out.indexSerializedConflictsPerAllocation = round(r.http409 / r.allocations);
+  } finally {
+    await tc.stop();
+  }
+  return out;
+}
 
 export async function benchAllocation(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
@@ -56,6 +75,7 @@ export async function benchAllocation(): Promise<Record<string, number>> {
       await tc.stop();
     }
   }
+  Object.assign(out, await benchSerializedAllocation());
   const variants = [
     { tag: '', dupRate: 0, crossProcess: false },
     { tag: 'WithDuplicates', dupRate: 0.1, crossProcess: false },
@@ -131,5 +151,10 @@ export async function benchAllocation(): Promise<Record<string, number>> {
 }
 
 if (import.meta.main) {
-  console.log(JSON.stringify(await benchAllocation(), null, 2));
+  // `--serialized [claims]`: that case alone (seconds, not minutes).
+  const at = process.argv.indexOf('--serialized');
+  const claims = Number(process.argv[at + 1]) || undefined;
+  console.log(
+    JSON.stringify(await (at >= 0 ? benchSerializedAllocation(claims) : benchAllocation()), null, 2),
+  );
 }

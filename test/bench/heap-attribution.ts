@@ -234,8 +234,8 @@ function main(file: string): void {
     mfTargets.has(to),
   );
   mark('store: managedFields of current objects', mfRoots);
-  mark('store: label index, uids, dependents', [
-    field(store, 'labelIndex'),
+  mark('store: list indexes, uids, dependents', [
+    field(store, 'listIndexes'),
     field(store, 'uids'),
     field(store, 'dependents'),
   ]);

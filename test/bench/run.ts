@@ -3,7 +3,7 @@
  * table of figures and ratios measured in that run (the machines are shared and noisy: compare
  * ratios, not absolute times) and writing them as JSON.
  *
- * `npm run bench -- --scale N [--clusters K] [--vmetal-claims C] [--timeout S] [--apiserver-args="A"] [--json FILE]`: the
+ * `npm run bench -- --scale N [--clusters K] [--vmetal-claims C] [--timeout S] [--apiserver-args="A"] [--dev-args="A"] [--json FILE]`: the
  * fleet-scale run alone (./scale.ts; hours at N = 10,000), its figures under `fleet.*`.
  */
 import { writeFile } from 'node:fs/promises';

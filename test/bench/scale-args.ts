@@ -13,11 +13,13 @@ export interface ScaleOptions {
   timeoutSeconds?: number;
   /** More arguments for `metal3fn apiserver` (its history and heap flags), split on spaces. */
   apiServerArgs?: string[];
+  /** More arguments for `metal3fn dev` (its worker's `--concurrency`, `--lambda`), split on spaces. */
+  devArgs?: string[];
   /** Where to print progress (default stderr). */
   log?: (line: string) => void;
 }
 
-/** `--scale N [--clusters K] [--vmetal-claims C] [--timeout S] [--apiserver-args A]`, checked; undefined without --scale. */
+/** `--scale N [--clusters K] [--vmetal-claims C] [--timeout S] [--apiserver-args A] [--dev-args A]`, checked; undefined without --scale. */
 export function parseScaleArgs(
   values: Record<string, string | boolean | undefined>,
 ): ScaleOptions | undefined {
@@ -31,7 +33,7 @@ export function parseScaleArgs(
   };
   const machines = whole('scale', 1);
   if (machines === undefined) {
-    for (const o of ['clusters', 'vmetal-claims', 'apiserver-args'])
+    for (const o of ['clusters', 'vmetal-claims', 'apiserver-args', 'dev-args'])
       if (values[o] !== undefined) throw new Error(`--${o} goes with --scale N`);
     return undefined;
   }
@@ -40,16 +42,31 @@ export function parseScaleArgs(
     throw new Error(`--clusters ${clusters} is more than --scale ${machines} machines`);
   const vmetalClaims = whole('vmetal-claims', 1);
   const timeoutSeconds = whole('timeout', 1);
-  const raw = values['apiserver-args'];
-  const apiServerArgs = typeof raw === 'string' ? raw.split(/\s+/).filter(Boolean) : [];
-  const stray = apiServerArgs.find((a) => ['--port', '--crds', '--kubeconfig-out'].includes(a));
-  if (stray) throw new Error(`--apiserver-args: ${stray} is set by the bench`);
+  const words = (option: string, benchSets: string[]): string[] => {
+    const raw = values[option];
+    const out = typeof raw === 'string' ? raw.split(/\s+/).filter(Boolean) : [];
+    const stray = out.find((a) => benchSets.includes(a));
+    if (stray) throw new Error(`--${option}: ${stray} is set by the bench`);
+    return out;
+  };
+  const apiServerArgs = words('apiserver-args', ['--port', '--crds', '--kubeconfig-out']);
+  const devArgs = words('dev-args', [
+    '--kubeconfig',
+    '--simulators',
+    '--machines',
+    '--hosts',
+    '--manifests',
+    '--scale-down',
+    '--timeout',
+    '--summary-json',
+  ]);
   return {
     machines,
     clusters,
     ...(vmetalClaims ? { vmetalClaims } : {}),
     ...(timeoutSeconds ? { timeoutSeconds } : {}),
     ...(apiServerArgs.length ? { apiServerArgs } : {}),
+    ...(devArgs.length ? { devArgs } : {}),
   };
 }
 
@@ -59,4 +76,5 @@ export const SCALE_ARG_OPTIONS = {
   'vmetal-claims': { type: 'string' },
   timeout: { type: 'string' },
   'apiserver-args': { type: 'string' },
+  'dev-args': { type: 'string' },
 } as const;

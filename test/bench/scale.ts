@@ -15,6 +15,7 @@
  *   (./fleet-manifests.ts), through `dev --manifests`.
  * - `--apiserver-args="A"` (with `=`, as A starts with a dash): more arguments for `metal3fn
  *   apiserver`, split on spaces (its history and heap flags: `--history-bytes 64Mi`, …).
+ * - `--dev-args="A"`: more arguments for `metal3fn dev`, the same way (`--concurrency 48`, `--lambda`).
  * - `--vmetal-claims C`: afterwards, a vMetal-only run of C NodeClaims over 1.5 C hosts (the vMetal
  *   sample's provider and two tenants, counts scaled), with writes per claim against the NodeClaim
  *   write floor (./write-floor.ts).
@@ -87,7 +88,7 @@ async function runFleet(
   timeoutSeconds: number,
   write: (dir: string) => Promise<void>,
   log: (line: string) => void,
-  apiServerArgs: string[],
+  extra: Pick<ScaleOptions, 'apiServerArgs' | 'devArgs'>,
 ): Promise<FleetRun> {
   const dir = await mkdtemp(join(tmpdir(), `metal3fn-scale-${name}-`));
   await write(dir);
@@ -95,6 +96,7 @@ async function runFleet(
   const summaryFile = join(dir, 'summary.json');
   const peakFile = join(dir, 'dev-peak-rss-kib');
   log(`scale: ${name}: files in ${dir}`);
+  const apiServerArgs = extra.apiServerArgs ?? [];
   if (apiServerArgs.length) log(`scale: ${name}: metal3fn apiserver ${apiServerArgs.join(' ')}`);
   const api = await startApiServerProcess(kubeconfig, apiServerArgs);
   const apiMemory = sampleMemory(api.pid!);
@@ -115,6 +117,7 @@ async function runFleet(
       String(timeoutSeconds),
       '--summary-json',
       summaryFile,
+      ...(extra.devArgs ?? []),
     ];
     log(`scale: ${name}: metal3fn dev ${args.slice(4).join(' ')}`);
     const dev = spawn(process.execPath, args, {
@@ -261,7 +264,7 @@ export async function benchScale(o: ScaleOptions): Promise<Record<string, number
     timeout(o.machines),
     write,
     log,
-    o.apiServerArgs ?? [],
+    o,
   );
   Object.assign(out, fleetFigures(prefix, run, 'Machine', WRITE_FLOOR_PER_MACHINE));
   Object.assign(out, requestsByResource(prefix, run.summary, 'Machine'));
@@ -280,7 +283,7 @@ export async function benchScale(o: ScaleOptions): Promise<Record<string, number
         vsizing[1] = await writeManifests(dir, { 'vmetal-fleet.yaml': fleet.objects });
       },
       log,
-      o.apiServerArgs ?? [],
+      o,
     );
     const vprefix = `fleet.vmetal.${o.vmetalClaims}`;
     Object.assign(out, fleetFigures(vprefix, vrun, 'Claim', WRITE_FLOOR_PER_CLAIM));
@@ -297,7 +300,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   const opts = parseScaleArgs(values);
   if (!opts)
     throw new Error(
-      'usage: node test/bench/scale.ts --scale N [--clusters K] [--vmetal-claims C] [--timeout S] [--apiserver-args="A"] [--json F]',
+      'usage: node test/bench/scale.ts --scale N [--clusters K] [--vmetal-claims C] [--timeout S] [--apiserver-args="A"] [--dev-args="A"] [--json F]',
     );
   const r = await benchScale(opts);
   for (const [k, v] of Object.entries(r)) process.stdout.write(`${k.padEnd(56)} ${v}\n`);

@@ -11,7 +11,9 @@ import {
 } from '../../functions/allocate-index/core.ts';
 import { seededRandom } from '../../infra/local/apiserver/clock.ts';
 import { R, type Resource } from '../../shared/api/resources.ts';
+import { FINALIZER } from '../../shared/api/wellknown.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
+import { objectGroup } from '../../shared/queue/message.ts';
 import { MAX_RECEIVE_COUNT } from '../../shared/queue/redelivery.ts';
 import type { AllocationEvent, ReconcileContext, ReconcileMetrics } from '../../shared/reconcile/context.ts';
 import { TransientError } from '../../shared/reconcile/errors.ts';
@@ -168,5 +170,61 @@ async function contend(
     redeliveries,
     listed: client.stats.listedItems - listed0,
     ms,
+  };
+}
+
+export interface SerializedResult {
+  allocations: number;
+  /** Requests the passes sent, and of them the GETs of the template (its status grows with the fleet). */
+  requests: number;
+  templateGets: number;
+  templateStatusWrites: number;
+  http409: number;
+  ms: number;
+}
+
+/**
+ * The queued runtimes' case (ADR 012, 033): N claims of one template, created as select-host
+ * creates them (with the claim finalizer), each delivered once in the template's FIFO group, one
+ * pass at a time, in creation order.
+ */
+export async function serializedIndexAllocation(
+  client: KubeClient,
+  opts: { claims: number; template?: string },
+): Promise<SerializedResult> {
+  const template = opts.template ?? 'serialized';
+  await client.create(R.Metal3DataTemplate, { metadata: { name: template, namespace: NS }, spec: {} });
+  const names = Array.from(
+    { length: opts.claims },
+    (_, i) => `${template}-claim-${String(i).padStart(4, '0')}`,
+  );
+  await runWorkers(names, 16, (n) =>
+    client.create(R.Metal3DataClaim, {
+      metadata: { name: n, namespace: NS, finalizers: [FINALIZER.dataClaim] },
+      spec: { template: { name: template } },
+    }),
+  );
+  const ctx = makeCtx(client);
+  // Delivered in the template's FIFO group: dispatch tells the core it is serialized by it.
+  const group = objectGroup('Metal3DataTemplate', NS, template);
+  const s = client.stats;
+  const before = {
+    requests: s.requests,
+    gets: s.byResource.get('get metal3datatemplates') ?? 0,
+    conflicts: s.conflicts,
+  };
+  const writes0 = s.byResource.get('patch-status metal3datatemplates') ?? 0;
+  const started = performance.now();
+  for (const n of names) {
+    const out = await dispatch({ allocateIndex }, ctx, msg('allocateIndex', R.Metal3DataClaim, n), { group });
+    if (out.kind !== 'done' || out.result.kind !== 'done') throw new Error(`${n}: ${JSON.stringify(out)}`);
+  }
+  return {
+    allocations: names.length,
+    requests: s.requests - before.requests,
+    templateGets: (s.byResource.get('get metal3datatemplates') ?? 0) - before.gets,
+    templateStatusWrites: (s.byResource.get('patch-status metal3datatemplates') ?? 0) - writes0,
+    http409: s.conflicts - before.conflicts,
+    ms: performance.now() - started,
   };
 }

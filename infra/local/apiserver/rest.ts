@@ -6,9 +6,10 @@
 import { builtinType } from './builtin-types.ts';
 import { type Clock, generateNameSuffix } from './clock.ts';
 import { checkApplyPatch, type DecodeContext, decodeBuiltin, type PatchSource } from './field-validation.ts';
-import { matchesFields, parseFieldSelector } from './fields.ts';
+import { type FieldRequirement, matchesFields, parseFieldSelector } from './fields.ts';
 import { apiVersionOf, type KindRegistry, type ServedKind } from './kinds.ts';
-import { matchesLabels, parseLabelSelector } from './labels.ts';
+import { type LabelSelector, matchesLabels, parseLabelSelector } from './labels.ts';
+import type { Narrowing } from './list-index.ts';
 import {
   continueAfter,
   futureRevision,
@@ -162,7 +163,7 @@ export class Rest {
     const prefix = scope ? `${scope}/` : '';
     const read = resolveListRead(q, prefix);
     let listRv = this.store.rv;
-    let all: any[];
+    let all: Iterable<any>;
     if (read.mode === 'exact') {
       if (read.rv > this.store.rv) throw futureRevision();
       if (read.rv < this.store.compactedRv) throw tooOldForList(read, prefix);
@@ -171,16 +172,20 @@ export class Rest {
     } else {
       if (read.minRv !== undefined && read.minRv > this.store.rv)
         throw tooLargeResourceVersion(read.minRv, this.store.rv);
-      // A required label value narrows the read to the objects carrying it (the store's label index).
-      const narrow = labels.find((r) => r.op === 'eq' || r.op === 'in');
-      all = narrow
-        ? this.store.listWithLabel(kind.resource, narrow.key, narrow.values, scope, read.from)
-        : this.store.list(kind.resource, scope, read.from);
+      // The smallest of the selector's indexed terms narrows the read (a required value, or a
+      // label required absent), read lazily: a paged list stops once it has its page.
+      all = this.store.iterate(
+        kind.resource,
+        this.narrowing(kind.resource, labels, fields),
+        scope,
+        read.from,
+      );
     }
     const limit =
       q.limit && q.limit > 0 && !(read.mode === 'current' && read.ignoreLimit) ? q.limit : undefined;
-    let filtered = all;
-    if (labels.length || fields.length) {
+    let filtered: any[];
+    if (!labels.length && !fields.length) filtered = Array.isArray(all) ? all : [...all];
+    else {
       // With selectors no remainingItemCount is given, so a page needs its items and one more (is
       // there a continuation?): the filter stops there instead of testing every object.
       const enough = limit === undefined ? Number.POSITIVE_INFINITY : limit + 1;
@@ -203,6 +208,31 @@ export class Rest {
     };
     if (!labels.length && !fields.length) res.remainingItemCount = filtered.length - limit;
     return res;
+  }
+
+  /** The selector's term that selects the fewest objects through the store's indexes, if any does. */
+  private narrowing(
+    resource: string,
+    labels: LabelSelector,
+    fields: FieldRequirement[],
+  ): Narrowing | undefined {
+    const terms: Narrowing[] = [];
+    for (const r of labels) {
+      if (r.op === 'eq' || r.op === 'in') terms.push({ label: r.key, values: r.values });
+      else if (r.op === 'notexists') terms.push({ label: r.key, absent: true });
+    }
+    for (const f of fields)
+      terms.push(f.neq ? { field: f.field, except: f.value } : { field: f.field, value: f.value });
+    let best: Narrowing | undefined;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (const t of terms) {
+      const n = this.store.narrowedCount(resource, t) ?? Number.POSITIVE_INFINITY;
+      if (n < fewest) {
+        best = t;
+        fewest = n;
+      }
+    }
+    return best;
   }
 
   /** NamespaceLifecycle admission: no content in a missing or terminating namespace. */

@@ -5,7 +5,9 @@
  * one lock by construction: no write can land between the two.
  */
 import { History } from './history.ts';
+import { ListIndex, type Narrowing } from './list-index.ts';
 import { intern, unsharedBytes } from './share.ts';
+import { SortedKeys } from './sorted-keys.ts';
 import { tooOld } from './status.ts';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -60,17 +62,13 @@ const keyOf = (o: any): string => objectKey(o.metadata.namespace, o.metadata.nam
 
 class Bucket {
   readonly objects = new Map<string, any>();
-  private sorted: string[] | undefined;
-  keys(): string[] {
-    if (!this.sorted) this.sorted = [...this.objects.keys()].sort();
-    return this.sorted;
-  }
+  readonly keys = new SortedKeys();
   set(key: string, obj: any): void {
-    if (!this.objects.has(key)) this.sorted = undefined;
+    if (!this.objects.has(key)) this.keys.add(key);
     this.objects.set(key, obj);
   }
   delete(key: string): void {
-    if (this.objects.delete(key)) this.sorted = undefined;
+    if (this.objects.delete(key)) this.keys.delete(key);
   }
 }
 
@@ -93,11 +91,8 @@ export class Store {
   readonly history: History;
   private readonly watchers = new Map<string, Set<Watcher>>();
   private readonly uids = new Map<string, { resource: string; key: string }>();
-  /**
-   * resource → `label=value` → object keys: a list whose selector requires one label value reads
-   * those objects only, not every object of the resource (a scan per request grew with the fleet).
-   */
-  private readonly labelIndex = new Map<string, Map<string, Set<string>>>();
+  /** resource → the indexes a list with a selector reads through (list-index.ts). */
+  private readonly listIndexes = new Map<string, ListIndex>();
   /** owner uid → dependent uids (ownerReferences index, for garbage collection). */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly persistence: Persistence | undefined;
@@ -134,7 +129,7 @@ export class Store {
   private index(resource: string, obj: any): void {
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
     this.bucket(resource).set(key, obj);
-    this.indexLabels(resource, key, obj.metadata.labels, true);
+    this.listIndex(resource).update(key, obj, true);
     this.uids.set(obj.metadata.uid, { resource, key });
     for (const ref of obj.metadata.ownerReferences ?? []) {
       let s = this.dependents.get(ref.uid);
@@ -146,32 +141,13 @@ export class Store {
     }
   }
 
-  private indexLabels(
-    resource: string,
-    key: string,
-    labels: Record<string, string> | undefined,
-    add: boolean,
-  ): void {
-    if (!labels) return;
-    let byLabel = this.labelIndex.get(resource);
-    if (!byLabel) {
-      byLabel = new Map();
-      this.labelIndex.set(resource, byLabel);
+  private listIndex(resource: string): ListIndex {
+    let index = this.listIndexes.get(resource);
+    if (!index) {
+      index = new ListIndex();
+      this.listIndexes.set(resource, index);
     }
-    for (const [k, v] of Object.entries(labels)) {
-      const lv = `${k}=${v}`;
-      let keys = byLabel.get(lv);
-      if (add) {
-        if (!keys) {
-          keys = new Set();
-          byLabel.set(lv, keys);
-        }
-        keys.add(key);
-      } else if (keys) {
-        keys.delete(key);
-        if (keys.size === 0) byLabel.delete(lv);
-      }
-    }
+    return index;
   }
 
   private unindexOwners(obj: any): void {
@@ -201,43 +177,31 @@ export class Store {
 
   /** Objects of a resource sorted by namespace/name, optionally one namespace only, from key `from` (inclusive). */
   list(resource: string, ns?: string, from?: string): any[] {
-    const b = this.buckets.get(resource);
-    if (!b) return [];
-    const keys = b.keys();
-    const prefix = ns ? `${ns}/` : '';
-    // Keys of one namespace are contiguous in sort order: binary-search the start, stop at the first stranger.
-    const start = from !== undefined && from > prefix ? from : prefix;
-    let lo = 0;
-    let hi = keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (keys[mid]! < start) lo = mid + 1;
-      else hi = mid;
-    }
-    const out: any[] = [];
-    for (let i = lo; i < keys.length; i++) {
-      const k = keys[i]!;
-      if (prefix && !k.startsWith(prefix)) break;
-      out.push(b.objects.get(k));
-    }
-    return out;
+    return [...this.iterate(resource, undefined, ns, from)];
   }
 
   /**
-   * Like `list`, but only the objects carrying label `key` with one of `values` (sorted, one
-   * namespace or all, keys >= `from`): read through the label index.
+   * The objects of `list`, lazily (a paged list stops at its page), only those `narrowing` selects
+   * when given and indexed (list-index.ts). Do not write to the store while iterating.
    */
-  listWithLabel(resource: string, key: string, values: string[], ns?: string, from?: string): any[] {
+  *iterate(resource: string, narrowing: Narrowing | undefined, ns?: string, from?: string): Generator<any> {
     const b = this.buckets.get(resource);
-    const byLabel = this.labelIndex.get(resource);
-    if (!b || !byLabel) return [];
+    if (!b) return;
     const prefix = ns ? `${ns}/` : '';
-    const keys: string[] = [];
-    for (const v of new Set(values))
-      for (const k of byLabel.get(`${key}=${v}`) ?? [])
-        if (k.startsWith(prefix) && (from === undefined || k >= from)) keys.push(k);
-    keys.sort();
-    return keys.map((k) => b.objects.get(k));
+    // Keys of one namespace are contiguous in sort order: start there, stop at the first stranger.
+    const start = from !== undefined && from > prefix ? from : prefix;
+    const keys = (narrowing && this.narrowed(resource, narrowing)) ?? b.keys;
+    for (const k of keys.from(start, prefix)) yield b.objects.get(k);
+  }
+
+  /** How many objects of the resource `narrowing` selects (all namespaces); undefined when not indexed. */
+  narrowedCount(resource: string, narrowing: Narrowing): number | undefined {
+    return this.narrowed(resource, narrowing)?.size;
+  }
+
+  private narrowed(resource: string, narrowing: Narrowing) {
+    const b = this.buckets.get(resource);
+    return b ? this.listIndex(resource).keys(narrowing, b.objects) : undefined;
   }
 
   count(resource: string): number {
@@ -266,7 +230,7 @@ export class Store {
     this.persistence?.save(resource, key, obj, rv);
     if (prev) {
       this.unindexOwners(prev);
-      this.indexLabels(resource, key, prev.metadata.labels, false);
+      this.listIndex(resource).update(key, prev, false);
     }
     this.index(resource, obj);
     this.emit({ rv, resource, type: prev ? 'MODIFIED' : 'ADDED', obj, prev });
@@ -283,7 +247,7 @@ export class Store {
     this.buckets.get(resource)?.delete(key);
     this.uids.delete(obj.metadata.uid);
     this.unindexOwners(current);
-    this.indexLabels(resource, key, current.metadata.labels, false);
+    this.listIndex(resource).update(key, current, false);
     this.emit({ rv, resource, type: 'DELETED', obj, prev: current });
     return obj;
   }

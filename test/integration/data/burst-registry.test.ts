@@ -6,6 +6,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
+import { BATCH_CLAIMS } from '../../../functions/allocate-index/batch.ts';
 import { join, PENDING_PAGE, STALE_ENTRY_MS } from '../../../shared/allocation/registry.ts';
 import { R, type Resource } from '../../../shared/api/resources.ts';
 import { FINALIZER, REQUESTED_IP_ANNOTATION } from '../../../shared/api/wellknown.ts';
@@ -271,7 +272,7 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
   const statusPatches = (from: number, resource: string) =>
     tc.server.log.entries.slice(from).filter((e) => e.resource === resource && e.verb === 'patch').length;
 
-  it('a claim takes the lowest free index: no page of the backlog, no join', async () => {
+  it('a claim takes the lowest free index: no join; its batch serves no claim without the finalizer', async () => {
     const client = testClient(tc.kubeconfig);
     const from = tc.server.log.entries.length;
     const last = claimName(WAITING - 1);
@@ -279,7 +280,9 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
       await allocate(inGroup(client, 'Metal3DataTemplate', TEMPLATE), R.Metal3DataClaim, last),
     ).toMatchObject({ kind: 'done' });
     expect(await indexOf(tc.client, last)).toBe(0);
-    expect(listed(client, 'metal3dataclaims')).toBe(0);
+    // One page of the backlog, the batch's (ADR 033): these claims lack the claim finalizer.
+    expect(listed(client, 'metal3dataclaims')).toBe(BATCH_CLAIMS + 1);
+    expect((await tc.client.list(R.Metal3Data, NS)).items).toHaveLength(1);
     expect(statusPatches(from, 'metal3datatemplates/status')).toBe(1); // the allocation's own
   });
 
@@ -295,14 +298,16 @@ describe("delivered in its template's or pool's FIFO group (the queued runtimes)
     expect(await registry(tc.client)).toEqual({});
   });
 
-  it('an IPClaim takes the lowest free address: no page of the backlog, no join', async () => {
+  it('an IPClaim takes the lowest free address: no join; its batch serves no claim without the finalizer', async () => {
     const client = testClient(tc.kubeconfig);
     const from = tc.server.log.entries.length;
     expect(await allocate(inGroup(client, 'IPPool', POOL), R.IPClaim, `ip-${WAITING - 1}`)).toMatchObject({
       kind: 'done',
     });
     expect(await addressOf(tc.client, `ip-${WAITING - 1}`)).toBe('10.5.0.1');
-    expect(listed(client, 'ipclaims')).toBe(0);
+    // One page of the backlog, the batch's (ADR 033): these claims lack the IPAM finalizer.
+    expect(listed(client, 'ipclaims')).toBe(BATCH_CLAIMS + 1);
+    expect((await tc.client.list(R.IPAddress, NS)).items).toHaveLength(1);
     expect(statusPatches(from, 'ippools/status')).toBe(1);
   });
 

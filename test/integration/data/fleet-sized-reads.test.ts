@@ -1,12 +1,14 @@
 /**
  * An IPPool's and a Metal3DataTemplate's status hold an entry per machine (CAPM3's shapes), so a
  * GET of either grows with the fleet: renderData reads the template only to render, never the pool
- * (only a pool it waits for, and then its metadata alone), and a rendered Metal3Data's later passes
- * read neither (issue 21: at 10,000 machines these reads were most of the bytes a machine cost).
+ * (only a pool it waits for, and then its metadata alone), keeps the template's spec by uid in its
+ * shared reads (ADR 034), and a rendered Metal3Data's later passes read neither (issue 21: at
+ * 10,000 machines these reads were most of the bytes a machine cost).
  */
 import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
+import { SharedReads } from '../../../shared/kube/shared-reads.ts';
 import { testClient } from '../../helpers/cluster.ts';
 import {
   allocate,
@@ -56,5 +58,34 @@ describe('renderData reads of objects that grow with the fleet', () => {
     expect(await render(makeCtx(mended), 'nodepool-1-0')).toMatchObject({ kind: 'done' });
     expect(gets(mended, 'metal3datatemplates')).toBe(1);
     expect(secretText(await tc.client.get(R.Secret, NS, 'worker-a-metadata-0'), 'metaData')).toBe(metaText);
+  });
+
+  it("a function's shared reads keep the template's spec by uid: two renders read it once, with each machine's own index", async () => {
+    const client = testClient(tc.kubeconfig);
+    const shared = new SharedReads(client, { maxAgeMs: 0 });
+    const ctx = { ...makeCtx(client), reads: shared.forMessage(Date.now()) };
+    const rendered: { data: string; index: number; secret: string }[] = [];
+    for (const machine of ['worker-b', 'worker-c']) {
+      await createMachine(tc.client, machine, 'nodepool-1');
+      expect(await allocate(tc.ctx, R.Metal3DataClaim, machine)).toMatchObject({ kind: 'done' });
+      const data = (await tc.client.get(R.Metal3DataClaim, NS, machine))!.status!.renderedData!.name!;
+      expect(await render(ctx, data)).toMatchObject({ kind: 'requeue' });
+      for (const pool of ['pool-1', 'pool6-1'])
+        expect(await allocate(tc.ctx, R.IPClaim, `${data}-${pool}`)).toMatchObject({ kind: 'done' });
+      expect(await render(ctx, data)).toMatchObject({ kind: 'done' });
+      const index = (await tc.client.get(R.Metal3Data, NS, data))!.spec.index;
+      rendered.push({ data, index, secret: `${machine}-metadata-${index}` });
+    }
+    expect(gets(client, 'metal3datatemplates')).toBe(1);
+    expect(new Set(rendered.map((r) => r.index)).size).toBe(2);
+    for (const r of rendered)
+      expect(secretText(await tc.client.get(R.Secret, NS, r.secret), 'metaData')).toContain(
+        `index: "${r.index}"`,
+      );
+    // Without shared reads (a replay by hand, the tests' contexts) every render reads it.
+    await tc.client.delete(R.Secret, NS, rendered[1]!.secret);
+    const fresh = testClient(tc.kubeconfig);
+    expect(await render(makeCtx(fresh), rendered[1]!.data)).toMatchObject({ kind: 'done' });
+    expect(gets(fresh, 'metal3datatemplates')).toBe(1);
   });
 });

@@ -114,12 +114,22 @@ describe('with selectableFields on the IPAM CRDs', () => {
     expect(writes).toEqual(['ippools/status', 'ipclaims/status']);
   });
 
-  it('a replay reuses the address found by spec.claim.name', async () => {
+  it('a replay reads the address its status names (ADR 033); without that status, finds it by spec.claim.name', async () => {
     const client = testClient(tc.kubeconfig);
     expect(await allocate(makeCtx(client), R.IPClaim, 'first')).toMatchObject({ kind: 'done' });
     expect(await addressOf(tc.client, 'first')).toBe('10.8.0.1');
-    expect(client.stats.byResource.get('create ipaddresses')).toBeUndefined();
-    expect(listed(client, 'ipaddresses')).toBe(1);
+    expect(client.stats.byResource.get('get ipaddresses')).toBe(1);
+    expect(client.stats.byResource.get('get ippools')).toBeUndefined();
+    expect(listed(client, 'ipaddresses')).toBe(0);
+    expect(client.stats.writes).toBe(0);
+    // A crash before its status was written: the replay finds its address by spec.claim.name.
+    const claim = (await tc.client.get(R.IPClaim, NS, 'first'))!;
+    await tc.client.replaceStatus(R.IPClaim, { ...claim, status: {} });
+    const replay = testClient(tc.kubeconfig);
+    expect(await allocate(makeCtx(replay), R.IPClaim, 'first')).toMatchObject({ kind: 'done' });
+    expect(await addressOf(tc.client, 'first')).toBe('10.8.0.1');
+    expect(replay.stats.byResource.get('create ipaddresses')).toBeUndefined();
+    expect(listed(replay, 'ipaddresses')).toBe(1);
   });
 
   it('an address the pool status does not map yet costs one AlreadyExists, never a duplicate', async () => {

@@ -25,6 +25,8 @@ const tc = useCluster({
   },
 });
 
+const templateGets = (): number => tc.client.stats.byResource.get('get metal3datatemplates') ?? 0;
+
 const clusterGets = (): number => tc.client.stats.byResource.get('get clusters') ?? 0;
 
 /** Counts the Cluster GETs `step` makes. */
@@ -189,5 +191,38 @@ describe('shared reads', () => {
     const [plain, n5] = await gets(() => Promise.all([1, 2].map(() => pausedObject(tc.ctx, obj, 'c6'))));
     expect(plain).toEqual([false, false]);
     expect(n5).toBe(2);
+  });
+
+  it('keeps an immutable template spec by uid: read once, its status never kept; another uid or none is read every time', async () => {
+    const t = await tc.client.create(envelopeOf(R.Metal3DataTemplate), {
+      metadata: { name: 'spec-once', namespace: NS },
+      spec: { clusterName: 'c1' },
+    });
+    await tc.client.patch(
+      R.Metal3DataTemplate,
+      NS,
+      'spec-once',
+      { status: { indexes: { '0': 'a' } } },
+      'merge',
+      {
+        status: true,
+      },
+    );
+    const reads = new SharedReads(tc.client, { maxAgeMs: 0 }).forMessage(undefined);
+    const before = templateGets();
+    const [a, b] = await Promise.all([1, 2].map(() => reads.templateSpec(NS, 'spec-once', t.metadata.uid!)));
+    const c = await reads.templateSpec(NS, 'spec-once', t.metadata.uid!);
+    expect(templateGets() - before).toBe(1);
+    expect(c).toBe(a);
+    expect(b).toEqual({
+      metadata: { name: 'spec-once', namespace: NS, uid: t.metadata.uid },
+      spec: { clusterName: 'c1' },
+    });
+    expect(Object.isFrozen(c!.spec)).toBe(true);
+    // A uid the name no longer holds: the object under the name, read fresh each time.
+    for (let i = 0; i < 2; i++)
+      expect((await reads.templateSpec(NS, 'spec-once', 'another-uid'))?.metadata.uid).toBe(t.metadata.uid);
+    for (let i = 0; i < 2; i++) expect(await reads.templateSpec(NS, 'absent', 'absent-uid')).toBeUndefined();
+    expect(templateGets() - before).toBe(5);
   });
 });

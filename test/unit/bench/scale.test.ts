@@ -145,4 +145,15 @@ describe('parseScaleArgs', () => {
       '--apiserver-args goes with --scale N',
     );
   });
+  it('passes --dev-args to metal3fn dev, but not what the bench sets itself', () => {
+    expect(parseScaleArgs({ scale: '10', 'dev-args': '--concurrency 48' })).toEqual({
+      machines: 10,
+      clusters: 1,
+      devArgs: ['--concurrency', '48'],
+    });
+    expect(() => parseScaleArgs({ scale: '10', 'dev-args': '--machines 5' })).toThrow(
+      '--dev-args: --machines is set by the bench',
+    );
+    expect(() => parseScaleArgs({ 'dev-args': '--lambda' })).toThrow('--dev-args goes with --scale N');
+  });
 });
