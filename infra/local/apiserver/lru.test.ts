@@ -1,3 +1,5 @@
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { TextCache } from './lru.ts';
 
@@ -16,5 +18,25 @@ describe('bounded caches keyed by stored objects', () => {
     // A text larger than the budget is not kept (it would only evict everything else).
     cache.set({}, 'z'.repeat(101));
     expect(cache.total).toBe(100);
+  });
+
+  it('does not keep alive a key nothing else holds (an old version the history dropped)', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const cache = new TextCache(1000);
+    const held = {};
+    cache.set(held, 'a');
+    const dropped = new WeakRef(
+      (() => {
+        const k = {};
+        cache.set(k, 'b');
+        return k;
+      })(),
+    );
+    // WeakRef targets are kept until the current job ends.
+    await new Promise((r) => setTimeout(r, 0));
+    gc();
+    expect(dropped.deref()).toBeUndefined();
+    expect(cache.get(held)).toBe('a');
   });
 });

@@ -1,52 +1,65 @@
 /**
  * Bounded caches of what the server derives from immutable stored objects (or events), keyed by
- * the object itself: its serialized text, its parsed field sets. A cache keyed weakly by the object
- * lived as long as the object: every version the history window holds kept its derived copy too,
- * so the cache grew with the fleet and the window. These keep what was used recently, least
- * recently used out first, as the real cacher keeps an event's serializations only while it
- * dispatches that event (and the real field manager decodes managedFields on every request).
+ * the object itself: its serialized text, its parsed field sets. A cache whose values lived as
+ * long as their object (a WeakMap) kept a derived copy for every version the history window holds,
+ * so it grew with the fleet and the window; one whose keys lived as long as the cache (a Map) kept
+ * versions the server had dropped. These keep values for what was used recently, least recently
+ * used out first, as the real cacher keeps an event's serializations only while it dispatches that
+ * event (and the real field manager decodes managedFields on every request), and hold no key alive.
  */
 export class LruCache<V> {
-  private readonly entries = new Map<object, V>();
+  /**
+   * Keyed weakly, the value behind a slot: a key the server no longer holds (a version the history
+   * dropped, a version rebuilt for one read) is not kept alive by the cache. Held strongly, the
+   * keys of the object-JSON cache were a fifth of its bytes at 10,000 machines (old versions of the
+   * per-machine maps, docs/benchmarks.md "Fleet end state").
+   */
+  private readonly slots = new WeakMap<object, { v: V | undefined }>();
+  /** The slots holding a value, least recently used first (a Set iterates in insertion order). */
+  private readonly order = new Set<{ v: V | undefined }>();
   private size = 0;
   private readonly max: number;
   private readonly sizeOf: (v: V) => number;
 
-  /** Keeps entries while the sum of `sizeOf` over them is at most `max`. */
+  /** Keeps values while the sum of `sizeOf` over them is at most `max`. */
   constructor(max: number, sizeOf: (v: V) => number) {
     this.max = max;
     this.sizeOf = sizeOf;
   }
 
   get(key: object): V | undefined {
-    const v = this.entries.get(key);
-    if (v !== undefined) {
-      // Most recently used last: Map iteration order is insertion order.
-      this.entries.delete(key);
-      this.entries.set(key, v);
-    }
-    return v;
+    const slot = this.slots.get(key);
+    if (slot?.v === undefined) return undefined;
+    this.order.delete(slot);
+    this.order.add(slot);
+    return slot.v;
   }
 
   set(key: object, v: V): void {
     const size = this.sizeOf(v);
     // Larger than the whole budget: it would only evict everything else.
     if (size > this.max) return;
-    const old = this.entries.get(key);
-    if (old !== undefined) {
-      this.entries.delete(key);
-      this.size -= this.sizeOf(old);
+    let slot = this.slots.get(key);
+    if (!slot) {
+      slot = { v: undefined };
+      this.slots.set(key, slot);
     }
-    this.entries.set(key, v);
+    if (slot.v !== undefined) {
+      this.order.delete(slot);
+      this.size -= this.sizeOf(slot.v);
+    }
+    slot.v = v;
+    this.order.add(slot);
     this.size += size;
-    for (const [k, o] of this.entries) {
+    for (const s of this.order) {
       if (this.size <= this.max) break;
-      this.entries.delete(k);
-      this.size -= this.sizeOf(o);
+      this.order.delete(s);
+      this.size -= this.sizeOf(s.v!);
+      s.v = undefined;
     }
   }
 
-  /** The sum of `sizeOf` over the entries kept. */
+  /** The sum of `sizeOf` over the values kept. */
   get total(): number {
     return this.size;
   }

@@ -72,3 +72,27 @@ export function unsharedBytes(next: unknown, prev: unknown): number {
   }
   return n + props * (props > 64 ? 48 : 16);
 }
+
+/** Strings up to this long are interned (names of kinds, groups, namespaces, managers, labels, reasons). */
+export const INTERN_MAX_LENGTH = 64;
+/** Most strings the intern table holds; it starts over when full (see intern). */
+export const MAX_INTERNED = 100_000;
+const interned = new Map<string, string>();
+
+/**
+ * One copy of a short string for every stored object that holds it. Across a fleet's objects
+ * most string values repeat (an apiVersion in every object and owner reference, the namespace,
+ * the manager of every managedFields entry, label values, condition reasons): JSON.parse gives
+ * each its own copy, which were half of the stored strings' bytes at 10,000 machines
+ * (docs/benchmarks.md, "fleet-memory"). Values that never repeat (uids, timestamps) pass through
+ * too; the table is bounded by starting over when full, so a string repeated across objects
+ * keeps one copy per generation of the table, not one per object.
+ */
+export function intern(s: string): string {
+  if (s.length > INTERN_MAX_LENGTH) return s;
+  const c = interned.get(s);
+  if (c !== undefined) return c;
+  if (interned.size >= MAX_INTERNED) interned.clear();
+  interned.set(s, s);
+  return s;
+}

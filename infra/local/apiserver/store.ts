@@ -6,7 +6,7 @@
  */
 import { History } from './history.ts';
 import { ListIndex, type Narrowing } from './list-index.ts';
-import { unsharedBytes } from './share.ts';
+import { intern, unsharedBytes } from './share.ts';
 import { SortedKeys } from './sorted-keys.ts';
 import { tooOld } from './status.ts';
 
@@ -36,11 +36,23 @@ export interface Persistence {
   close(): void;
 }
 
-/** Stored objects are shared by reads, the watch history and cached JSON: freezing makes a stray write throw. */
+/**
+ * Stored objects are shared by reads, the watch history and cached JSON: freezing makes a stray
+ * write throw. On the way, each short string value becomes the copy already stored (share.ts
+ * intern): a parsed request brings its own copy of every apiVersion, namespace and manager name.
+ * A subtree already frozen was stored before (shared with the previous version): not walked.
+ */
 function deepFreeze<T>(v: T): T {
   if (v && typeof v === 'object' && !Object.isFrozen(v)) {
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      const x = o[k];
+      // An own "__proto__" (from JSON) is left as it is: assigning it would set the prototype.
+      if (typeof x === 'string') {
+        if (k !== '__proto__') o[k] = intern(x);
+      } else deepFreeze(x);
+    }
     Object.freeze(v);
-    for (const x of Object.values(v)) deepFreeze(x);
   }
   return v;
 }

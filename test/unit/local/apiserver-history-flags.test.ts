@@ -56,9 +56,9 @@ describe('metal3fn apiserver history flags', () => {
 });
 
 describe('metal3fn apiserver --heap-growth-percent', () => {
-  it("defaults to GOGC's 100; 0 leaves V8's heuristics", () => {
-    expect(heapGrowthPercent(undefined)).toBe(100);
-    expect(heapGrowthPercent('50')).toBe(50);
+  it("defaults to 50 (ADR 032); 0 leaves V8's heuristics", () => {
+    expect(heapGrowthPercent(undefined)).toBe(50);
+    expect(heapGrowthPercent('100')).toBe(100);
     expect(heapGrowthPercent('0')).toBe(0);
   });
 

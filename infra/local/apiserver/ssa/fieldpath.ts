@@ -318,15 +318,16 @@ export class FieldSet {
     const cached = this.json[i];
     if (cached) return cached;
     const out: Record<string, unknown> = {};
-    if (includeSelf && !this.empty()) out['.'] = {};
+    if (includeSelf && !this.empty()) out['.'] = LEAF;
     const keys = new Map<string, PathElement>([...this.members]);
     for (const [k, c] of this.children) keys.set(k, c.pe);
     for (const pe of [...keys.values()].sort(comparePE)) {
       const child = this.children.get(pe.s);
-      out[pe.s] = child ? child.set.emit(this.members.has(pe.s)) : {};
+      out[pe.s] = child ? child.set.emit(this.members.has(pe.s)) : LEAF;
     }
-    this.json[i] = out;
-    return out;
+    const shared = canonicalTree(out);
+    this.json[i] = shared;
+    return shared;
   }
 
   /** Parses a fieldsV1 object (serialize.go readIterV1); throws on a malformed one. */
@@ -363,6 +364,47 @@ export class FieldSet {
 }
 
 const EMPTY = new FieldSet();
+/**
+ * Every `{}` of an emitted fieldsV1 (a member, and "."): one frozen object. Most of a fieldsV1
+ * tree is these leaves, and a fresh one each cost more than the key naming it; managedFields were
+ * the largest part of the server's heap at 10,000 machines (docs/benchmarks.md, "Fleet end state").
+ * Stored objects are frozen and shared anyway (store.ts), so nothing writes to it.
+ */
+const LEAF: Record<string, unknown> = Object.freeze({});
+
+/** Ids of the canonical trees (children are made canonical before their parent: a parent's key is its children's ids). */
+const treeIds = new WeakMap<object, number>([[LEAF, 0]]);
+let nextTreeId = 1;
+/** A tree with more keys than this is kept as it is (a status map with an entry per machine: unique). */
+const CANONICAL_MAX_KEYS = 32;
+/** Most trees the table holds; it starts over when full, as share.ts intern does. */
+const MAX_CANONICAL_TREES = 50_000;
+const canonicalTrees = new Map<string, Record<string, unknown>>();
+
+/**
+ * One frozen instance of each emitted fieldsV1 tree, across objects: the objects of a kind written
+ * by the same manager own the same fields, so their trees are equal but for the few keys naming
+ * something of their own (an owner reference's uid): those parents differ, their subtrees are
+ * shared. Emitted bottom-up, so a tree's key is its keys and its children's ids, not its text.
+ */
+function canonicalTree(out: Record<string, unknown>): Record<string, unknown> {
+  Object.freeze(out);
+  const keys = Object.keys(out);
+  if (keys.length > CANONICAL_MAX_KEYS) return out;
+  let key = '';
+  for (const k of keys) {
+    const id = treeIds.get(out[k] as object);
+    // A child that is not shared (too large): neither is this tree, nor is it kept in the table.
+    if (id === undefined) return out;
+    key += `${k}\u0000${id}\u0001`;
+  }
+  const c = canonicalTrees.get(key);
+  if (c) return c;
+  if (canonicalTrees.size >= MAX_CANONICAL_TREES) canonicalTrees.clear();
+  canonicalTrees.set(key, out);
+  treeIds.set(out, nextTreeId++);
+  return out;
+}
 /** Path elements in a set, all the way down (sets are immutable, and share subsets: memoized). */
 const weights = new WeakMap<FieldSet, number>();
 function weight(s: FieldSet): number {
