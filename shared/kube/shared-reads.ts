@@ -70,7 +70,8 @@ class Memo<T> {
       hit &&
       observedAt !== undefined &&
       hit.issuedAt >= observedAt + this.opts.clockSkewMs &&
-      (hit.at === undefined || this.opts.now() - hit.at <= this.opts.maxAgeMs)
+      // maxAgeMs 0 joins only a GET in flight, even when its answer came back this millisecond.
+      (hit.at === undefined || (this.opts.maxAgeMs > 0 && this.opts.now() - hit.at <= this.opts.maxAgeMs))
     ) {
       const v = await hit.value;
       if (proceeds(v)) return v;

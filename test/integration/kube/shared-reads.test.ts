@@ -57,6 +57,11 @@ describe('shared reads', () => {
     // maxAgeMs 0: the next read, after that one came back, is a GET of its own.
     const [, again] = await gets(() => reads.cluster(NS, 'c1', go));
     expect(again).toBe(1);
+    // Even within the millisecond its answer came back in (a clock that stands still).
+    const still = new SharedReads(tc.client, { maxAgeMs: 0, now: () => 5_000 }).forMessage(0);
+    const [, first] = await gets(() => still.cluster(NS, 'c1', go));
+    const [, second] = await gets(() => still.cluster(NS, 'c1', go));
+    expect([first, second]).toEqual([1, 1]);
   });
 
   it('reuses an answer for maxAgeMs, never longer: a pause written meanwhile is seen after it', async () => {
