@@ -129,6 +129,18 @@ function specChanged(kind: ServedKind, next: any, current: any): boolean {
   return a.length !== b.length || a.some((k) => next[k] !== current[k]);
 }
 
+/** The terms of a list's selectors that the store's indexes can answer (list-index.ts). */
+function indexedTerms(labels: LabelSelector, fields: FieldRequirement[]): Narrowing[] {
+  const terms: Narrowing[] = [];
+  for (const r of labels) {
+    if (r.op === 'eq' || r.op === 'in') terms.push({ label: r.key, values: r.values });
+    else if (r.op === 'notexists') terms.push({ label: r.key, absent: true });
+  }
+  for (const f of fields)
+    terms.push(f.neq ? { field: f.field, except: f.value } : { field: f.field, value: f.value });
+  return terms;
+}
+
 export class Rest {
   readonly store: Store;
   readonly kinds: KindRegistry;
@@ -172,14 +184,10 @@ export class Rest {
     } else {
       if (read.minRv !== undefined && read.minRv > this.store.rv)
         throw tooLargeResourceVersion(read.minRv, this.store.rv);
-      // The smallest of the selector's indexed terms narrows the read (a required value, or a
-      // label required absent), read lazily: a paged list stops once it has its page.
-      all = this.store.iterate(
-        kind.resource,
-        this.narrowing(kind.resource, labels, fields),
-        scope,
-        read.from,
-      );
+      // The selector's indexed term that selects the fewest objects narrows the read (a required
+      // label value, a label required absent, a field value), read lazily: a paged list stops once
+      // it has its page.
+      all = this.store.iterate(kind.resource, indexedTerms(labels, fields), scope, read.from);
     }
     const limit =
       q.limit && q.limit > 0 && !(read.mode === 'current' && read.ignoreLimit) ? q.limit : undefined;
@@ -208,31 +216,6 @@ export class Rest {
     };
     if (!labels.length && !fields.length) res.remainingItemCount = filtered.length - limit;
     return res;
-  }
-
-  /** The selector's term that selects the fewest objects through the store's indexes, if any does. */
-  private narrowing(
-    resource: string,
-    labels: LabelSelector,
-    fields: FieldRequirement[],
-  ): Narrowing | undefined {
-    const terms: Narrowing[] = [];
-    for (const r of labels) {
-      if (r.op === 'eq' || r.op === 'in') terms.push({ label: r.key, values: r.values });
-      else if (r.op === 'notexists') terms.push({ label: r.key, absent: true });
-    }
-    for (const f of fields)
-      terms.push(f.neq ? { field: f.field, except: f.value } : { field: f.field, value: f.value });
-    let best: Narrowing | undefined;
-    let fewest = Number.POSITIVE_INFINITY;
-    for (const t of terms) {
-      const n = this.store.narrowedCount(resource, t) ?? Number.POSITIVE_INFINITY;
-      if (n < fewest) {
-        best = t;
-        fewest = n;
-      }
-    }
-    return best;
   }
 
   /** NamespaceLifecycle admission: no content in a missing or terminating namespace. */

@@ -36,12 +36,6 @@ export class SortedKeys {
     }
   }
 
-  /** Every key, in order (the array itself: read only). */
-  all(): readonly string[] {
-    this.settle();
-    return this.sorted;
-  }
-
   private has(key: string): boolean {
     return this.sorted[this.search(key)] === key;
   }

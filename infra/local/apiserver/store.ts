@@ -5,7 +5,7 @@
  * one lock by construction: no write can land between the two.
  */
 import { History } from './history.ts';
-import { ListIndex, type Narrowing } from './list-index.ts';
+import { type KeySet, ListIndex, type Narrowing } from './list-index.ts';
 import { intern, unsharedBytes } from './share.ts';
 import { SortedKeys } from './sorted-keys.ts';
 import { tooOld } from './status.ts';
@@ -177,31 +177,26 @@ export class Store {
 
   /** Objects of a resource sorted by namespace/name, optionally one namespace only, from key `from` (inclusive). */
   list(resource: string, ns?: string, from?: string): any[] {
-    return [...this.iterate(resource, undefined, ns, from)];
+    return [...this.iterate(resource, [], ns, from)];
   }
 
   /**
-   * The objects of `list`, lazily (a paged list stops at its page), only those `narrowing` selects
-   * when given and indexed (list-index.ts). Do not write to the store while iterating.
+   * The objects of `list`, lazily (a paged list stops at its page): only those the indexed term
+   * of `terms` that selects the fewest selects (list-index.ts), or all when none is indexed. The
+   * caller still tests every term on what it reads. Do not write to the store while iterating.
    */
-  *iterate(resource: string, narrowing: Narrowing | undefined, ns?: string, from?: string): Generator<any> {
+  *iterate(resource: string, terms: readonly Narrowing[], ns?: string, from?: string): Generator<any> {
     const b = this.buckets.get(resource);
     if (!b) return;
     const prefix = ns ? `${ns}/` : '';
     // Keys of one namespace are contiguous in sort order: start there, stop at the first stranger.
     const start = from !== undefined && from > prefix ? from : prefix;
-    const keys = (narrowing && this.narrowed(resource, narrowing)) ?? b.keys;
+    let keys: KeySet = b.keys;
+    for (const t of terms) {
+      const selected = this.listIndex(resource).keys(t, b.objects);
+      if (selected && selected.size < keys.size) keys = selected;
+    }
     for (const k of keys.from(start, prefix)) yield b.objects.get(k);
-  }
-
-  /** How many objects of the resource `narrowing` selects (all namespaces); undefined when not indexed. */
-  narrowedCount(resource: string, narrowing: Narrowing): number | undefined {
-    return this.narrowed(resource, narrowing)?.size;
-  }
-
-  private narrowed(resource: string, narrowing: Narrowing) {
-    const b = this.buckets.get(resource);
-    return b ? this.listIndex(resource).keys(narrowing, b.objects) : undefined;
   }
 
   count(resource: string): number {
