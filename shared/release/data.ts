@@ -20,7 +20,8 @@ import {
 import { R, type Resource } from '../api/resources.ts';
 import { FINALIZER } from '../api/wellknown.ts';
 import { clusterLabelOrSpec } from '../capi/lookups.ts';
-import { isConflict } from '../kube/errors.ts';
+import { InvalidError, isConflict, NotFoundError } from '../kube/errors.ts';
+import { type JsonPatchOp, jsonPointer } from '../kube/json-patch.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../reconcile/context.ts';
@@ -117,13 +118,58 @@ export async function releaseDataClaim(
     await releaseData(ctx, namespace, d.metadata.name!);
   }
   const templateName = claim.spec?.template?.name;
-  if (templateName) await dropTemplateEntries(ctx, namespace, templateName, name);
+  if (templateName) {
+    // The entries the one Metal3Data released here was recorded under, removed without a read
+    // while they still say so; anything else (more or no Metal3Data, drift) the general way.
+    const [d] = datas;
+    const held =
+      datas.length === 1 && d?.spec && typeof d.spec.index === 'number'
+        ? [
+            { path: ['indexes', String(d.spec.index)], value: name },
+            { path: ['dataNames', name], value: d.metadata.name! },
+          ]
+        : [];
+    if (!(await removeHeldEntries(ctx, V.Metal3DataTemplate, namespace, templateName, held)))
+      await dropTemplateEntries(ctx, namespace, templateName, name);
+  }
   await dropFinalizer(ctx, V.Metal3DataClaim, raw, FINALIZER.dataClaim);
   ctx.log.info('Metal3DataClaim released', {
     claim: `${namespace}/${name}`,
     data: datas.map((d) => d.metadata.name),
   });
   return done(`released ${datas.length} Metal3Data`);
+}
+
+/**
+ * Removes status map entries that a released claim held, each while it still holds the value
+ * expected: one JSON patch whose `test`s condition it (ADR 035). The template's and the pool's
+ * status grows with the fleet, so the read-modify-write below (a GET and a PUT of the whole
+ * object, and a 409 and another round for every release that wrote meanwhile) made a fleet's
+ * scale-down quadratic. False, with nothing written, when there is nothing to expect or a test
+ * failed (an entry gone or changed): the caller then goes the general way.
+ */
+async function removeHeldEntries(
+  ctx: ReconcileContext,
+  resource: Resource<KubeObject>,
+  namespace: string,
+  name: string,
+  held: { path: string[]; value: string }[],
+): Promise<boolean> {
+  if (!held.length) return false;
+  const ops: JsonPatchOp[] = held.flatMap(({ path, value }) => {
+    const at = jsonPointer('status', ...path);
+    return [
+      { op: 'test', path: at, value },
+      { op: 'remove', path: at },
+    ];
+  });
+  try {
+    await ctx.client.patch(resource, namespace, name, ops, 'json', { status: true });
+    return true;
+  } catch (e) {
+    if (e instanceof InvalidError || e instanceof NotFoundError) return false;
+    throw e;
+  }
 }
 
 /**
@@ -262,7 +308,13 @@ export async function releaseIPClaim(
     (a) => (!poolName || a.spec?.pool?.name === poolName) && isAddressOfClaim(a, claim),
   );
   for (const a of addresses) await deleteAndUnblock(ctx, V.IPAddress, a, FINALIZER.ipAddress);
-  if (poolName) await dropPoolEntries(ctx, namespace, poolName, name);
+  if (poolName) {
+    const [a] = addresses;
+    const held =
+      addresses.length === 1 && a?.spec?.address ? [{ path: ['indexes', name], value: a.spec.address }] : [];
+    if (!(await removeHeldEntries(ctx, V.IPPool, namespace, poolName, held)))
+      await dropPoolEntries(ctx, namespace, poolName, name);
+  }
   await dropFinalizer(ctx, V.IPClaim, raw, FINALIZER.ipClaim);
   return done(`released ${addresses.length} IPAddress`);
 }

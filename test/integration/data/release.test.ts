@@ -54,6 +54,14 @@ describe('release', () => {
     // pools (two) are the only list besides the claim's Metal3Data and addresses.
     expect(tc.server.log.count('list', 'secrets')).toBe(0);
     expect(tc.server.log.count('list', 'ipclaims')).toBe(0);
+    // The template's and the pools' entries go by JSON patches whose tests check them (ADR 035):
+    // neither is read whole nor written whole.
+    for (const r of ['metal3datatemplates', 'ippools']) {
+      expect(tc.server.log.count('get', r), r).toBe(0);
+      expect(tc.server.log.count('update', `${r}/status`), r).toBe(0);
+    }
+    expect(tc.server.log.count('patch', 'metal3datatemplates/status')).toBe(1);
+    expect(tc.server.log.count('patch', 'ippools/status')).toBe(2);
     for (const e of tc.server.log.entries.filter((x) => x.verb === 'list' && x.resource !== 'ippools'))
       expect(e.path, e.path).toContain('fieldSelector');
     tc.server.settle();
