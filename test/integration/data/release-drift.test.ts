@@ -64,7 +64,7 @@ describe('release with drifted status maps (ADR 035 fallback)', () => {
     const after = await templateMaps();
     // m-a's Metal3Data name is gone; the rewritten index names someone else and is left to the
     // template's own rebuild; every other claim's entries are untouched.
-    const { ['m-a']: _gone, ...othersNames } = before.dataNames;
+    const { 'm-a': _gone, ...othersNames } = before.dataNames;
     expect(after.dataNames).toEqual(othersNames);
     expect(after.indexes).toEqual({ ...before.indexes, [idx]: 'someone-else' });
   });
@@ -104,7 +104,7 @@ describe('release with drifted status maps (ADR 035 fallback)', () => {
     expect(tc.server.log.count('get', 'metal3datatemplates')).toBe(0);
     const idx = indexOf(before, 'm-d');
     const { [idx]: _i, ...indexes } = before.indexes;
-    const { ['m-d']: _d, ...dataNames } = before.dataNames;
+    const { 'm-d': _d, ...dataNames } = before.dataNames;
     expect(await templateMaps()).toEqual({ indexes, dataNames });
   });
 });
