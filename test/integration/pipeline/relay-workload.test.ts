@@ -76,8 +76,15 @@ describe('relay: workload clusters', () => {
     );
     expect(msg.msg).toMatchObject({ kind: 'Metal3Machine', namespace: NS, name: 'm-0', reason: 'related' });
 
-    // Secrets are cached without their data.
+    // Secrets are cached without their data; no object with its managedFields (the server keeps them).
     expect(relay.cache.get('Secret', NS, 'c1-kubeconfig')).not.toHaveProperty('data');
+    for (const [kind, r, name] of [
+      ['Secret', R.Secret, 'c1-kubeconfig'],
+      ['BareMetalHost', R.BareMetalHost, 'host-0'],
+    ] as const) {
+      expect((await mgmt.client.get(r, NS, name))?.metadata.managedFields?.length, kind).toBeGreaterThan(0);
+      expect(relay.cache.get(kind, NS, name)?.metadata, kind).not.toHaveProperty('managedFields');
+    }
 
     await mgmt.client.delete(R.Cluster, NS, 'c1');
     await until(() => relay.workloadClusters().length === 0);
