@@ -10,7 +10,7 @@
 import { fieldOf, listOf } from '../api/json.ts';
 import type { KindName } from '../api/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { nsOf, refOf, spec, status } from './predicates.ts';
+import { isDeleting, nsOf, refOf, spec, status } from './predicates.ts';
 
 export interface IndexDef {
   kind: KindName;
@@ -46,8 +46,15 @@ export const INDEXES = {
         .filter((a) => fieldOf(a, 'type') === 'Hostname' && typeof fieldOf(a, 'address') === 'string')
         .map((a) => `${nsOf(m)}/${String(fieldOf(a, 'address'))}`),
   },
-  /** IPClaims by their pool (spec.pool). */
-  ipClaimPool: { kind: 'IPClaim', keys: (c) => refKey(spec(c).pool, c) },
+  /**
+   * IPClaims still waiting for an address (none yet, not deleting) by their pool (spec.pool): an
+   * address freed wakes these, and only these are looked for; all of a pool's claims under one key
+   * made each release in a scale-down a pass over the fleet's claims.
+   */
+  pendingIpClaimPool: {
+    kind: 'IPClaim',
+    keys: (c) => (isDeleting(c) || status(c).address ? [] : refKey(spec(c).pool, c)),
+  },
 } as const satisfies Record<string, IndexDef>;
 
 export type IndexName = keyof typeof INDEXES;

@@ -9,7 +9,7 @@ import { CLUSTER_NAME_LABEL, HOSTNAME_LABEL, NODE_UUID_LABEL } from '../api/well
 import type { KubeObject } from '../kube/types.ts';
 import { objectGroup } from '../queue/message.ts';
 import type { CacheView } from './cache.ts';
-import { groupOf, isDeleting, nsOf, ownerOfKind, refOf, spec, status } from './predicates.ts';
+import { groupOf, isDeleting, nsOf, ownerOfKind, refOf, spec } from './predicates.ts';
 import type { Target } from './types.ts';
 
 export function consumerMachine(bmh: KubeObject, cache: CacheView): KubeObject | undefined {
@@ -57,8 +57,7 @@ export function deletingPoolOf(o: KubeObject, cache: CacheView): Target[] {
 
 export function pendingClaimsOfPool(pool: { ns: string; name: string }, cache: CacheView): Target[] {
   return cache
-    .byIndex('ipClaimPool', pool.ns, pool.name)
-    .filter((c) => !isDeleting(c) && !status(c).address)
+    .byIndex('pendingIpClaimPool', pool.ns, pool.name)
     .map((object) => ({ kind: 'IPClaim', object }));
 }
 

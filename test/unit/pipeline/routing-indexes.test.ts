@@ -106,6 +106,60 @@ describe('routing cache indexes', () => {
 
   it('an index asked of a store that does not keep it is an error, not an empty answer', () => {
     const cache = new RelayCache();
-    expect(() => cache.store('Metal3Machine').byIndex('ipClaimPool', 'metal3/pool')).toThrow(/no index/);
+    expect(() => cache.store('Metal3Machine').byIndex('pendingIpClaimPool', 'metal3/pool')).toThrow(
+      /no index/,
+    );
+  });
+
+  it('pending IPClaims by pool: only those without an address and not deleting, as they change', () => {
+    const pick = rng(11);
+    const cache = new RelayCache();
+    const store = cache.store('IPClaim');
+    const pools = ['pool-a', 'pool-b'];
+    const live = new Map<string, KubeObject>();
+    for (let step = 0; step < 2_000; step++) {
+      const name = `c-${Math.floor(pick() * 30)}`;
+      const ns = NAMESPACES[Math.floor(pick() * NAMESPACES.length)]!;
+      const key = `${ns}/${name}`;
+      if (live.has(key) && pick() < 0.2) {
+        store.remove(live.get(key)!);
+        live.delete(key);
+      } else {
+        // The same claim moves through its life: no address, then one, then deleting (any order).
+        const o: KubeObject = {
+          apiVersion: 'ipam.metal3.io/v1alpha1',
+          kind: 'IPClaim',
+          metadata: {
+            name,
+            namespace: ns,
+            uid: `uid-${key}`,
+            ...(pick() < 0.2 ? { deletionTimestamp: '2026-12-07T00:00:00Z' } : {}),
+          },
+          spec: { pool: { name: pools[Math.floor(pick() * pools.length)]! } },
+          ...(pick() < 0.5 ? { status: { address: { name: `${name}-addr` } } } : {}),
+        };
+        store.upsert(o);
+        live.set(key, o);
+      }
+      if (step % 40 === 0)
+        for (const n of NAMESPACES)
+          for (const p of pools) {
+            const want = [...live.values()]
+              .filter(
+                (c) =>
+                  c.metadata.namespace === n &&
+                  (c.spec as { pool: { name: string } }).pool.name === p &&
+                  !c.metadata.deletionTimestamp &&
+                  !(c.status as { address?: unknown } | undefined)?.address,
+              )
+              .map((c) => c.metadata.uid!)
+              .sort();
+            const got = cache
+              .byIndex('pendingIpClaimPool', n, p)
+              .map((c) => c.metadata.uid!)
+              .sort();
+            expect(got, `${n}/${p} at step ${step}`).toEqual(want);
+          }
+    }
   });
 });
