@@ -59,6 +59,15 @@ export class LruCache<V> {
     }
   }
 
+  /** Drops the value kept for `key`, if any. */
+  delete(key: object): void {
+    const slot = this.slots.get(key);
+    if (slot?.v === undefined) return;
+    this.order.delete(slot);
+    this.size -= this.sizeOf(slot.v);
+    slot.v = undefined;
+  }
+
   /** The sum of `sizeOf` over the values kept. */
   get total(): number {
     return this.size;

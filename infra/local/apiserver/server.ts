@@ -10,7 +10,7 @@ import { duplicateFields } from './decode.ts';
 import type { FaultInjector } from './faults.ts';
 import { fieldValidationParam } from './field-validation.ts';
 import type { Controllers } from './gc.ts';
-import { boolParam, decode, mediaType, readBody, send, sendError } from './http-util.ts';
+import { bodyText, boolParam, decode, mediaType, readBody, send, sendError } from './http-util.ts';
 import { apiVersionOf, type ServedKind } from './kinds.ts';
 import { awaitFreshness, listFreshnessTarget } from './list-rv.ts';
 import type { RequestLog } from './log.ts';
@@ -205,6 +205,10 @@ export function createRequestHandler(deps: ServerDeps) {
       const include = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
       // A single object's body in the representation asked for (writes' answers too, as kube-apiserver's).
       const one = (obj: any): unknown => represent(rest, kind, obj, rep, include);
+      // A written object's answer: a stored version's JSON is the text the next GET, LIST or
+      // watch serves of it, so it is made once (a status map with an entry per machine is ~1 MB).
+      const written = (obj: any, dry: boolean): unknown =>
+        rep.as === 'Object' && !dry ? getJson(deps.objectJson, rest, kind, obj) : one(obj);
       const dryRun = q.getAll('dryRun').includes('All');
       const fieldManager = q.get('fieldManager') ?? undefined;
 
@@ -279,13 +283,18 @@ export function createRequestHandler(deps: ServerDeps) {
       }
       const contentType = mediaType(req.headers['content-type']);
       const raw = await readBody(req);
-      const body = decode(raw, contentType);
+      const text = bodyText(raw, contentType);
+      const body = decode(raw, contentType, text);
       const writes = verb === 'create' || verb === 'update' || verb === 'patch';
       const fieldValidation = writes ? fieldValidationParam(q.get('fieldValidation'), verb) : undefined;
       // The strict decoder's duplicate-field check, on JSON bodies (YAML and protobuf bodies: not checked).
       const duplicates =
-        writes && fieldValidation !== 'Ignore' && body !== undefined && contentType.endsWith('json')
-          ? duplicateFields(raw.toString('utf8'))
+        writes &&
+        fieldValidation !== 'Ignore' &&
+        body !== undefined &&
+        text !== undefined &&
+        contentType.endsWith('json')
+          ? duplicateFields(text, body)
           : undefined;
       const warnings: string[] = [];
       const opts = {
@@ -297,6 +306,8 @@ export function createRequestHandler(deps: ServerDeps) {
         fieldValidation,
         duplicates,
         warnings,
+        // Decoded above for this request alone: written without a copy (rest.ts WriteOptions).
+        ownBody: true,
       };
       // Warning headers (RFC 7234 299), as the real server sends for unknown fields under Warn.
       const warn = () => {
@@ -324,17 +335,17 @@ export function createRequestHandler(deps: ServerDeps) {
       if (verb === 'create') {
         const obj = rest.create(kind, ns, body, opts);
         warn();
-        return send(res, 201, one(obj));
+        return send(res, 201, written(obj, opts.dryRun));
       }
       if (verb === 'update') {
         const obj = rest.update(kind, ns, name!, body, opts);
         warn();
-        return send(res, 200, one(obj));
+        return send(res, 200, written(obj, opts.dryRun));
       }
       if (verb === 'patch') {
         const { obj, created } = rest.patch(kind, ns, name!, contentType, body, opts);
         warn();
-        return send(res, created ? 201 : 200, one(obj));
+        return send(res, created ? 201 : 200, written(obj, opts.dryRun));
       }
       const del: DeleteBody = body && typeof body === 'object' ? { ...body } : {};
       const pp = q.get('propagationPolicy');
