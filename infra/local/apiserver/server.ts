@@ -205,10 +205,6 @@ export function createRequestHandler(deps: ServerDeps) {
       const include = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
       // A single object's body in the representation asked for (writes' answers too, as kube-apiserver's).
       const one = (obj: any): unknown => represent(rest, kind, obj, rep, include);
-      // A written object's answer: a stored version's JSON is the text the next GET, LIST or
-      // watch serves of it, so it is made once (a status map with an entry per machine is ~1 MB).
-      const written = (obj: any, dry: boolean): unknown =>
-        rep.as === 'Object' && !dry ? getJson(deps.objectJson, rest, kind, obj) : one(obj);
       const dryRun = q.getAll('dryRun').includes('All');
       const fieldManager = q.get('fieldManager') ?? undefined;
 
@@ -335,17 +331,17 @@ export function createRequestHandler(deps: ServerDeps) {
       if (verb === 'create') {
         const obj = rest.create(kind, ns, body, opts);
         warn();
-        return send(res, 201, written(obj, opts.dryRun));
+        return send(res, 201, one(obj));
       }
       if (verb === 'update') {
         const obj = rest.update(kind, ns, name!, body, opts);
         warn();
-        return send(res, 200, written(obj, opts.dryRun));
+        return send(res, 200, one(obj));
       }
       if (verb === 'patch') {
         const { obj, created } = rest.patch(kind, ns, name!, contentType, body, opts);
         warn();
-        return send(res, created ? 201 : 200, written(obj, opts.dryRun));
+        return send(res, created ? 201 : 200, one(obj));
       }
       const del: DeleteBody = body && typeof body === 'object' ? { ...body } : {};
       const pp = q.get('propagationPolicy');

@@ -444,7 +444,12 @@ export const MAX_PARSED_ELEMENTS = 100_000;
  * count: a set of an object with an entry per machine grows with the fleet, and 10,000 of them
  * (the count bound it had) would have held O(fleet²).
  */
-const parsed = new LruCache<FieldSet>(MAX_PARSED_ELEMENTS, weight);
+/**
+ * The largest set kept (path elements): a node with more members holds a Map larger than V8's
+ * largest regular object (lru.ts LruCache), the status maps' sets at ~4,600 entries.
+ */
+export const LARGEST_PARSED_SET = 4096;
+const parsed = new LruCache<FieldSet>(MAX_PARSED_ELEMENTS, weight, LARGEST_PARSED_SET);
 
 /**
  * Drops the parsed set of a fieldsV1 object that a write replaced: only live managedFields are
