@@ -91,9 +91,16 @@ export function parseEnvelope(body: string | unknown): MessageEnvelope {
 export const envelopeKey = (m: Pick<MessageEnvelope, 'namespace' | 'name'>): string =>
   m.namespace ? `${m.namespace}/${m.name}` : m.name;
 
-/** SQS FIFO deduplication id: `uid/resourceVersion/function`, never the key alone. */
+/**
+ * SQS FIFO deduplication id: `uid/resourceVersion/function`, never the key alone. A requeue's is
+ * its key, function and due time only: requeues of one key due at one time are one pass, whichever
+ * version or attempt decided them (ADR 037).
+ */
 export function deduplicationId(m: MessageEnvelope): string {
-  const id = `${m.uid ?? envelopeKey(m)}/${m.resourceVersion ?? '0'}/${m.function}${m.reason === 'requeue' || m.reason === 'replay' ? `/${m.reason}-${m.attempt ?? 0}-${m.notBefore ?? 0}` : ''}${m.cause ? `/c-${createHash('sha256').update(m.cause).digest('base64url').slice(0, 16)}` : ''}`;
+  const id =
+    m.reason === 'requeue'
+      ? `${m.uid ?? `${m.kind}/${envelopeKey(m)}`}/${m.function}/requeue-${m.notBefore ?? 0}`
+      : `${m.uid ?? envelopeKey(m)}/${m.resourceVersion ?? '0'}/${m.function}${m.reason === 'replay' ? `/${m.reason}-${m.attempt ?? 0}-${m.notBefore ?? 0}` : ''}${m.cause ? `/c-${createHash('sha256').update(m.cause).digest('base64url').slice(0, 16)}` : ''}`;
   // SQS allows 128 characters from [A-Za-z0-9!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~].
   return id.length <= 128 ? id : id.slice(0, 128);
 }

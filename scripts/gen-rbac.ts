@@ -23,7 +23,9 @@ import type { ApiServerHandle } from '../infra/local/apiserver/index.ts';
 import { FUNCTIONS_TOKEN, FUNCTIONS_USER, RELAY_USER } from '../infra/local/dev/rbac.ts';
 import { type DevOptions, runDev } from '../infra/local/dev/run.ts';
 import { PENDING_PAGE } from '../shared/allocation/registry.ts';
-import { apiVersionOf, R } from '../shared/api/resources.ts';
+import { recordOf } from '../shared/api/json.ts';
+import { apiVersionOf, R, type Resource } from '../shared/api/resources.ts';
+import { CAPI_PAUSED_ANNOTATION } from '../shared/api/wellknown.ts';
 import { KubeClient } from '../shared/kube/client.ts';
 import type { KubeObject } from '../shared/kube/types.ts';
 import { buildContext } from '../shared/runtimes/context.ts';
@@ -149,6 +151,19 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'drifted-maps',
+    description:
+      'an admin pauses a Metal3DataTemplate and an IPPool once they hold entries, writes an entry of a claim that does not exist into their status maps, and unpauses them (as after a restore): allocateIndex rebuilds both maps from their Metal3Data and IPAddresses (a read-modify-write of /status, which a release whose tested patch is refused also takes: ADR 035); Ready, then scale-down',
+    options: {
+      machines: 3,
+      hooks: {
+        onSample(_objects: KubeObject[], admin: KubeClient) {
+          void driftMapsWhenHeld(admin);
+        },
+      },
+    },
+  },
+  {
     name: 'vmetal-scale-down',
     description:
       'dev --vmetal: the vMetal sample (a NodeProvider with two overlapping node types, two tenant clusters whose NodeClaims the platform simulator makes, vMetal hosts and decoys) beside a 3-machine CAPM3 sample on the same hosts; every claim Available and every machine Ready, then scale-down and release',
@@ -192,6 +207,44 @@ async function deleteIPClaimsWhen(
   }
   for (const n of names) await admin.delete(R.IPClaim, NS, n).catch(() => undefined);
 }
+
+/**
+ * Pauses the first Metal3DataTemplate and the first IPPool that hold entries (or gives up after
+ * 60 s), adds an entry of a claim that does not exist to their status maps, and unpauses them:
+ * their status is not routed (allocateIndex's own bookkeeping), their unpausing is, and the
+ * reconcile that follows rebuilds the maps, so the release check still finds them clean.
+ */
+async function driftMapsWhenHeld(admin: KubeClient): Promise<void> {
+  const drifts: [Resource<KubeObject>, (o: KubeObject) => boolean, Record<string, unknown>][] = [
+    [
+      R.Metal3DataTemplate,
+      (o) => Object.keys(mapOf(o, 'indexes')).length > 0,
+      { indexes: { '9999': 'rbac-drift' }, dataNames: { 'rbac-drift': 'rbac-drift-data' } },
+    ],
+    [
+      R.IPPool,
+      (o) => Object.keys(mapOf(o, 'indexes')).length > 0,
+      { indexes: { 'rbac-drift': '192.0.2.1' } },
+    ],
+  ];
+  for (const [resource, held, status] of drifts) {
+    const until = Date.now() + 60_000;
+    let target: KubeObject | undefined;
+    while (Date.now() < until && !target) {
+      target = (await admin.list(resource, NS)).items.find(held);
+      if (!target) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!target) continue;
+    const name = target.metadata.name!;
+    const pause = (v: string | null) =>
+      admin.patch(resource, NS, name, { metadata: { annotations: { [CAPI_PAUSED_ANNOTATION]: v } } });
+    await pause('');
+    await admin.patch(resource, NS, name, { status }, 'merge', { status: true });
+    await pause(null);
+  }
+}
+
+const mapOf = (o: KubeObject, key: string) => recordOf(recordOf(o.status)[key]);
 
 /** Drops `type` from the provider's `nodeTypes[]` once its NodeType exists (or after 60 s). */
 async function removeNodeTypeWhen(admin: KubeClient, provider: string, type: string): Promise<void> {

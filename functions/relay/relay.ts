@@ -23,7 +23,7 @@ import {
 import { type Logger, silentLogger } from '../../shared/observability/logger.ts';
 import type { RoutedMessage } from '../../shared/queue/message.ts';
 import { type MessageSink, QueueSender, type SenderOptions } from '../../shared/queue/sender.ts';
-import { ObjectStore, RelayCache, stripSecret } from '../../shared/routing/cache.ts';
+import { ObjectStore, RelayCache, stripManagedFields, stripSecret } from '../../shared/routing/cache.ts';
 import {
   isDeleting,
   ROUTES,
@@ -185,6 +185,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
         client,
         kind: 'Node',
         store: new ObjectStore(),
+        transform: stripManagedFields,
         onEvent: dispatch,
         cluster: id,
         log,
@@ -217,7 +218,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
         namespace: opts.namespace,
         store: cache.store(kind),
         onEvent,
-        transform: kind === 'Secret' ? stripSecret : undefined,
+        transform: kind === 'Secret' ? stripSecret : stripManagedFields,
         cluster: 'management',
         log,
         metrics: opts.metrics,

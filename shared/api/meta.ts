@@ -18,7 +18,8 @@ export type OwnerReference = z.infer<typeof OwnerReferenceSchema>;
 
 /**
  * ObjectMeta with the fields the functions use. Passthrough: the API server owns metadata
- * (managedFields and friends) and a read-modify-write must not drop any of it.
+ * and a read-modify-write must not drop any of it (managedFields aside: an update without them
+ * keeps the live ones, shared/kube/optimistic.ts).
  */
 export const ObjectMetaSchema = z.lazy(() =>
   z.looseObject({

@@ -1,7 +1,8 @@
 /**
  * The one optimistic-update helper every write of existing state goes through
  * (controller-runtime's RetryOnConflict + Metacontroller's AtomicUpdate):
- * GET -> check uid -> mutate a copy -> skip when unchanged -> PUT with resourceVersion -> on 409 re-read.
+ * GET -> check uid -> mutate a copy (without managedFields) -> skip when unchanged -> PUT with
+ * resourceVersion -> on 409 re-read.
  */
 import { isRecord } from '../api/json.ts';
 import type { Resource } from '../api/resources.ts';
@@ -48,10 +49,11 @@ export async function optimisticUpdate<T extends KubeObject>(
     current ??= await client.get(t, namespace, name);
     if (!current) return { outcome: 'gone' };
     if (opts.expectedUid && current.metadata.uid !== opts.expectedUid) return { outcome: 'gone' };
-    const copy = structuredClone(current);
+    const base = withoutManagedFields(current);
+    const copy = structuredClone(base);
     const verdict = mutate(copy);
     if (verdict === SKIP) return { outcome: 'skipped', object: current };
-    if (sameJson(copy, current)) return { outcome: 'unchanged', object: current };
+    if (sameJson(copy, base)) return { outcome: 'unchanged', object: current };
     copy.metadata.resourceVersion = current.metadata.resourceVersion;
     try {
       const written = opts.status ? await client.replaceStatus(t, copy) : await client.replace(t, copy);
@@ -63,6 +65,18 @@ export async function optimisticUpdate<T extends KubeObject>(
       current = undefined;
     }
   }
+}
+
+/**
+ * The object without metadata.managedFields: an update that carries none keeps the live ones (the
+ * API server's field manager falls back to the live object's when the request's are empty), so
+ * cloning, comparing and sending them would be work for nothing, and on objects with an entry per
+ * machine (a Metal3DataTemplate, an IPPool) they are as large as the rest.
+ */
+function withoutManagedFields<T extends KubeObject>(o: T): T {
+  if (!o.metadata.managedFields) return o;
+  const { managedFields: _live, ...metadata } = o.metadata;
+  return { ...o, metadata };
 }
 
 /** Deep equality of JSON-shaped values, key order ignored. */

@@ -20,9 +20,24 @@ import { ATTR_GROUP, envelopeGroup, groupId, stringAttr, toBatchEntry } from './
 /** SQS's limit on DelaySeconds. */
 export const MAX_DELAY_SECONDS = 900;
 
+/** The grid step of a requeue-after's due time: a quarter of the delay, at most this (ADR 037). */
+export const MAX_REQUEUE_GRID_MS = 15_000;
+
+/**
+ * When a requeue-after of `afterSeconds` decided at `nowMs` is due: at least that delay, rounded up
+ * to a grid of a quarter of it (at most MAX_REQUEUE_GRID_MS), so the requeues that several passes
+ * of one key decide within a grid step name one due time and so one deduplication id: the queue
+ * keeps one of them (ADR 037), as a controller's work queue keeps a key once.
+ */
+export function requeueDue(afterSeconds: number, nowMs: number): number {
+  const afterMs = Math.max(0, Math.round(afterSeconds * 1000));
+  const step = Math.min(MAX_REQUEUE_GRID_MS, Math.floor(afterMs / 4));
+  return step > 0 ? Math.ceil((nowMs + afterMs) / step) * step : nowMs + afterMs;
+}
+
 /**
  * The envelope of a requeue: same key, reason `requeue`, due time (`notBefore` when the core named
- * one, so equal decisions give equal deduplication ids), one more attempt.
+ * one, else on requeueDue's grid: equal decisions give equal deduplication ids), one more attempt.
  */
 export function requeueEnvelope(
   msg: MessageEnvelope,
@@ -34,7 +49,7 @@ export function requeueEnvelope(
   return {
     ...rest,
     reason: 'requeue',
-    notBefore: notBefore ?? nowMs + Math.max(0, Math.round(afterSeconds * 1000)),
+    notBefore: notBefore ?? requeueDue(afterSeconds, nowMs),
     attempt: (msg.attempt ?? 0) + 1,
     observedAt: nowMs,
   };

@@ -20,8 +20,7 @@ import {
 import { R, type Resource } from '../api/resources.ts';
 import { FINALIZER } from '../api/wellknown.ts';
 import { clusterLabelOrSpec } from '../capi/lookups.ts';
-import { InvalidError, isConflict, NotFoundError } from '../kube/errors.ts';
-import { type JsonPatchOp, jsonPointer } from '../kube/json-patch.ts';
+import { isConflict } from '../kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../kube/optimistic.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ReconcileContext, ReconcileFn } from '../reconcile/context.ts';
@@ -29,6 +28,7 @@ import { recordEventOnly } from '../reconcile/failure.ts';
 import { reconcileKinds, reconcileObject } from '../reconcile/object.ts';
 import { done, type ReconcileResult, requeueAfter } from '../reconcile/result.ts';
 import { ipClaimsOfData, secretsOfData } from './dependents.ts';
+import { removeHeldEntries } from './held-entries.ts';
 
 /** Deletes `obj` if it is still the same object (uid precondition); false when already gone/replaced. */
 async function deleteExact<T extends KubeObject>(
@@ -129,7 +129,7 @@ export async function releaseDataClaim(
             { path: ['dataNames', name], value: d.metadata.name! },
           ]
         : [];
-    if (!(await removeHeldEntries(ctx, V.Metal3DataTemplate, namespace, templateName, held)))
+    if (!(await removeHeldEntries(ctx.client, V.Metal3DataTemplate, namespace, templateName, held)))
       await dropTemplateEntries(ctx, namespace, templateName, name);
   }
   await dropFinalizer(ctx, V.Metal3DataClaim, raw, FINALIZER.dataClaim);
@@ -138,38 +138,6 @@ export async function releaseDataClaim(
     data: datas.map((d) => d.metadata.name),
   });
   return done(`released ${datas.length} Metal3Data`);
-}
-
-/**
- * Removes status map entries that a released claim held, each while it still holds the value
- * expected: one JSON patch whose `test`s condition it (ADR 035). The template's and the pool's
- * status grows with the fleet, so the read-modify-write below (a GET and a PUT of the whole
- * object, and a 409 and another round for every release that wrote meanwhile) made a fleet's
- * scale-down quadratic. False, with nothing written, when there is nothing to expect or a test
- * failed (an entry gone or changed): the caller then goes the general way.
- */
-async function removeHeldEntries(
-  ctx: ReconcileContext,
-  resource: Resource<KubeObject>,
-  namespace: string,
-  name: string,
-  held: { path: string[]; value: string }[],
-): Promise<boolean> {
-  if (!held.length) return false;
-  const ops: JsonPatchOp[] = held.flatMap(({ path, value }) => {
-    const at = jsonPointer('status', ...path);
-    return [
-      { op: 'test', path: at, value },
-      { op: 'remove', path: at },
-    ];
-  });
-  try {
-    await ctx.client.patch(resource, namespace, name, ops, 'json', { status: true });
-    return true;
-  } catch (e) {
-    if (e instanceof InvalidError || e instanceof NotFoundError) return false;
-    throw e;
-  }
 }
 
 /**
@@ -312,7 +280,7 @@ export async function releaseIPClaim(
     const [a] = addresses;
     const held =
       addresses.length === 1 && a?.spec?.address ? [{ path: ['indexes', name], value: a.spec.address }] : [];
-    if (!(await removeHeldEntries(ctx, V.IPPool, namespace, poolName, held)))
+    if (!(await removeHeldEntries(ctx.client, V.IPPool, namespace, poolName, held)))
       await dropPoolEntries(ctx, namespace, poolName, name);
   }
   await dropFinalizer(ctx, V.IPClaim, raw, FINALIZER.ipClaim);

@@ -10,6 +10,8 @@ export interface RequestLogEntry {
   user: string;
   status: number;
   ms: number;
+  /** Bytes of the request's body (0 for none). */
+  requestBytes?: number;
 }
 
 export class RequestLog {

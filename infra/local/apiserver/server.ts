@@ -125,6 +125,7 @@ export function createRequestHandler(deps: ServerDeps) {
     const info: RequestInfo = { verb: req.method?.toLowerCase() ?? 'get', resource: path, group: '', path };
     let user: UserInfo = { user: 'system:anonymous', groups: [] };
     let isWatch = false;
+    let requestBytes = 0;
     res.on('finish', () => {
       if (isWatch) return;
       log.record({
@@ -137,6 +138,7 @@ export function createRequestHandler(deps: ServerDeps) {
         user: user.user,
         status: res.statusCode,
         ms: performance.now() - started,
+        requestBytes,
       });
     });
     try {
@@ -279,6 +281,7 @@ export function createRequestHandler(deps: ServerDeps) {
       }
       const contentType = mediaType(req.headers['content-type']);
       const raw = await readBody(req);
+      requestBytes = raw.length;
       const text = bodyText(raw, contentType);
       const body = decode(raw, contentType, text);
       const writes = verb === 'create' || verb === 'update' || verb === 'patch';

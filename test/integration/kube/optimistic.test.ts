@@ -4,11 +4,12 @@
  * no write when nothing changed, and `gone` for objects deleted or replaced under us.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { recordOf } from '../../../shared/api/json.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { ConflictError } from '../../../shared/kube/errors.ts';
 import { optimisticUpdate, SKIP } from '../../../shared/kube/optimistic.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { startTestCluster, type TestCluster } from '../../helpers/cluster.ts';
+import { startTestCluster, type TestCluster, testClient } from '../../helpers/cluster.ts';
 
 let cluster: TestCluster;
 const ns = 'default';
@@ -25,6 +26,11 @@ beforeEach(async () => {
   await cluster.client.create(R.ConfigMap, { metadata: { name, namespace: ns }, data: { count: '0' } });
 });
 
+const managedEntries = (o: KubeObject) =>
+  (Array.isArray(o.metadata.managedFields) ? o.metadata.managedFields : []).map((e) => ({
+    manager: recordOf(e).manager,
+    fieldsV1: recordOf(recordOf(e).fieldsV1),
+  }));
 const data = (o: KubeObject) => (o as { data?: Record<string, string> }).data ?? {};
 const bump = (o: KubeObject) => {
   const cm = o as { data?: Record<string, string> };
@@ -113,5 +119,28 @@ describe('optimisticUpdate', () => {
     expect((await optimisticUpdate(cluster.client, R.ConfigMap, ns, name, bump, { current })).outcome).toBe(
       'gone',
     );
+  });
+
+  it('sends no managedFields (the server keeps the live ones: every manager stays, ours is added)', async () => {
+    // 200 keys of another manager: a managedFields record as large as the data it describes.
+    const wide = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`key-${i}`, 'v']));
+    const other = testClient(cluster.kubeconfig, { fieldManager: 'other' });
+    await other.patch(R.ConfigMap, ns, name, { data: wide }, 'merge');
+    const before = (await cluster.client.get(R.ConfigMap, ns, name))!;
+    const managedBytes = JSON.stringify(before.metadata.managedFields).length;
+    expect(managedBytes).toBeGreaterThan(2_000);
+    cluster.server.log.reset();
+    expect((await optimisticUpdate(cluster.client, R.ConfigMap, ns, name, bump)).outcome).toBe('updated');
+    const [put] = cluster.server.log.entries.filter((e) => e.verb === 'update');
+    const { managedFields: _m, ...meta } = before.metadata;
+    // The body is the object without its managedFields (plus the one value bumped).
+    expect(put!.requestBytes).toBeLessThan(JSON.stringify({ ...before, metadata: meta }).length + 64);
+    const after = (await cluster.client.get(R.ConfigMap, ns, name))!;
+    const entries = managedEntries(after);
+    expect(entries.map((m) => m.manager).sort()).toEqual(['metal3-functions', 'other']);
+    // The other manager's 200 keys are still its own.
+    const others = entries.find((m) => m.manager === 'other');
+    expect(Object.keys(recordOf(others?.fieldsV1?.['f:data']))).toHaveLength(200);
+    expect(data(after).count).toBe('1');
   });
 });

@@ -5,7 +5,13 @@ import { redrive } from '../../../shared/queue/dlq.ts';
 import { ensureQueues, type QueueUrls, resolveQueues } from '../../../shared/queue/ensure.ts';
 import { groupId, objectGroup } from '../../../shared/queue/message.ts';
 import { dlqName, functionOfQueue, queueName, requeueQueueName } from '../../../shared/queue/names.ts';
-import { forwardDueRequeues, forwardOne, scheduleRequeue } from '../../../shared/queue/requeue.ts';
+import {
+  forwardDueRequeues,
+  forwardOne,
+  requeueEnvelope,
+  scheduleRequeue,
+  sendDelayed,
+} from '../../../shared/queue/requeue.ts';
 import { QueueSender } from '../../../shared/queue/sender.ts';
 import { envelope } from '../../helpers/messages.ts';
 import { receiveAll, startSqs } from '../../helpers/sqs.ts';
@@ -135,6 +141,33 @@ describe('requeue-after through the delay queue', () => {
     // Due in an hour: a hop of at most 900 s, never forwarded early.
     const later = { ...next, notBefore: Date.now() + 3_600_000 };
     expect(await forwardOne(local.sqs, urls, JSON.stringify(later), 'g')).toBe('rescheduled');
+  });
+});
+
+describe('requeues of one key decided close together (ADR 037)', () => {
+  it('reach the function queue once; one a grid step later arrives too', async () => {
+    // Decided over three minutes ago, so due now; t0 is 1 s past a 15 s grid line.
+    const t0 = Math.floor((Date.now() - 200_000) / 15_000) * 15_000 + 1_000;
+    const pass = async (over: Parameters<typeof envelope>[0], at: number) => {
+      const next = requeueEnvelope(envelope({ name: 'grid-1', uid: 'u-grid-1', ...over }), 60, at);
+      await sendDelayed(local.sqs, urls.requeue, next, 'Metal3Machine/metal3/grid-1', Date.now());
+      return next;
+    };
+    const a = await pass({ resourceVersion: '5' }, t0);
+    const b = await pass(
+      { resourceVersion: '9', reason: 'related', cause: 'Machine/metal3/grid-1@7', attempt: 1 },
+      t0 + 5_000,
+    );
+    const c = await pass({ resourceVersion: '9' }, t0 + 15_000);
+    expect(a.notBefore).toBe(b.notBefore);
+    expect(c.notBefore).toBeGreaterThan(a.notBefore!);
+    let forwarded = 0;
+    for (let i = 0; i < 20 && forwarded < 3; i++)
+      forwarded += (await forwardDueRequeues(local.sqs, urls, { waitTimeSeconds: 1 })).forwarded;
+    expect(forwarded).toBe(3);
+    const arrived = await drain(urls.main.selectHost, 3, 2_000);
+    const mine = arrived.map((m) => parseEnvelope(m.Body)).filter((m) => m.name === 'grid-1');
+    expect(mine.map((m) => m.notBefore).sort()).toEqual([a.notBefore, c.notBefore]);
   });
 });
 

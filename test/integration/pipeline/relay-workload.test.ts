@@ -76,8 +76,16 @@ describe('relay: workload clusters', () => {
     );
     expect(msg.msg).toMatchObject({ kind: 'Metal3Machine', namespace: NS, name: 'm-0', reason: 'related' });
 
-    // Secrets are cached without their data.
+    // Secrets are cached without their data; no object with its managedFields (the server keeps them).
     expect(relay.cache.get('Secret', NS, 'c1-kubeconfig')).not.toHaveProperty('data');
+    const secret = await mgmt.client.get(R.Secret, NS, 'c1-kubeconfig');
+    const bmh = await mgmt.client.get(R.BareMetalHost, NS, 'host-0');
+    expect(secret?.metadata.managedFields).not.toEqual([]);
+    expect(bmh?.metadata.managedFields).not.toEqual([]);
+    expect(secret?.metadata).toHaveProperty('managedFields');
+    expect(bmh?.metadata).toHaveProperty('managedFields');
+    expect(relay.cache.get('Secret', NS, 'c1-kubeconfig')?.metadata).not.toHaveProperty('managedFields');
+    expect(relay.cache.get('BareMetalHost', NS, 'host-0')?.metadata).not.toHaveProperty('managedFields');
 
     await mgmt.client.delete(R.Cluster, NS, 'c1');
     await until(() => relay.workloadClusters().length === 0);

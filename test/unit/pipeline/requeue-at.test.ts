@@ -21,7 +21,7 @@ describe('requeueAt', () => {
     expect(requeueAt(DUE, DUE + 1_000, 'late')).toMatchObject({ afterSeconds: 0, notBefore: DUE });
   });
 
-  it('two passes at different moments requeue with one deduplication id; requeueAfter does not', () => {
+  it('two passes at different moments requeue with one deduplication id; a requeueAfter due at another time does not', () => {
     const related = (cause: string) => envelope({ kind: 'NodeType', reason: 'related', cause });
     const a = requeueEnvelope(related('BareMetalHost/metal3/h-1@5'), 20, DUE - 20_000, DUE);
     const b = requeueEnvelope(related('BareMetalHost/metal3/h-2@9'), 7.25, DUE - 7_250 + 3, DUE);
