@@ -33,14 +33,18 @@ sized as a real server's watch cache and etcd compaction are:
 
   --heap-growth-percent N
                         after a full garbage collection the heap may grow by N % of what is live before
-                        the next one, as Go's GOGC does for a real apiserver (default 50; 100 is GOGC's
+                        the next one, as Go's GOGC does for a real apiserver (default 20; 100 is GOGC's
                         default; 0 = V8's own heuristics, which let it grow 3-4x during a burst of large writes)`;
 
 /**
- * The heap target is 1.5× what the last collection left live (GOGC=50): at a 10,000-machine end
- * state the peak was 1,175 MiB against 1,420 at 100, for ~10 % more of the server's CPU (ADR 032).
+ * The heap target is 1.2× what the last collection left live (GOGC=20). Above what it targets,
+ * the heap's resident size carries what a collection does not return at once: pages it leaves
+ * fragmented and the pages V8 keeps pooled after it (~250-500 MB at the 10,000-machine end state,
+ * docs/benchmarks.md "Map writes"). At 20 % that end state peaked at 958 MiB against 1,127 at 50
+ * %, for ~10 % more of the server's CPU, after the writes of large objects stopped allocating
+ * four-fifths of what they did (ADR 036; 50 since ADR 032, 100 before).
  */
-export const DEFAULT_HEAP_GROWTH_PERCENT = 50;
+export const DEFAULT_HEAP_GROWTH_PERCENT = 20;
 
 /** `--heap-growth-percent`: a whole number of percent, 0 for V8's heuristics; throws on a bad value. */
 export function heapGrowthPercent(v: string | undefined): number {

@@ -3,7 +3,7 @@
  *
  *   nice -n 15 node test/bench/apiserver-fleet-memory.ts [--machines 10000] [--sample 50]
  *       [--capture FILE] [--churn 2] [--map-churn 100] [--concurrency 16] [--snapshot DIR]
- *       [--apiserver-args="--history-bytes 64Mi"] [--json FILE] [--dump FILE]
+ *       [--apiserver-args="--history-bytes 64Mi"] [--json FILE] [--dump FILE] [--trace-gc FILE]
  *
  * 1. Capture (skipped when `--capture FILE` exists; written there otherwise): a `metal3fn
  *    apiserver` and `metal3fn dev --simulators --machines S --hosts 1.5 S` as the fleet bench runs
@@ -26,13 +26,15 @@
  *    process, and its CPU seconds (/proc/<pid>/stat); its process.memoryUsage() and V8 heap spaces through its inspector (`--inspect` on a
  *    free port, idle until then), before and after a full collection; then, with `--snapshot DIR`, a heap snapshot (SIGUSR2, `--heapsnapshot-signal`)
  *    written into DIR, after the figures are read (writing it costs memory of its own); with
- *    `--dump FILE`, every object loaded, in the capture's format (to compare the two).
+ *    `--dump FILE`, every object loaded, in the capture's format (to compare the two); with
+ *    `--trace-gc FILE`, the server's V8 `--trace-gc` lines (each collection's heap before and
+ *    after, and the pages V8 keeps pooled after it: `pooled: N MB`) in FILE.
  *
  * Control-plane machines are copied as the workers are (the sample's 3 among 50): the objects
  * are of the same kinds and sizes, so this shifts nothing the memory depends on.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -127,6 +129,7 @@ async function startApiServer(
   kubeconfig: string,
   extra: string[],
   nodeArgs: string[],
+  stdoutFile?: string,
 ): Promise<{ child: ChildProcess; url: string; inspector: string | undefined }> {
   const child = spawn(
     process.execPath,
@@ -140,8 +143,10 @@ async function startApiServer(
     else if (!/^(For help, see|Debugger ending)/.test(line)) process.stderr.write(`${line}\n`);
   });
   const lines = createInterface({ input: child.stdout! });
+  const out = stdoutFile ? createWriteStream(stdoutFile) : undefined;
   const url = await new Promise<string>((ok, fail) => {
     lines.on('line', (line) => {
+      out?.write(`${line}\n`);
       const m = /^API server listening on (\S+)/.exec(line);
       if (m) ok(m[1]!);
     });
@@ -482,6 +487,7 @@ function opts() {
       'apiserver-args': { type: 'string', default: '' },
       json: { type: 'string' },
       dump: { type: 'string' },
+      'trace-gc': { type: 'string' },
     },
     strict: true,
   }).values;
@@ -505,8 +511,14 @@ async function main(): Promise<void> {
     mkdirSync(o.snapshot, { recursive: true });
     nodeArgs.push('--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${resolve(o.snapshot)}`);
   }
+  if (o['trace-gc']) nodeArgs.push('--trace-gc');
   const extra = o['apiserver-args'].split(' ').filter(Boolean);
-  const api = await startApiServer(join(dir, 'kubeconfig'), extra, nodeArgs);
+  const api = await startApiServer(
+    join(dir, 'kubeconfig'),
+    extra,
+    nodeArgs,
+    o['trace-gc'] ? resolve(o['trace-gc']) : undefined,
+  );
   server = api.url;
   agent = new Agent({ keepAlive: true, maxSockets: conc });
   const memory = sampleMemory(api.child.pid!, 1000);

@@ -114,15 +114,21 @@ describe('base64 as Go decodes []byte', () => {
 });
 
 describe('duplicate fields of a JSON text', () => {
+  // Each text alone, and with its own parse (which spares the sets of keys where it can).
+  const both = (text: string): string[][] => [duplicateFields(text), duplicateFields(text, JSON.parse(text))];
+
   it('finds repeated keys by path, ignoring braces and quotes inside strings', () => {
-    expect(duplicateFields('{"a":1,"b":{"c":"{\\"c\\":1}","c":2},"l":[{"k":1,"k":2},[]],"a":3}')).toEqual([
-      'b.c',
-      'l[0].k',
-      'a',
-    ]);
-    expect(duplicateFields('{"x\\u0041":1,"xA":2}')).toEqual(['xA']);
-    expect(duplicateFields('{"a": [1, 2], "b": {}}')).toEqual([]);
-    expect(duplicateFields('[{"op":"add","op":"remove"}]')).toEqual(['[0].op']);
+    for (const found of both('{"a":1,"b":{"c":"{\\"c\\":1}","c":2},"l":[{"k":1,"k":2},[]],"a":3}'))
+      expect(found).toEqual(['b.c', 'l[0].k', 'a']);
+    for (const found of both('{"x\\u0041":1,"xA":2}')) expect(found).toEqual(['xA']);
+    for (const found of both('{"a": [1, 2], "b": {}}')) expect(found).toEqual([]);
+    for (const found of both('[{"op":"add","op":"remove"}]')) expect(found).toEqual(['[0].op']);
+  });
+
+  it('finds those inside a repeated key, whose parse kept only the last value', () => {
+    const text = '{"m":{"a":{"x":1,"x":2},"b":[{"y":1}],"a":{"y":1,"z":2}},"n":{"p":{"q":1,"q":2}}}';
+    for (const found of both(text)) expect(found).toEqual(['m.a.x', 'm.a', 'n.p.q']);
+    for (const found of both('{"s":{"k\\"}":{"\\"":1,"\\"":2}}}')) expect(found).toEqual(['s.k"}."']);
   });
 });
 

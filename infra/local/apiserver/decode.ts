@@ -245,8 +245,14 @@ export function decodeTyped(t: StructType, obj: Record<string, unknown>): TypedD
  * The duplicate object keys of a JSON text, by path, as sigs.k8s.io/json's strict decoder reports
  * them (`metadata.labels.a`, `spec.taints[0].key`). The text must be valid JSON (parsed already).
  * Strings are skipped with indexOf; only keys are sliced.
+ *
+ * `parsed`, the text's own JSON.parse, spares the set of keys: an object of the text has no
+ * duplicate exactly when it has as many keys as its parse (which keeps one of each), and then only
+ * the keys of nested objects and arrays are sliced, to descend. An object that has one is scanned
+ * again with a set. A status map with an entry per machine made ~4.6 MB of keys, paths and sets a
+ * write at 10,000 machines without it (docs/benchmarks.md, "Map writes").
  */
-export function duplicateFields(text: string): string[] {
+export function duplicateFields(text: string, parsed?: unknown): string[] {
   const out: string[] = [];
   let i = 0;
   const ws = (): number => {
@@ -268,50 +274,99 @@ export function duplicateFields(text: string): string[] {
       j = q + 1;
     }
   };
-  // The path as segments (".key" or "[n]"), joined only for a duplicate.
-  const segs: string[] = [];
+  /** The key whose string starts at i, decoded; i moves past it. */
+  const key = (): string => {
+    const start = i + 1;
+    const raw = text.slice(start, skipString());
+    return raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+  };
+  // The path as segments (a key, or an array index), joined only for a duplicate.
+  const segs: (string | number)[] = [];
   const pathOf = (k: string): string => {
-    const p = segs.join('');
+    let p = '';
+    for (const s of segs) p += typeof s === 'number' ? `[${s}]` : `.${s}`;
     return p ? `${p.startsWith('.') ? p.slice(1) : p}.${k}` : k;
   };
-  const value = (): void => {
-    const c = ws();
-    if (c === 123) {
+  /** The object at i, its keys counted against `p`'s; false (i anywhere) when it has a duplicate. */
+  const counted = (p: Record<string, unknown>): boolean => {
+    i++;
+    if (ws() === 125) {
       i++;
-      let seen: Set<string> | undefined;
+      return true;
+    }
+    let n = 0;
+    for (;;) {
+      ws();
+      n++;
+      const start = i;
+      skipString();
+      ws();
+      i++; // ':'
+      const c = ws();
+      if (c === 123 || c === 91) {
+        const after = i;
+        i = start;
+        const k = key();
+        i = after;
+        segs.push(k);
+        value(Object.hasOwn(p, k) ? p[k] : undefined);
+        segs.pop();
+      } else value(undefined);
+      if (ws() === 125) {
+        i++;
+        return n === Object.keys(p).length;
+      }
+      i++; // ','
+    }
+  };
+  /** The object at i, each key looked up in a set of those before it. */
+  const withSet = (): void => {
+    i++;
+    let seen: Set<string> | undefined;
+    if (ws() === 125) {
+      i++;
+      return;
+    }
+    for (;;) {
+      ws();
+      const k = key();
+      seen ??= new Set();
+      if (seen.has(k)) out.push(pathOf(k));
+      else seen.add(k);
+      ws();
+      i++; // ':'
+      segs.push(k);
+      value(undefined);
+      segs.pop();
       if (ws() === 125) {
         i++;
         return;
       }
-      for (;;) {
-        ws();
-        const start = i + 1;
-        const end = skipString();
-        const raw = text.slice(start, end);
-        const k = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
-        seen ??= new Set();
-        if (seen.has(k)) out.push(pathOf(k));
-        else seen.add(k);
-        ws();
-        i++; // ':'
-        segs.push(`.${k}`);
-        value();
-        segs.pop();
-        if (ws() === 125) {
-          i++;
-          return;
-        }
-        i++; // ','
+      i++; // ','
+    }
+  };
+  const value = (p: unknown): void => {
+    const c = ws();
+    if (c === 123) {
+      if (p !== null && typeof p === 'object' && !Array.isArray(p)) {
+        const start = i;
+        const mark = out.length;
+        if (counted(p as Record<string, unknown>)) return;
+        // A duplicate here: what was found below is found again, in order, by the scan with a set.
+        out.length = mark;
+        i = start;
       }
+      withSet();
     } else if (c === 91) {
       i++;
       if (ws() === 93) {
         i++;
         return;
       }
+      const items = Array.isArray(p) ? p : undefined;
       for (let n = 0; ; n++) {
-        segs.push(`[${n}]`);
-        value();
+        segs.push(n);
+        value(items?.[n]);
         segs.pop();
         if (ws() === 93) {
           i++;
@@ -336,7 +391,7 @@ export function duplicateFields(text: string): string[] {
         d = text.charCodeAt(++i);
     }
   };
-  value();
+  value(parsed);
   return out;
 }
 

@@ -7,6 +7,15 @@ import { ApiError, badRequest, internalError, PlainTextError } from './status.ts
 
 const MAX_BODY = 3 * 1024 * 1024;
 
+/**
+ * Above this many characters a response is written as a Buffer of its bytes. A string goes
+ * through Node's socket write as the header prepended to it (a concatenation V8 flattens: another
+ * copy of the text on the heap) into a native buffer sized for the worst case (3 bytes a
+ * character); a Buffer is the text's bytes once, written as they are. Small answers stay strings
+ * (Node writes those from a stack buffer).
+ */
+const BUFFER_ABOVE = 64 * 1024;
+
 export function send(
   res: ServerResponse,
   code: number,
@@ -14,13 +23,14 @@ export function send(
   headers: Record<string, string> = {},
 ): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const data = text.length > BUFFER_ABOVE ? Buffer.from(text, 'utf8') : text;
   res.writeHead(code, {
     'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(text),
+    'Content-Length': typeof data === 'string' ? Buffer.byteLength(data) : data.length,
     'Cache-Control': 'no-cache, private',
     ...headers,
   });
-  res.end(text);
+  res.end(data);
 }
 
 export function sendError(res: ServerResponse, e: unknown): number {
@@ -51,9 +61,13 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-export function decode(raw: Buffer, contentType: string): any {
-  if (contentType === PROTOBUF) return raw.length ? decodeProtobuf(raw) : undefined;
-  const text = raw.toString('utf8');
+/** The body's text, for the media types decoded from text (JSON, YAML); undefined for protobuf. */
+export const bodyText = (raw: Buffer, contentType: string): string | undefined =>
+  contentType === PROTOBUF ? undefined : raw.toString('utf8');
+
+/** Decodes a body; `text` is bodyText's (made once: the duplicate-field check reads it too). */
+export function decode(raw: Buffer, contentType: string, text = bodyText(raw, contentType)): any {
+  if (text === undefined) return raw.length ? decodeProtobuf(raw) : undefined;
   if (!text.trim()) return undefined;
   try {
     if (contentType === APPLY_YAML || contentType.includes('yaml')) return parseYaml(text);

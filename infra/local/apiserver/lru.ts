@@ -20,11 +20,21 @@ export class LruCache<V> {
   private size = 0;
   private readonly max: number;
   private readonly sizeOf: (v: V) => number;
+  private readonly largest: number;
 
-  /** Keeps values while the sum of `sizeOf` over them is at most `max`. */
-  constructor(max: number, sizeOf: (v: V) => number) {
+  /**
+   * Keeps values while the sum of `sizeOf` over them is at most `max`; a value whose size is above
+   * `largest` is not kept. What is cached here lives as long as its object's version, and a large
+   * object's versions come in bursts (a status map with an entry per machine, rewritten by every
+   * allocation batch): kept, each value survives the young generation and is garbage in the old one
+   * as soon as the next version replaces it, in V8's large-object space (a value from ~128 KB on),
+   * whose pages only a full collection frees. Made again when asked, it dies young.
+   * docs/benchmarks.md "Map writes" (ADR 036).
+   */
+  constructor(max: number, sizeOf: (v: V) => number, largest = max) {
     this.max = max;
     this.sizeOf = sizeOf;
+    this.largest = Math.min(largest, max);
   }
 
   get(key: object): V | undefined {
@@ -37,8 +47,8 @@ export class LruCache<V> {
 
   set(key: object, v: V): void {
     const size = this.sizeOf(v);
-    // Larger than the whole budget: it would only evict everything else.
-    if (size > this.max) return;
+    // Larger than allowed (at most the whole budget: it would only evict everything else).
+    if (size > this.largest) return;
     let slot = this.slots.get(key);
     if (!slot) {
       slot = { v: undefined };
@@ -59,15 +69,30 @@ export class LruCache<V> {
     }
   }
 
+  /** Drops the value kept for `key`, if any. */
+  delete(key: object): void {
+    const slot = this.slots.get(key);
+    if (slot?.v === undefined) return;
+    this.order.delete(slot);
+    this.size -= this.sizeOf(slot.v);
+    slot.v = undefined;
+  }
+
   /** The sum of `sizeOf` over the values kept. */
   get total(): number {
     return this.size;
   }
 }
 
+/**
+ * The longest text the text caches keep: V8 allocates a string longer than this (128 KiB of
+ * one-byte characters, its largest regular object) in its large-object space.
+ */
+export const LARGEST_CACHED_TEXT = 128 * 1024;
+
 /** Serialized JSON texts, bounded in characters (a character is a byte for the ASCII JSON we serve). */
 export class TextCache extends LruCache<string> {
-  constructor(maxChars: number) {
-    super(maxChars, (t) => t.length);
+  constructor(maxChars: number, largest = LARGEST_CACHED_TEXT) {
+    super(maxChars, (t) => t.length, largest);
   }
 }

@@ -21,7 +21,7 @@ import {
 import { APPLY_YAML, applyJsonPatch, JSON_PATCH, MERGE, mergePatch, STRATEGIC } from './patch.ts';
 import { share } from './share.ts';
 import { strategicMergePatch } from './smp.ts';
-import { FieldManager, type ManagedFieldsEntry } from './ssa/managed.ts';
+import { FieldManager, type ManagedFieldsEntry, replacedManagedFields } from './ssa/managed.ts';
 import {
   ApiError,
   alreadyExists,
@@ -81,6 +81,12 @@ export interface WriteOptions extends AdmitContext {
   userAgent?: string | undefined;
   /** The `force` query parameter (apply only); undefined when absent. */
   force?: boolean | undefined;
+  /**
+   * The body was decoded for this call and nothing else holds it (the HTTP handler's): it is
+   * written as it is, not copied first. Callers that pass parts of stored (frozen, shared)
+   * objects leave it unset.
+   */
+  ownBody?: boolean | undefined;
 }
 
 /** managedFields already computed for this write (an apply). */
@@ -107,12 +113,15 @@ const clone = <T>(v: T): T => structuredClone(v);
 /**
  * A mutable copy of a stored object. metadata.managedFields is never changed in place (only
  * replaced), so the frozen list is shared instead of copied: it is often the largest part.
+ * `replaced`, a top-level field the caller sets next (a status write's status), is not copied: it
+ * keeps its place among the keys with an undefined value.
  */
-function cloneStored(o: any): any {
-  const mf = o?.metadata?.managedFields;
-  if (!mf) return structuredClone(o);
-  const { managedFields: _, ...meta } = o.metadata;
-  const c = structuredClone({ ...o, metadata: meta });
+function cloneStored(o: any, replaced?: 'status'): any {
+  const src = replaced !== undefined && o?.[replaced] !== undefined ? { ...o, [replaced]: undefined } : o;
+  const mf = src?.metadata?.managedFields;
+  if (!mf) return structuredClone(src);
+  const { managedFields: _, ...meta } = src.metadata;
+  const c = structuredClone({ ...src, metadata: meta });
   c.metadata.managedFields = mf;
   return c;
 }
@@ -271,7 +280,7 @@ export class Rest {
       );
     }
     // apiVersion and kind first, as the real server serializes them.
-    const obj = { apiVersion: av, kind: kind.kind, ...clone(body) };
+    const obj = { apiVersion: av, kind: kind.kind, ...(opts.ownBody ? body : clone(body)) };
     obj.apiVersion = av;
     obj.kind = kind.kind;
     if (kind.builtin) decodeBuiltin(kind, obj, opts);
@@ -356,7 +365,7 @@ export class Rest {
       ]);
     }
     validateFieldManager('UpdateOptions', opts.fieldManager);
-    const proposed = clone(body);
+    const proposed = opts.ownBody ? body : clone(body);
     if (kind.builtin) decodeBuiltin(kind, proposed, opts);
     return this.writeUpdate(kind, current, proposed, opts);
   }
@@ -378,7 +387,7 @@ export class Rest {
     }
     let next: any;
     if (opts.subresource === 'status') {
-      next = cloneStored(current);
+      next = cloneStored(current, 'status');
       if (proposed.status === undefined) delete next.status;
       else next.status = proposed.status;
       if (kind.resource === CRD_RESOURCE) {
@@ -461,7 +470,9 @@ export class Rest {
       return this.store.remove(kind.resource, next);
     }
     if (opts.dryRun) return next;
-    return this.store.put(kind.resource, next, current);
+    const stored = this.store.put(kind.resource, next, current);
+    replacedManagedFields(liveManaged, stored.metadata.managedFields);
+    return stored;
   }
 
   patch(
@@ -542,7 +553,7 @@ export class Rest {
       const body = next;
       body.metadata = { ...(body.metadata ?? {}), name };
       const managedFields = { value: body.metadata.managedFields };
-      const obj = this.create(kind, ns, body, { ...opts, managedFields, fromApply: true });
+      const obj = this.create(kind, ns, body, { ...opts, managedFields, fromApply: true, ownBody: false });
       return { obj, created: true };
     }
     if (next === undefined) return { obj: current, created: false };

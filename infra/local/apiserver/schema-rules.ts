@@ -28,7 +28,7 @@ export function validateRules(
   out: StatusCause[],
   ratchet?: RuleRatchet,
 ): void {
-  if (v === undefined || v === null) return;
+  if (v === undefined || v === null || !hasRules(schema)) return;
   // Computed only for a failing rule (rare), so creates and valid updates pay nothing for it.
   const unchanged = (): boolean =>
     old !== undefined ? deepEqual(v, old) : (ratchet?.parentEqual() ?? false);
@@ -94,6 +94,27 @@ export function validateRules(
     });
   }
 }
+
+/**
+ * Whether a rule sits anywhere in the part of the tree validateRules walks (properties,
+ * additionalProperties, items). A schema without one is not walked: a status map with an entry
+ * per machine cost ~12 MB of paths, entries and ratchet closures per write at 10,000 machines, for
+ * no rule at all (docs/benchmarks.md, "Map writes"). Served schemas are not changed in place (a
+ * CRD update serves new ones), so the answer is kept per schema object.
+ */
+function hasRules(schema: Schema): boolean {
+  let r = ruleful.get(schema);
+  if (r === undefined) {
+    r =
+      (schema['x-kubernetes-validations']?.length ?? 0) > 0 ||
+      Object.values(schema.properties ?? {}).some(hasRules) ||
+      (isObj(schema.additionalProperties) && hasRules(schema.additionalProperties)) ||
+      (schema.items !== undefined && hasRules(schema.items));
+    ruleful.set(schema, r);
+  }
+  return r;
+}
+const ruleful = new WeakMap<Schema, boolean>();
 
 /** Every rule of a schema tree (for CRD validation: rules that do not compile reject the CRD). */
 export function collectRules(

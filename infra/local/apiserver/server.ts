@@ -10,7 +10,7 @@ import { duplicateFields } from './decode.ts';
 import type { FaultInjector } from './faults.ts';
 import { fieldValidationParam } from './field-validation.ts';
 import type { Controllers } from './gc.ts';
-import { boolParam, decode, mediaType, readBody, send, sendError } from './http-util.ts';
+import { bodyText, boolParam, decode, mediaType, readBody, send, sendError } from './http-util.ts';
 import { apiVersionOf, type ServedKind } from './kinds.ts';
 import { awaitFreshness, listFreshnessTarget } from './list-rv.ts';
 import type { RequestLog } from './log.ts';
@@ -282,13 +282,18 @@ export function createRequestHandler(deps: ServerDeps) {
       const contentType = mediaType(req.headers['content-type']);
       const raw = await readBody(req);
       requestBytes = raw.length;
-      const body = decode(raw, contentType);
+      const text = bodyText(raw, contentType);
+      const body = decode(raw, contentType, text);
       const writes = verb === 'create' || verb === 'update' || verb === 'patch';
       const fieldValidation = writes ? fieldValidationParam(q.get('fieldValidation'), verb) : undefined;
       // The strict decoder's duplicate-field check, on JSON bodies (YAML and protobuf bodies: not checked).
       const duplicates =
-        writes && fieldValidation !== 'Ignore' && body !== undefined && contentType.endsWith('json')
-          ? duplicateFields(raw.toString('utf8'))
+        writes &&
+        fieldValidation !== 'Ignore' &&
+        body !== undefined &&
+        text !== undefined &&
+        contentType.endsWith('json')
+          ? duplicateFields(text, body)
           : undefined;
       const warnings: string[] = [];
       const opts = {
@@ -300,6 +305,8 @@ export function createRequestHandler(deps: ServerDeps) {
         fieldValidation,
         duplicates,
         warnings,
+        // Decoded above for this request alone: written without a copy (rest.ts WriteOptions).
+        ownBody: true,
       };
       // Warning headers (RFC 7234 299), as the real server sends for unknown fields under Warn.
       const warn = () => {

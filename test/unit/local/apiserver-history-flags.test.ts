@@ -56,8 +56,8 @@ describe('metal3fn apiserver history flags', () => {
 });
 
 describe('metal3fn apiserver --heap-growth-percent', () => {
-  it("defaults to 50 (ADR 032); 0 leaves V8's heuristics", () => {
-    expect(heapGrowthPercent(undefined)).toBe(50);
+  it("defaults to 20 (ADR 036); 0 leaves V8's heuristics", () => {
+    expect(heapGrowthPercent(undefined)).toBe(20);
     expect(heapGrowthPercent('100')).toBe(100);
     expect(heapGrowthPercent('0')).toBe(0);
   });

@@ -241,10 +241,19 @@ export class FieldSet {
   union(o: FieldSet): FieldSet {
     if (o.empty()) return this;
     if (this.empty()) return o;
+    // Copied with forEach, which makes no entry arrays (a set of a map with an entry per machine
+    // has ~10,000 members).
     const out = new FieldSet();
-    for (const [k, pe] of this.members) out.members.set(k, pe);
-    for (const [k, pe] of o.members) out.members.set(k, pe);
-    for (const [k, c] of this.children) out.children.set(k, c);
+    const m = out.members;
+    this.members.forEach((pe, k) => {
+      m.set(k, pe);
+    });
+    o.members.forEach((pe, k) => {
+      m.set(k, pe);
+    });
+    this.children.forEach((c, k) => {
+      out.children.set(k, c);
+    });
     for (const [k, c] of o.children) {
       const mine = out.children.get(k);
       out.children.set(k, mine ? { pe: c.pe, set: mine.set.union(c.set) } : c);
@@ -277,7 +286,10 @@ export class FieldSet {
   private diff(o: FieldSet, recursive: boolean): FieldSet {
     if (o.empty() || this.empty()) return this;
     const out = new FieldSet();
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe);
+    // forEach: no entry arrays (see union).
+    this.members.forEach((pe, k) => {
+      if (!o.members.has(k)) out.members.set(k, pe);
+    });
     for (const [k, c] of this.children) {
       if (recursive && o.members.has(k)) continue;
       const theirs = o.children.get(k);
@@ -292,14 +304,22 @@ export class FieldSet {
 
   /** Every member path, in order. */
   iterate(f: (p: Path) => void, prefix: PathElement[] = []): void {
-    const keys = new Map<string, PathElement>([...this.members]);
-    for (const [k, c] of this.children) keys.set(k, c.pe);
-    for (const pe of [...keys.values()].sort(comparePE)) {
+    for (const pe of this.sortedElements()) {
       prefix.push(pe);
       if (this.members.has(pe.s)) f([...prefix]);
       this.children.get(pe.s)?.set.iterate(f, prefix);
       prefix.pop();
     }
+  }
+
+  /**
+   * The elements directly below this node, members and parents (a member that is also a parent
+   * once), in PathElement.Compare order; equal ones in the order members, then parents, were added.
+   */
+  private sortedElements(): PathElement[] {
+    const pes = [...this.members.values()];
+    for (const [k, c] of this.children) if (!this.members.has(k)) pes.push(c.pe);
+    return pes.sort(comparePE);
   }
 
   equals(o: FieldSet): boolean {
@@ -319,9 +339,7 @@ export class FieldSet {
     if (cached) return cached;
     const out: Record<string, unknown> = {};
     if (includeSelf && !this.empty()) out['.'] = LEAF;
-    const keys = new Map<string, PathElement>([...this.members]);
-    for (const [k, c] of this.children) keys.set(k, c.pe);
-    for (const pe of [...keys.values()].sort(comparePE)) {
+    for (const pe of this.sortedElements()) {
       const child = this.children.get(pe.s);
       out[pe.s] = child ? child.set.emit(this.members.has(pe.s)) : LEAF;
     }
@@ -426,4 +444,20 @@ export const MAX_PARSED_ELEMENTS = 100_000;
  * count: a set of an object with an entry per machine grows with the fleet, and 10,000 of them
  * (the count bound it had) would have held O(fleet²).
  */
-const parsed = new LruCache<FieldSet>(MAX_PARSED_ELEMENTS, weight);
+/**
+ * The largest set kept (path elements): a node with more members holds a Map larger than V8's
+ * largest regular object (lru.ts LruCache), the status maps' sets at ~4,600 entries.
+ */
+export const LARGEST_PARSED_SET = 4096;
+const parsed = new LruCache<FieldSet>(MAX_PARSED_ELEMENTS, weight, LARGEST_PARSED_SET);
+
+/**
+ * Drops the parsed set of a fieldsV1 object that a write replaced: only live managedFields are
+ * decoded (a request's own are parsed from its text), so a superseded version's set only takes the
+ * room of live ones. Kept, the three ~20,000-element sets of the map objects' superseded versions
+ * evicted their live ones, and every map write parsed its ~330 KB fieldsV1 again (~7 MB of
+ * allocation a write). Trees shared across objects (canonicalTree) may be live elsewhere: kept.
+ */
+export function forgetParsed(fieldsV1: unknown): void {
+  if (fieldsV1 && typeof fieldsV1 === 'object' && !treeIds.has(fieldsV1)) parsed.delete(fieldsV1);
+}

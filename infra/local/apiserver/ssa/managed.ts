@@ -17,7 +17,7 @@ import { apiVersionOf, type ServedKind } from '../kinds.ts';
 import { deepEqual } from '../patch.ts';
 import { ApiError, badRequest } from '../status.ts';
 import { builtinSchema, OBJECT_META, zeroObject } from './builtin-schemas.ts';
-import { FieldSet, fieldPE, goJson, type Path, pathString } from './fieldpath.ts';
+import { FieldSet, fieldPE, forgetParsed, goJson, type Path, pathString } from './fieldpath.ts';
 import { type Atom, type RefResolver, TypeBuilder } from './types.ts';
 import { ConflictsError, type Managers, Updater } from './updater.ts';
 import { compare, TypedError, toFieldSet, validate } from './walk.ts';
@@ -78,6 +78,16 @@ export function managerId(e: {
   return id;
 }
 const ids = new Map<string, string>();
+
+/** A write replaced `before` with `after`: the fieldsV1 it no longer holds leave the parsed cache (fieldpath.ts forgetParsed). */
+export function replacedManagedFields(
+  before: readonly ManagedFieldsEntry[] | undefined,
+  after: readonly ManagedFieldsEntry[] | undefined,
+): void {
+  if (!Array.isArray(before) || before === after) return;
+  const kept = new Set(after?.map((e) => e.fieldsV1));
+  for (const e of before) if (!kept.has(e.fieldsV1)) forgetParsed(e.fieldsV1);
+}
 
 function decode(entries: unknown): Managed {
   const m: Managed = { fields: new Map(), times: new Map() };

@@ -312,15 +312,19 @@ export function compare(lhs: unknown, rhs: unknown, atom: Atom): Comparison {
     const t = a.map!;
     const lm = mapOf(l);
     const rm = mapOf(r);
-    const keys = new Set([...Object.keys(lm ?? {}), ...Object.keys(rm ?? {})]);
-    for (const k of keys) {
+    // The keys of both sides, left's first; a value both share is skipped before its path
+    // element is made (walk would return at once): a status map with an entry per machine
+    // changes an entry or two a write.
+    const field = (k: string): void => {
       const lx = lm?.[k];
       const rx = rm?.[k];
-      if (lx === undefined && rx === undefined) continue;
+      if ((lx === undefined && rx === undefined) || lx === rx) return;
       path.push(fieldPE(k));
       walk(lx, rx, fieldType(t, k));
       path.pop();
-    }
+    };
+    if (lm) for (const k of Object.keys(lm)) field(k);
+    if (rm) for (const k of Object.keys(rm)) if (!lm || !Object.hasOwn(lm, k)) field(k);
   };
 
   walk(lhs, rhs, atom);
