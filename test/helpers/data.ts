@@ -229,3 +229,14 @@ export const secretText = (s: KubeObject | undefined, key: string): string =>
   Buffer.from(String((s?.data as Record<string, string> | undefined)?.[key] ?? ''), 'base64').toString(
     'utf8',
   );
+
+/** A Metal3DataTemplate's status maps, copied (empty when absent). */
+export interface TemplateMaps {
+  indexes: Record<string, string>;
+  dataNames: Record<string, string>;
+}
+export async function templateMaps(client: KubeClient, name = 'nodepool-1', ns = NS): Promise<TemplateMaps> {
+  const t = await client.get(R.Metal3DataTemplate, ns, name);
+  const s = t?.status as Partial<TemplateMaps> | undefined;
+  return { indexes: { ...s?.indexes }, dataNames: { ...s?.dataNames } };
+}

@@ -8,31 +8,23 @@ import { describe, expect, it } from 'vitest';
 import { V } from '../../../shared/allocation/views.ts';
 import { R } from '../../../shared/api/resources.ts';
 import { removeHeldEntries } from '../../../shared/release/held-entries.ts';
-import { converge, createMachine, NS, release, seedTemplate } from '../../helpers/data.ts';
-import { useDataCluster } from './use-data-cluster.ts';
+import {
+  converge,
+  createMachine,
+  templateMaps as mapsOf,
+  NS,
+  release,
+  type TemplateMaps,
+} from '../../helpers/data.ts';
+import { useRenderedMachines } from './use-data-cluster.ts';
 
 const MACHINES = ['m-a', 'm-b', 'm-c', 'm-d', 'm-e'];
 
-const tc = useDataCluster({
-  pools: true,
-  template: seedTemplate('nodepool-1'),
-  seed: async ({ client, ctx }) => {
-    for (const m of MACHINES) await createMachine(client, m, 'nodepool-1');
-    await converge(ctx);
-  },
-});
+const tc = useRenderedMachines(MACHINES);
 
-interface Maps {
-  indexes: Record<string, string>;
-  dataNames: Record<string, string>;
-}
-const templateMaps = async (): Promise<Maps> => {
-  const t = await tc.client.get(R.Metal3DataTemplate, NS, 'nodepool-1');
-  const s = t?.status as Partial<Maps> | undefined;
-  return { indexes: { ...s?.indexes }, dataNames: { ...s?.dataNames } };
-};
+const templateMaps = () => mapsOf(tc.client);
 /** The entries a claim's release holds in the template: its index and its Metal3Data's name. */
-const heldOf = (maps: Maps, claim: string) => [
+const heldOf = (maps: TemplateMaps, claim: string) => [
   { path: ['indexes', Object.keys(maps.indexes).find((i) => maps.indexes[i] === claim)!], value: claim },
   { path: ['dataNames', claim], value: maps.dataNames[claim]! },
 ];

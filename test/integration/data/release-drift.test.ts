@@ -7,34 +7,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import { R } from '../../../shared/api/resources.ts';
-import { converge, createMachine, NS, release, seedTemplate } from '../../helpers/data.ts';
-import { useDataCluster } from './use-data-cluster.ts';
+import { templateMaps as mapsOf, NS, release, type TemplateMaps } from '../../helpers/data.ts';
+import { useRenderedMachines } from './use-data-cluster.ts';
 
 const MACHINES = ['m-a', 'm-b', 'm-c', 'm-d'];
 
-const tc = useDataCluster({
-  pools: true,
-  template: seedTemplate('nodepool-1'),
-  seed: async ({ client, ctx }) => {
-    for (const m of MACHINES) await createMachine(client, m, 'nodepool-1');
-    await converge(ctx);
-  },
-});
+const tc = useRenderedMachines(MACHINES);
 
-interface Maps {
-  indexes: Record<string, string>;
-  dataNames: Record<string, string>;
-}
-const templateMaps = async (): Promise<Maps> => {
-  const t = await tc.client.get(R.Metal3DataTemplate, NS, 'nodepool-1');
-  const s = t?.status as Partial<Maps> | undefined;
-  return { indexes: { ...s?.indexes }, dataNames: { ...s?.dataNames } };
-};
+const templateMaps = () => mapsOf(tc.client);
 const poolIndexes = async (): Promise<Record<string, string>> => {
   const p = await tc.client.get(R.IPPool, NS, 'pool-1');
   return { ...(p?.status as { indexes?: Record<string, string> } | undefined)?.indexes };
 };
-const indexOf = (maps: Maps, claim: string) =>
+const indexOf = (maps: TemplateMaps, claim: string) =>
   Object.keys(maps.indexes).find((i) => maps.indexes[i] === claim)!;
 const statusWrites = (resource: string) =>
   tc.server.log.entries

@@ -5,7 +5,7 @@
 import { R } from '../../../shared/api/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { ReconcileContext } from '../../../shared/reconcile/context.ts';
-import { makeCtx, POOL_1, POOL6_1 } from '../../helpers/data.ts';
+import { converge, createMachine, makeCtx, POOL_1, POOL6_1, seedTemplate } from '../../helpers/data.ts';
 import { type ClusterWithCtx, type UseClusterOptions, useCluster } from '../../helpers/use-cluster.ts';
 
 export type DataCluster = ClusterWithCtx<ReconcileContext>;
@@ -30,6 +30,18 @@ export function useDataCluster(opts: DataClusterOptions = {}): DataCluster {
       }
       if (template) await tc.client.create(R.Metal3DataTemplate, template);
       await seed?.(tc);
+    },
+  });
+}
+
+/** POOL_1, POOL6_1 and template nodepool-1, with `machines` created and converged to rendered. */
+export function useRenderedMachines(machines: string[]): DataCluster {
+  return useDataCluster({
+    pools: true,
+    template: seedTemplate('nodepool-1'),
+    seed: async ({ client, ctx }) => {
+      for (const m of machines) await createMachine(client, m, 'nodepool-1');
+      await converge(ctx);
     },
   });
 }
