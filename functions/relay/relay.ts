@@ -13,6 +13,7 @@ import type { FunctionName } from '../../events/envelope.ts';
 import { messageOf, recordOf, stringOf } from '../../shared/api/json.ts';
 import type { KindName } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
+import { withoutManagedFields } from '../../shared/kube/managed-fields.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import {
   clusterNameOfSecret,
@@ -23,7 +24,7 @@ import {
 import { type Logger, silentLogger } from '../../shared/observability/logger.ts';
 import type { RoutedMessage } from '../../shared/queue/message.ts';
 import { type MessageSink, QueueSender, type SenderOptions } from '../../shared/queue/sender.ts';
-import { ObjectStore, RelayCache, stripManagedFields, stripSecret } from '../../shared/routing/cache.ts';
+import { ObjectStore, RelayCache, stripSecret } from '../../shared/routing/cache.ts';
 import {
   isDeleting,
   ROUTES,
@@ -185,7 +186,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
         client,
         kind: 'Node',
         store: new ObjectStore(),
-        transform: stripManagedFields,
+        transform: withoutManagedFields,
         onEvent: dispatch,
         cluster: id,
         log,
@@ -218,7 +219,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
         namespace: opts.namespace,
         store: cache.store(kind),
         onEvent,
-        transform: kind === 'Secret' ? stripSecret : stripManagedFields,
+        transform: kind === 'Secret' ? stripSecret : withoutManagedFields,
         cluster: 'management',
         log,
         metrics: opts.metrics,

@@ -5,8 +5,8 @@
  */
 import { envelopeOf, type ResourceType } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
+import { withoutManagedFields } from '../../shared/kube/managed-fields.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { stripManagedFields } from '../../shared/routing/cache.ts';
 
 export type Cache = Map<string, KubeObject>;
 /** What changed: one watch event's object, or undefined after a (re-)list replaced the whole cache. */
@@ -28,7 +28,7 @@ export function informer(
       try {
         const list = await client.list(envelopeOf(t), undefined, { labelSelector: opts.labelSelector });
         cache.clear();
-        for (const o of list.items) cache.set(keyOf(o), stripManagedFields(o));
+        for (const o of list.items) cache.set(keyOf(o), withoutManagedFields(o));
         onChange(undefined);
         await new Promise<void>((resolve) => {
           client
@@ -42,7 +42,7 @@ export function informer(
                 labelSelector: opts.labelSelector,
               },
               (ev) => {
-                const object = { ...stripManagedFields(ev.object), kind: t.kind };
+                const object = { ...withoutManagedFields(ev.object), kind: t.kind };
                 if (ev.type === 'ADDED' || ev.type === 'MODIFIED') cache.set(keyOf(object), object);
                 else if (ev.type === 'DELETED') cache.delete(keyOf(object));
                 else return;

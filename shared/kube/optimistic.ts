@@ -8,6 +8,7 @@ import { isRecord } from '../api/json.ts';
 import type { Resource } from '../api/resources.ts';
 import type { KubeClient } from './client.ts';
 import { ConflictError, isConflict, isNotFound } from './errors.ts';
+import { withoutManagedFields } from './managed-fields.ts';
 import type { KubeObject } from './types.ts';
 
 export interface UpdateOptions<T extends KubeObject = KubeObject> {
@@ -65,18 +66,6 @@ export async function optimisticUpdate<T extends KubeObject>(
       current = undefined;
     }
   }
-}
-
-/**
- * The object without metadata.managedFields: an update that carries none keeps the live ones (the
- * API server's field manager falls back to the live object's when the request's are empty), so
- * cloning, comparing and sending them would be work for nothing, and on objects with an entry per
- * machine (a Metal3DataTemplate, an IPPool) they are as large as the rest.
- */
-function withoutManagedFields<T extends KubeObject>(o: T): T {
-  if (!o.metadata.managedFields) return o;
-  const { managedFields: _live, ...metadata } = o.metadata;
-  return { ...o, metadata };
 }
 
 /** Deep equality of JSON-shaped values, key order ignored. */

@@ -4,6 +4,7 @@
  * this, so routing one event costs no API call. Secrets are kept without their data.
  */
 import type { KindName } from '../api/resources.ts';
+import { withoutManagedFields } from '../kube/managed-fields.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { INDEXES, type IndexDef, type IndexName, indexesOf } from './indexes.ts';
 
@@ -162,19 +163,8 @@ export class RelayCache implements CacheView {
   }
 }
 
-/**
- * What the relay keeps of an object it watches: all but its managedFields, the server's record of
- * field ownership, which no route reads and which is often as large as the rest of the object (as
- * controller-runtime's TransformStripManagedFields does for informer caches).
- */
-export function stripManagedFields(obj: KubeObject): KubeObject {
-  if (!obj.metadata?.managedFields) return obj;
-  const { managedFields: _m, ...metadata } = obj.metadata;
-  return { ...obj, metadata };
-}
-
 /** Secrets are cached for their names, labels and owners only: their data never sits in the relay. */
 export function stripSecret(obj: KubeObject): KubeObject {
-  const { data: _d, stringData: _s, ...rest } = stripManagedFields(obj);
+  const { data: _d, stringData: _s, ...rest } = withoutManagedFields(obj);
   return rest;
 }
