@@ -438,17 +438,17 @@ function weight(s: FieldSet): number {
 /** Most path elements the parsed sets kept may hold together (~30 MB). */
 export const MAX_PARSED_ELEMENTS = 100_000;
 /**
+ * The largest set kept (path elements): a node with more members holds a Map larger than V8's
+ * largest regular object (lru.ts LruCache), the status maps' sets at ~4,600 entries.
+ */
+export const LARGEST_PARSED_SET = 4096;
+/**
  * fieldsV1 object → its parsed set, for the objects updated lately (a stored fieldsV1 is frozen and
  * shared between versions). Bounded: kept for every version in the history window, the parsed sets
  * were a fifth of the server's live heap during a scale-down. Bounded by path elements, not by
  * count: a set of an object with an entry per machine grows with the fleet, and 10,000 of them
  * (the count bound it had) would have held O(fleet²).
  */
-/**
- * The largest set kept (path elements): a node with more members holds a Map larger than V8's
- * largest regular object (lru.ts LruCache), the status maps' sets at ~4,600 entries.
- */
-export const LARGEST_PARSED_SET = 4096;
 const parsed = new LruCache<FieldSet>(MAX_PARSED_ELEMENTS, weight, LARGEST_PARSED_SET);
 
 /**
