@@ -215,19 +215,15 @@ async function deleteIPClaimsWhen(
  * reconcile that follows rebuilds the maps, so the release check still finds them clean.
  */
 async function driftMapsWhenHeld(admin: KubeClient): Promise<void> {
-  const drifts: [Resource<KubeObject>, (o: KubeObject) => boolean, Record<string, unknown>][] = [
+  const drifts: [Resource<KubeObject>, Record<string, unknown>][] = [
     [
       R.Metal3DataTemplate,
-      (o) => Object.keys(mapOf(o, 'indexes')).length > 0,
       { indexes: { '9999': 'rbac-drift' }, dataNames: { 'rbac-drift': 'rbac-drift-data' } },
     ],
-    [
-      R.IPPool,
-      (o) => Object.keys(mapOf(o, 'indexes')).length > 0,
-      { indexes: { 'rbac-drift': '192.0.2.1' } },
-    ],
+    [R.IPPool, { indexes: { 'rbac-drift': '192.0.2.1' } }],
   ];
-  for (const [resource, held, status] of drifts) {
+  const held = (o: KubeObject) => Object.keys(recordOf(recordOf(o.status).indexes)).length > 0;
+  for (const [resource, status] of drifts) {
     const until = Date.now() + 60_000;
     let target: KubeObject | undefined;
     while (Date.now() < until && !target) {
@@ -243,8 +239,6 @@ async function driftMapsWhenHeld(admin: KubeClient): Promise<void> {
     await pause(null);
   }
 }
-
-const mapOf = (o: KubeObject, key: string) => recordOf(recordOf(o.status)[key]);
 
 /** Drops `type` from the provider's `nodeTypes[]` once its NodeType exists (or after 60 s). */
 async function removeNodeTypeWhen(admin: KubeClient, provider: string, type: string): Promise<void> {
